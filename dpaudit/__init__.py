@@ -1,0 +1,53 @@
+"""dpaudit: privacy accounting and empirical auditing of differentially private algorithms.
+
+Layers (data flows one way, nothing low imports something high)::
+
+    core -> mechanisms -> accounting (+ conversions) -> bounds -> optimizers -> audit -> cli, report
+
+Public names are loaded lazily; see ``docs/architecture.md`` for the module map.
+"""
+
+from dpaudit._lazy import make_getattr
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # mechanisms
+    "Mechanism": "dpaudit.mechanisms.base",
+    "Gaussian": "dpaudit.mechanisms.gaussian",
+    "Laplace": "dpaudit.mechanisms.laplace",
+    "PureDP": "dpaudit.mechanisms.pure",
+    "ExponentialMechanism": "dpaudit.mechanisms.pure",
+    "ApproxDP": "dpaudit.mechanisms.approx",
+    "PoissonSampled": "dpaudit.mechanisms.subsampled",
+    "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
+    "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
+    "SinhNormal": "dpaudit.mechanisms.sinh_normal",
+    # accounting
+    "RDPAccountant": "dpaudit.accounting.rdp",
+    "ZCDPAccountant": "dpaudit.accounting.zcdp",
+    "TCDPAccountant": "dpaudit.accounting.tcdp",
+    "PLDAccountant": "dpaudit.accounting.pld",
+    "PrivacyClaim": "dpaudit.accounting.claim",
+    "calibrate_sigma": "dpaudit.accounting.calibration",
+    "UnsupportedMechanismError": "dpaudit.core.validation",
+    # auditing (also in dpaudit.audit)
+    "audit_mechanism": "dpaudit.audit",
+    "audit_optimizer": "dpaudit.audit",
+    "renyi_divergence": "dpaudit.audit",
+    "AuditResult": "dpaudit.audit",
+    "Estimate": "dpaudit.audit",
+    "make_optimizer": "dpaudit.optimizers",
+    # sub-modules named in API.md
+    "conversions": "dpaudit.conversions",
+    "bounds": "dpaudit.bounds",
+    "optimizers": "dpaudit.optimizers",
+    "audit": "dpaudit.audit",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__ = make_getattr(__name__, _EXPORTS)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -1,0 +1,15 @@
+"""Accounting: accountants that compose mechanisms and convert to (epsilon, delta)."""
+
+from dpaudit._lazy import make_getattr
+
+_EXPORTS = {
+    "RDPAccountant": "dpaudit.accounting.rdp",
+    "ZCDPAccountant": "dpaudit.accounting.zcdp",
+    "TCDPAccountant": "dpaudit.accounting.tcdp",
+    "PLDAccountant": "dpaudit.accounting.pld",
+    "PrivacyClaim": "dpaudit.accounting.claim",
+    "calibrate_sigma": "dpaudit.accounting.calibration",
+    "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = make_getattr(__name__, _EXPORTS)

@@ -1,0 +1,25 @@
+"""The theorems of the seed papers as privacy bounds (``API.md``, ``dpaudit.bounds``)."""
+
+from dpaudit._lazy import make_getattr
+
+_EXPORTS = {
+    # Chourasia, Ye, Shokri 2021
+    "langevin_rdp": "dpaudit.bounds.langevin",
+    "langevin_lower_rdp": "dpaudit.bounds.langevin",
+    "linear_gaussian_rdp": "dpaudit.bounds.langevin",
+    "composition_rdp": "dpaudit.bounds.langevin",
+    "NoisyGDLastIterate": "dpaudit.bounds.langevin",
+    # Hendrikx, Mangold, Bellet 2024
+    "rgm_rdp": "dpaudit.bounds.rgm",
+    "rgm_epsilon": "dpaudit.bounds.rgm",
+    "rgm_local_sensitivity_rdp": "dpaudit.bounds.rgm",
+    "rgm_closed_form_epsilon": "dpaudit.bounds.rgm",
+    "ptr_distance": "dpaudit.bounds.ptr",
+    "propose_test_release": "dpaudit.bounds.ptr",
+    "ridge_relative_sensitivity": "dpaudit.bounds.ridge",
+    # Lee, Kifer 2018
+    "dp_agd_budget": "dpaudit.bounds.dp_agd",
+    "ZCDPFilter": "dpaudit.bounds.dp_agd",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = make_getattr(__name__, _EXPORTS)

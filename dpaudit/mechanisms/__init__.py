@@ -1,0 +1,18 @@
+"""Mechanisms: immutable descriptions that know their privacy curves and can sample."""
+
+from dpaudit._lazy import make_getattr
+
+_EXPORTS = {
+    "Mechanism": "dpaudit.mechanisms.base",
+    "Gaussian": "dpaudit.mechanisms.gaussian",
+    "Laplace": "dpaudit.mechanisms.laplace",
+    "PureDP": "dpaudit.mechanisms.pure",
+    "ExponentialMechanism": "dpaudit.mechanisms.pure",
+    "ApproxDP": "dpaudit.mechanisms.approx",
+    "PoissonSampled": "dpaudit.mechanisms.subsampled",
+    "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
+    "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
+    "SinhNormal": "dpaudit.mechanisms.sinh_normal",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = make_getattr(__name__, _EXPORTS)

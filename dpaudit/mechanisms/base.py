@@ -1,0 +1,85 @@
+"""The mechanism protocol: immutable descriptions that know their privacy curves.
+
+A mechanism (``API.md``, "Mechanisms") is a frozen description. It states
+
+* ``neighbouring``: the neighbouring relation its curves refer to (``"add_remove"`` or
+  ``"replace_one"``);
+* ``rdp(orders)``: an upper bound on the Renyi divergence at each order (``inf`` where none
+  is known or where the divergence is unbounded);
+* ``zcdp()``: the smallest rho it is known to satisfy (``inf`` if it is not zCDP);
+* ``tcdp()``: a ``(rho, omega)`` truncated-CDP pair (``(zcdp(), inf)`` by default);
+* ``pure_epsilon()``: epsilon of pure DP (``inf`` if not pure DP);
+* ``sample(value, rng, size=None)``: draws of the output for query value ``value``.
+
+Accountants read these methods and nothing else (the way ``dp_accounting`` keeps its
+``DpEvent`` descriptions apart from the accountants that interpret them), so a new
+mechanism plugs into every accountant by implementing them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.validation import check_orders
+
+__all__ = ["Mechanism", "rdp_from_zcdp"]
+
+
+def rdp_from_zcdp(rho: float, orders: np.ndarray) -> np.ndarray:
+    """The RDP curve ``rho * alpha`` implied by rho-zCDP (Bun & Steinke 2016, Def. 1.1)."""
+    orders = check_orders(orders)
+    if math.isinf(rho):
+        return np.full(orders.shape, math.inf)
+    with np.errstate(invalid="ignore"):
+        out = rho * orders
+    out[np.isinf(orders)] = math.inf if rho > 0 else 0.0
+    return out
+
+
+class Mechanism:
+    """Base class of mechanism descriptions.
+
+    Subclasses are frozen dataclasses; they override :meth:`rdp` and whichever of the other
+    curves they know. The defaults below are the weakest correct statements: no guarantee
+    (``inf``) unless a subclass says otherwise.
+    """
+
+    #: neighbouring relation the curves refer to
+    neighbouring: str = "add_remove"
+
+    def rdp(self, orders) -> np.ndarray:
+        """RDP epsilon at each order (upper bound; ``inf`` where none is known)."""
+        orders = check_orders(orders)
+        rho = self.zcdp()
+        if math.isfinite(rho):
+            return rdp_from_zcdp(rho, orders)
+        eps = self.pure_epsilon()
+        if math.isfinite(eps):
+            return np.full(orders.shape, eps)
+        return np.full(orders.shape, math.inf)
+
+    def zcdp(self) -> float:
+        """rho such that the mechanism is rho-zCDP (``inf`` if it is not zCDP)."""
+        return math.inf
+
+    def tcdp(self) -> tuple[float, float]:
+        """A pair ``(rho, omega)`` such that the mechanism is (rho, omega)-tCDP."""
+        return (self.zcdp(), math.inf)
+
+    def pure_epsilon(self) -> float:
+        """epsilon such that the mechanism is epsilon-DP (``inf`` if not pure DP)."""
+        return math.inf
+
+    def approx_dp(self) -> tuple[float, float] | None:
+        """A single ``(epsilon, delta)`` guarantee for mechanisms described only that way."""
+        return None
+
+    def sample(self, value, rng: np.random.Generator, size=None):
+        """Draws of the output for query value ``value`` (subclasses that can sample override)."""
+        raise TypeError(f"{type(self).__name__} describes a guarantee only and cannot sample outputs")
+
+    def describe(self) -> str:
+        """One-line human description (used in reports and the CLI)."""
+        return repr(self)
