@@ -1,0 +1,94 @@
+"""Truncated-CDP accountant.
+
+References
+----------
+Bun, Dwork, Rothblum & Steinke, "Composable and versatile privacy via truncated CDP",
+STOC 2018: (rho, omega)-tCDP means D_alpha <= rho*alpha for 1 < alpha < omega; composition
+gives (rho1 + rho2, min(omega1, omega2)) (RDP additivity on the common range).
+Conversion to (epsilon, delta): the Balle et al. 2020 / Canonne-Kamath-Steinke 2020
+conversion minimised over alpha in (1, omega]
+(:func:`dpaudit.accounting.conversions.tcdp_to_dp`, method "cks"), so omega = inf gives the
+same numbers as :class:`~dpaudit.accounting.zcdp.ZCDPAccountant`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import (
+    UnsupportedMechanismError,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_orders,
+)
+
+__all__ = ["TCDPAccountant"]
+
+
+def _mechanism_tcdp(mechanism) -> tuple[float, float]:
+    if not hasattr(mechanism, "tcdp"):
+        raise UnsupportedMechanismError(f"{type(mechanism).__name__} has no tcdp() method")
+    rho, omega = (float(v) for v in mechanism.tcdp())
+    if math.isnan(rho) or rho < 0 or math.isnan(omega) or not omega > 1:
+        raise ValueError(f"{mechanism!r}.tcdp() returned ({rho}, {omega}), expected rho >= 0 and omega > 1")
+    if math.isinf(rho):
+        raise UnsupportedMechanismError(
+            f"{mechanism!r} has no tCDP guarantee (rho = inf); TCDPAccountant cannot compose it"
+        )
+    return rho, omega
+
+
+class TCDPAccountant:
+    """(rho, omega)-tCDP accountant: ``rho`` adds up (rounded up), ``omega`` is the minimum."""
+
+    def __init__(self):
+        self.rho = 0.0
+        self.omega = math.inf
+        self.neighbouring: str | None = None
+        self._events: list[tuple[object, int]] = []
+
+    def compose(self, mechanism, count=1) -> "TCDPAccountant":
+        """Compose ``count`` runs of ``mechanism`` (uses ``mechanism.tcdp()``); returns ``self``.
+
+        Raises :class:`UnsupportedMechanismError` when the mechanism's tCDP rho is inf.
+        """
+        count = check_count(count)
+        rho, omega = _mechanism_tcdp(mechanism)
+        relation = getattr(mechanism, "neighbouring", "add_remove")
+        if self.neighbouring is None:
+            self.neighbouring = relation
+        elif relation != self.neighbouring:
+            raise ValueError(
+                f"mechanism neighbouring relation {relation!r} differs from the accountant's {self.neighbouring!r}"
+            )
+        if count:
+            self.rho = round_up(self.rho + count * rho)
+            self.omega = min(self.omega, omega)
+            self._events.append((mechanism, count))
+        return self
+
+    def epsilon(self, delta) -> float:
+        """Best Balle/CKS conversion over alpha in (1, omega] (rounded up)."""
+        delta = check_delta(delta)
+        return tcdp_to_dp(self.rho, self.omega, delta, method="cks")
+
+    def delta(self, epsilon) -> float:
+        """Smallest CKS delta over alpha in (1, omega] (rounded up, at most 1)."""
+        epsilon = check_epsilon(epsilon)
+        return tcdp_delta(self.rho, self.omega, epsilon)
+
+    def rdp_curve(self, orders) -> np.ndarray:
+        """RDP curve rho*alpha for alpha < omega (alpha = omega included, by left-continuity), inf beyond."""
+        orders = check_orders(orders)
+        with np.errstate(invalid="ignore"):
+            out = np.where(orders <= self.omega, self.rho * orders, math.inf)
+            out = np.where(np.isinf(orders) & (self.rho == 0) & math.isinf(self.omega), 0.0, out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"TCDPAccountant(rho={self.rho:g}, omega={self.omega:g})"

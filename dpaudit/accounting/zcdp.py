@@ -1,0 +1,98 @@
+"""Zero-concentrated DP accountant.
+
+References
+----------
+Bun & Steinke, "Concentrated differential privacy: simplifications, extensions, and lower
+bounds", TCC 2016, arXiv:1605.02065: Def. 1.1 (rho-zCDP: D_alpha <= rho*alpha for all
+alpha > 1) and Lemma 2.3 (adaptive composition adds rho).
+Canonne, Kamath & Steinke, NeurIPS 2020, arXiv:2004.00010, Cor. 13: conversion to
+(epsilon, delta) (:func:`dpaudit.accounting.conversions.zcdp_to_dp`, method "cks").
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import (
+    UnsupportedMechanismError,
+    check_count,
+    check_delta,
+    check_epsilon,
+    check_orders,
+)
+
+__all__ = ["ZCDPAccountant"]
+
+
+def _mechanism_rho(mechanism) -> float:
+    if not hasattr(mechanism, "zcdp"):
+        raise UnsupportedMechanismError(f"{type(mechanism).__name__} has no zcdp() method")
+    rho = float(mechanism.zcdp())
+    if math.isnan(rho) or rho < 0:
+        raise ValueError(f"{mechanism!r}.zcdp() returned {rho}, expected rho >= 0")
+    if math.isinf(rho):
+        raise UnsupportedMechanismError(
+            f"{mechanism!r} is not zCDP (zcdp() = inf); ZCDPAccountant cannot compose it "
+            "(use RDPAccountant or PLDAccountant)"
+        )
+    return rho
+
+
+class ZCDPAccountant:
+    """rho-zCDP accountant: ``rho`` is the sum of the composed mechanisms' rho (rounded up).
+
+    ``epsilon(delta)`` uses the Canonne-Kamath-Steinke conversion (optimal for a generic
+    rho-zCDP mechanism), ``delta(epsilon)`` its inverse :func:`zcdp_delta`.
+    """
+
+    def __init__(self):
+        self.rho = 0.0
+        self.neighbouring: str | None = None
+        self._events: list[tuple[object, int]] = []
+
+    def compose(self, mechanism, count=1) -> "ZCDPAccountant":
+        """Add ``count`` times ``mechanism.zcdp()`` to rho (BS16 Lemma 2.3); returns ``self``.
+
+        Raises :class:`UnsupportedMechanismError` when ``mechanism.zcdp()`` is inf.
+        """
+        count = check_count(count)
+        rho = _mechanism_rho(mechanism)
+        relation = getattr(mechanism, "neighbouring", "add_remove")
+        if self.neighbouring is None:
+            self.neighbouring = relation
+        elif relation != self.neighbouring:
+            raise ValueError(
+                f"mechanism neighbouring relation {relation!r} differs from the accountant's {self.neighbouring!r}"
+            )
+        if count:
+            self.rho = round_up(self.rho + count * rho)
+            self._events.append((mechanism, count))
+        return self
+
+    def epsilon(self, delta) -> float:
+        """CKS epsilon at ``delta`` (rounded up)."""
+        delta = check_delta(delta)
+        if math.isinf(self.rho):
+            return math.inf
+        return zcdp_to_dp(self.rho, delta, "cks")
+
+    def delta(self, epsilon) -> float:
+        """CKS delta at ``epsilon`` (rounded up, at most 1)."""
+        epsilon = check_epsilon(epsilon)
+        if math.isinf(self.rho):
+            return 1.0
+        return zcdp_delta(self.rho, epsilon)
+
+    def rdp_curve(self, orders) -> np.ndarray:
+        """The RDP curve rho*alpha implied by rho-zCDP."""
+        orders = check_orders(orders)
+        with np.errstate(invalid="ignore"):
+            out = np.where(np.isinf(orders), math.inf if self.rho > 0 else 0.0, self.rho * orders)
+        return out
+
+    def __repr__(self) -> str:
+        return f"ZCDPAccountant(rho={self.rho:g})"
