@@ -1,0 +1,98 @@
+"""Gaussian-DP based epsilon *estimates* (labelled with their assumption).
+
+Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022 (arXiv:1905.02383):
+
+* Def. 2.7 / eq. (2.4): a mu-GDP mechanism has trade-off curve G_mu(a) = Phi(Phi^{-1}(1-a) - mu),
+  so every test satisfies FNR >= Phi(Phi^{-1}(1 - FPR) - mu), i.e.
+  mu >= Phi^{-1}(1 - FPR) - Phi^{-1}(FNR).
+* Cor. 2.13: mu-GDP is (epsilon, delta(epsilon))-DP with
+  delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
+
+With Clopper-Pearson upper bounds on the rates, ``mu_lower`` is a lower confidence bound on
+mu *if* the mechanism's trade-off curve is exactly G_mu (auditing.md sec. 4; Nasr et al. 2023,
+arXiv:2302.07956). Without that assumption the resulting epsilon can be too high or too low:
+it is an estimate, labelled ``GDP_ASSUMPTION``, never a certified lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtri
+
+from dpaudit.audit.binomial import cp_upper
+from dpaudit.core.numeric import round_down
+from dpaudit.core.validation import check_delta, check_nonnegative
+
+__all__ = ["GDP_ASSUMPTION", "mu_lower_from_rates", "mu_lower_from_counts", "gdp_delta_of", "gdp_epsilon_of"]
+
+#: label attached to every number derived from a GDP fit
+GDP_ASSUMPTION = "estimate assuming mu-GDP (trade-off curve exactly Gaussian)"
+
+
+def mu_lower_from_rates(fpr, fnr):
+    """``max(0, Phi^{-1}(1 - FPR) - Phi^{-1}(FNR))`` (Dong, Roth, Su 2019, eq. 2.4), rounded down.
+
+    Symmetric in (FPR, FNR). Vectorised; scalar in, float out.
+    """
+    fpr = np.asarray(fpr, dtype=float)
+    fnr = np.asarray(fnr, dtype=float)
+    if np.any(~np.isfinite(fpr)) or np.any((fpr < 0) | (fpr > 1)):
+        raise ValueError("fpr must be in [0, 1]")
+    if np.any(~np.isfinite(fnr)) or np.any((fnr < 0) | (fnr > 1)):
+        raise ValueError("fnr must be in [0, 1]")
+    with np.errstate(all="ignore"):
+        mu = -ndtri(fpr) - ndtri(fnr)
+    mu = np.where(np.isnan(mu), 0.0, mu)  # fpr = fnr = 0 cannot come from CP upper bounds
+    out = np.maximum(round_down(np.maximum(mu, 0.0)), 0.0)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def mu_lower_from_counts(k_fp, n0, k_fn, n1, beta: float = 0.05):
+    """mu lower bound from counts, CP upper bounds at ``beta/2`` per rate (valid under mu-GDP)."""
+    fpr_u = cp_upper(k_fp, n0, beta / 2.0)
+    fnr_u = cp_upper(k_fn, n1, beta / 2.0)
+    return mu_lower_from_rates(fpr_u, fnr_u)
+
+
+def _log_gdp_delta(mu: float, eps: float) -> float:
+    """log delta(eps) for mu-GDP, Dong-Roth-Su Cor. 2.13, evaluated in log space."""
+    a = -eps / mu + mu / 2.0
+    b = -eps / mu - mu / 2.0
+    la = float(log_ndtr(a))
+    lb = eps + float(log_ndtr(b))
+    if lb >= la:  # only through rounding at extreme epsilon: delta is below double precision
+        return -1e300
+    return la + math.log1p(-math.exp(lb - la))
+
+
+def gdp_delta_of(mu: float, epsilon: float) -> float:
+    """delta(epsilon) of mu-GDP (Dong, Roth, Su 2019, Cor. 2.13)."""
+    mu = check_nonnegative("mu", mu)
+    epsilon = check_nonnegative("epsilon", epsilon)
+    if mu == 0.0:
+        return 0.0
+    return math.exp(_log_gdp_delta(mu, epsilon))
+
+
+def gdp_epsilon_of(mu: float, delta: float) -> float:
+    """Smallest epsilon with delta_mu(epsilon) <= delta (Dong, Roth, Su 2019, Cor. 2.13).
+
+    Monotone in mu, so applied to a lower bound on mu it gives a lower estimate of epsilon
+    (rounded down). ``mu = 0`` gives 0.
+    """
+    mu = check_nonnegative("mu", mu)
+    delta = check_delta(delta)
+    if mu == 0.0:
+        return 0.0
+    log_d = math.log(delta)
+    f = lambda e: _log_gdp_delta(mu, e) - log_d  # noqa: E731 - decreasing in e
+    if f(0.0) <= 0.0:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while f(hi) > 0.0:
+        hi *= 2.0
+    eps = brentq(f, 0.0, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return max(0.0, round_down(eps))

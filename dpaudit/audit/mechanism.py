@@ -1,0 +1,267 @@
+"""``audit_mechanism``: an epsilon lower bound for any black-box mechanism.
+
+Method (auditing.md sec. 2-4):
+
+1. Draw ``trials`` outputs on each neighbouring input, split into a *selection* part
+   (``selection_fraction``) and an *evaluation* part, from independent random streams.
+2. Score outputs with ``statistic`` (default: the output itself for scalars, the projection on
+   the selection-sample mean difference for vectors; :func:`dpaudit.audit.attacks.default_statistic`).
+3. ``method="threshold"`` (default, a certified lower bound): choose a threshold and
+   orientation on the selection scores, then bound FPR and FNR on the evaluation scores with
+   one-sided Clopper-Pearson bounds at (1 - confidence)/2 each and report
+   epsilon_LB = max{0, log((1-delta-FNR+)/FPR+), log((1-delta-FPR+)/FNR+)} (Kairouz et al. 2015).
+   With ``selection="bonferroni"`` the threshold grid is fixed before the evaluation samples
+   (``grid=`` or quantiles of the selection sample) and every test is charged (1-confidence)/G.
+4. The GDP estimate (Dong-Roth-Su 2019; Nasr et al. 2023) is always computed as well and
+   reported in ``details["gdp"]`` with its assumption; it becomes ``epsilon_lower`` only with
+   ``method="gdp"``, and the result's method then reads ``"gdp (estimate assuming mu-GDP)"``.
+5. ``method="one-run"``: Steinke-Nasr-Jagielski 2023 with ``trials`` canaries whose inclusion
+   is a fair coin each (each canary's output is one mechanism run on x' if included, on x
+   otherwise); the number of guesses is chosen on an independent calibration run.
+
+Soundness: the threshold bound holds with probability >= confidence whatever the mechanism,
+because the selection and evaluation samples are independent; ``violation`` is
+``epsilon_lower > epsilon`` (the claim).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.audit.attacks import default_statistic, flatten_outputs
+from dpaudit.audit.bounds import check_audit_delta
+from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
+from dpaudit.audit.one_run import one_run_audit
+from dpaudit.audit.result import AuditResult
+from dpaudit.audit.runner import DEFAULT_CHUNK_SIZE, as_seed_sequence, concat_chunks, run_chunks
+from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
+from dpaudit.core.numeric import round_down
+from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
+
+__all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
+
+METHODS = ("threshold", "gdp", "one-run")
+SELECTIONS = ("heldout", "bonferroni")
+#: the ``method`` string of results whose epsilon_lower is the GDP estimate
+GDP_METHOD = "gdp (estimate assuming mu-GDP)"
+_DEFAULT_GRID_SIZE = 50
+
+
+def roc_points(scores0, scores1, orientation: str = ">", n: int = 101) -> dict:
+    """Empirical ROC (FPR, TPR) at ``n`` thresholds (pooled quantiles), for plotting."""
+    s0 = as_scores(scores0, "scores0")
+    s1 = as_scores(scores1, "scores1")
+    t = np.quantile(np.concatenate([s0, s1]), np.linspace(0.0, 1.0, n), method="inverted_cdf")
+    k_fp, k_fn = oriented_counts(s0, s1, t)
+    o = ORIENTATIONS.index(orientation)
+    fpr = np.concatenate([[0.0, 1.0], k_fp[o] / s0.size])
+    tpr = np.concatenate([[0.0, 1.0], 1.0 - k_fn[o] / s1.size])
+    idx = np.lexsort((tpr, fpr))
+    return {"fpr": fpr[idx].tolist(), "tpr": tpr[idx].tolist(), "orientation": orientation}
+
+
+def _fixed_grid(sel0, sel1, size: int) -> np.ndarray:
+    """Quantile grid from the selection sample (fixed before the evaluation sample is seen)."""
+    pooled = np.concatenate([sel0, sel1])
+    levels = np.unique(np.concatenate([np.geomspace(1e-4, 0.5, size // 2), 1 - np.geomspace(1e-4, 0.5, size // 2)]))
+    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+
+
+def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
+                 method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
+                 details: dict | None = None) -> AuditResult:
+    """Turn selection/evaluation scores into an :class:`AuditResult` (shared by every auditor).
+
+    ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
+    """
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    delta = check_audit_delta(delta)
+    confidence = check_confidence(confidence)
+    if method not in ("threshold", "gdp"):
+        raise ValueError(f"method must be 'threshold' or 'gdp' here, got {method!r}")
+    if selection not in SELECTIONS:
+        raise ValueError(f"selection must be one of {SELECTIONS}, got {selection!r}")
+    if method == "gdp" and delta == 0.0:
+        raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
+    beta = 1.0 - confidence
+    eval0 = as_scores(eval0, "eval0")
+    eval1 = as_scores(eval1, "eval1")
+    sel0 = np.asarray(sel0, dtype=float).ravel()
+    sel1 = np.asarray(sel1, dtype=float).ravel()
+
+    def run(kind):
+        if selection == "heldout":
+            return heldout_test(sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind=kind)
+        g = grid if grid is not None else _fixed_grid(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"),
+                                                      _DEFAULT_GRID_SIZE)
+        return bonferroni_test(eval0, eval1, g, delta=delta, beta=beta, kind=kind)
+
+    thr = run("dp")
+    g = run("gdp")
+    mu = g["value"]
+    gdp = {"mu_lower": mu, "assumption": GDP_ASSUMPTION, "test": g,
+           "epsilon": gdp_epsilon_of(mu, delta) if delta > 0.0 else None}
+    if delta == 0.0:
+        gdp["note"] = "no epsilon at delta = 0: a mu-GDP mechanism with mu > 0 is never pure DP"
+    if method == "gdp":
+        eps_lower, method_str = gdp["epsilon"], GDP_METHOD
+    else:
+        eps_lower = thr["value"]
+        method_str = (f"threshold test, Clopper-Pearson + delta term, "
+                      f"{'held-out threshold selection' if selection == 'heldout' else 'Bonferroni over a fixed grid'}")
+    eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
+    out = dict(details or {})
+    out.update({
+        "threshold_test": thr,
+        "gdp": gdp,
+        "selection": selection,
+        "n_selection": [int(sel0.size), int(sel1.size)],
+        "n_evaluation": [int(eval0.size), int(eval1.size)],
+        "roc": roc_points(eval0, eval1, thr["orientation"]),
+    })
+    return AuditResult(
+        epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
+        confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
+        trials=int(trials if trials is not None else eval0.size + sel0.size), details=out,
+    )
+
+
+def _draw_fn(sampler, inp):
+    def fn(size, seed_seq):
+        rng = np.random.default_rng(seed_seq)
+        return flatten_outputs(sampler(inp, rng, size), size)
+    return fn
+
+
+def _score_fn(sampler, inp, statistic):
+    draw = _draw_fn(sampler, inp)
+
+    def fn(size, seed_seq):
+        return as_scores(statistic(draw(size, seed_seq)), "statistic(outputs)")
+    return fn
+
+
+def _split(trials: int, fraction: float) -> tuple[int, int]:
+    n_sel = int(round(fraction * trials))
+    n_sel = min(max(n_sel, 1), trials - 1)
+    return n_sel, trials - n_sel
+
+
+def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, trials: int = 10_000,
+                    confidence: float = 0.95, statistic=None, seed=None, method: str = "threshold",
+                    selection: str = "heldout", selection_fraction: float = 0.3, grid=None,
+                    chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None) -> AuditResult:
+    """Audit a black-box mechanism against its claim (epsilon, delta).
+
+    Parameters
+    ----------
+    sampler : callable(x, rng, size) -> array
+        ``size`` independent outputs of the mechanism on input ``x`` (first axis = runs).
+    x, x_prime : neighbouring inputs (passed to ``sampler`` unchanged).
+    epsilon, delta : the claim (``delta = 0`` for pure DP; ``epsilon = inf`` for no claim).
+    trials : int
+        Runs per neighbouring input (selection + evaluation; canaries for ``"one-run"``).
+    confidence : float
+        1 - beta: P[violation] <= beta for a mechanism that satisfies the claim.
+    statistic : callable(outputs) -> scores, optional
+        Fixed score function; default built from the selection sample.
+    seed : None, int or SeedSequence
+    method : {"threshold", "gdp", "one-run"}
+        See the module docstring; only "threshold" and "one-run" are certified lower bounds.
+    selection : {"heldout", "bonferroni"}
+        Threshold-selection rule for "threshold" and "gdp".
+    selection_fraction : float in (0, 1)
+        Share of the trials used for selection (and, for vectors, for the default statistic).
+    grid : array, optional
+        Fixed thresholds for ``selection="bonferroni"``; then all trials are evaluation trials.
+    chunk_size, executor : see :func:`dpaudit.audit.runner.run_chunks`.
+    """
+    if not callable(sampler):
+        raise ValueError("sampler must be callable as sampler(x, rng, size)")
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    delta = check_audit_delta(delta)
+    trials = check_count(trials, "trials", minimum=2)
+    confidence = check_confidence(confidence)
+    selection_fraction = check_real("selection_fraction", selection_fraction)
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if statistic is not None and not callable(statistic):
+        raise ValueError("statistic must be callable as statistic(outputs) -> scores")
+    root = as_seed_sequence(seed)
+    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+
+    if method == "one-run":
+        return _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
+                              confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
+                              selection_fraction=selection_fraction, chunk_size=chunk_size, executor=executor)
+
+    use_grid = selection == "bonferroni" and grid is not None
+    if use_grid and statistic is None:
+        raise ValueError("a fixed grid needs a fixed statistic (statistic=...)")
+    n_sel, n_eval = (0, trials) if use_grid else _split(trials, selection_fraction)
+    stat_desc = getattr(statistic, "description", "user statistic") if statistic is not None else None
+    sel0 = sel1 = np.empty(0)
+    if n_sel:
+        out0 = concat_chunks(run_chunks(_draw_fn(sampler, x), n_sel, s_sel0, chunk_size, executor))
+        out1 = concat_chunks(run_chunks(_draw_fn(sampler, x_prime), n_sel, s_sel1, chunk_size, executor))
+        if statistic is None:
+            statistic = default_statistic(out0, out1)
+            stat_desc = statistic.description
+        sel0 = as_scores(statistic(out0), "statistic(outputs)")
+        sel1 = as_scores(statistic(out1), "statistic(outputs)")
+    ev0 = concat_chunks(run_chunks(_score_fn(sampler, x, statistic), n_eval, s_ev0, chunk_size, executor))
+    ev1 = concat_chunks(run_chunks(_score_fn(sampler, x_prime, statistic), n_eval, s_ev1, chunk_size, executor))
+    return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
+                        method=method, selection=selection, grid=grid, trials=trials,
+                        details={"statistic": stat_desc})
+
+
+def _one_run_scores(sampler, x, x_prime, statistic, m, seed_seq, chunk_size, executor):
+    """Fair coins and scores of m canaries (one mechanism run per canary)."""
+    coin_seed, out_seed = seed_seq.spawn(2)
+    coins = np.random.default_rng(coin_seed).random(m) < 0.5
+    k1 = int(coins.sum())
+    s_in, s_out = out_seed.spawn(2)
+    scores = np.empty(m)
+    if k1:
+        scores[coins] = concat_chunks(run_chunks(_score_fn(sampler, x_prime, statistic), k1, s_in, chunk_size, executor))
+    if m - k1:
+        scores[~coins] = concat_chunks(run_chunks(_score_fn(sampler, x, statistic), m - k1, s_out, chunk_size, executor))
+    return coins, scores
+
+
+def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, root,
+                   selection_fraction, chunk_size, executor) -> AuditResult:
+    cal_seed, main_seed = root
+    m_cal, m = _split(trials, selection_fraction)
+    if statistic is None:
+        # calibration outputs fix the statistic and the number of guesses; independent of the main run
+        g = np.random.default_rng(cal_seed.spawn(1)[0])
+        o0 = flatten_outputs(sampler(x, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
+        o1 = flatten_outputs(sampler(x_prime, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
+        statistic = default_statistic(o0, o1)
+    coins_c, scores_c = _one_run_scores(sampler, x, x_prime, statistic, m_cal, cal_seed, chunk_size, executor)
+    fractions = np.array([0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5])
+    best, best_f = -1.0, fractions[0]
+    for f in fractions:  # a handful of candidate guess counts, scored on the calibration run
+        k = max(1, int(f * m_cal / 2))
+        if 2 * k > m_cal:
+            continue
+        e = one_run_audit(scores_c, coins_c, k_in=k, k_out=k, delta=delta, confidence=confidence)["epsilon_lower"]
+        if e > best:
+            best, best_f = e, f
+    coins, scores = _one_run_scores(sampler, x, x_prime, statistic, m, main_seed, chunk_size, executor)
+    k = max(1, min(int(best_f * m / 2), m // 2))
+    res = one_run_audit(scores, coins, k_in=k, k_out=k, delta=delta, confidence=confidence)
+    eps_lower = res["epsilon_lower"]
+    return AuditResult(
+        epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
+        confidence=float(confidence), violation=bool(eps_lower > epsilon),
+        method="one-run (Steinke-Nasr-Jagielski 2023)", trials=int(trials),
+        details={"one_run": res, "calibration_canaries": int(m_cal), "guess_fraction": float(best_f),
+                 "statistic": getattr(statistic, "description", "user statistic")},
+    )

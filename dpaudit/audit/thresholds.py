@@ -1,0 +1,186 @@
+"""Valid threshold selection for distinguishing tests (auditing.md sec. 3).
+
+Maximising an epsilon lower bound over thresholds *on the data that certify it* is invalid
+(winner's curse: on identical distributions some threshold shows a spurious ratio). Two valid
+procedures are implemented:
+
+1. :func:`heldout_test` -- choose the test (threshold and orientation) on a *selection* sample
+   by any heuristic, then compute one Clopper-Pearson bound on an independent *evaluation*
+   sample at the full level beta. Valid by independence.
+2. :func:`bonferroni_test` -- the grid of thresholds is fixed before the audit samples are
+   drawn; each of the G (threshold, orientation) tests is bounded at level beta/G and the
+   maximum is reported. Valid by the union bound.
+
+A test with orientation ``">"`` guesses D' iff ``s > t`` (FPR = P_D[s > t], FNR = P_D'[s <= t]);
+orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data are always
+observed score values, so every result is invariant under strictly increasing transforms of
+the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
+
+``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.bounds`);
+``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.gdp`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import betaincinv
+
+from dpaudit.audit.binomial import cp_upper
+from dpaudit.audit.bounds import check_audit_delta, check_beta, epsilon_lower_from_rates
+from dpaudit.audit.gdp import mu_lower_from_rates
+from dpaudit.core.validation import check_count
+
+__all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test",
+           "heldout_test", "bonferroni_test", "ORIENTATIONS"]
+
+ORIENTATIONS = (">", "<=")
+_KINDS = ("dp", "gdp")
+
+
+def as_scores(scores, name: str = "scores") -> np.ndarray:
+    """A 1-D float array of scores without NaN (infinite scores are allowed)."""
+    s = np.asarray(scores, dtype=float).ravel()
+    if s.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.any(np.isnan(s)):
+        raise ValueError(f"{name} must not contain NaN")
+    return s
+
+
+def oriented_counts(scores0, scores1, thresholds):
+    """Error counts of every (orientation, threshold) test.
+
+    Returns ``(k_fp, k_fn)``, each of shape ``(2, T)``: row 0 is orientation ``">"``
+    (k_fp = #{s0 > t}, k_fn = #{s1 <= t}), row 1 orientation ``"<="`` (k_fp = #{s0 <= t},
+    k_fn = #{s1 > t}).
+    """
+    s0 = np.sort(as_scores(scores0, "scores0"))
+    s1 = np.sort(as_scores(scores1, "scores1"))
+    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
+    le0 = np.searchsorted(s0, t, side="right")
+    le1 = np.searchsorted(s1, t, side="right")
+    k_fp = np.stack([s0.size - le0, le0])
+    k_fn = np.stack([le1, s1.size - le1])
+    return k_fp, k_fn
+
+
+def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.ndarray:
+    """Observed pooled score values used as candidate thresholds (selection data only).
+
+    All distinct values when there are at most ``max_candidates``; otherwise order statistics
+    at geometrically spaced ranks from both ends plus evenly spaced ranks (the tails matter
+    for large epsilon).
+    """
+    max_candidates = check_count(max_candidates, "max_candidates", minimum=4)
+    pooled = np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")]))
+    n = pooled.size
+    if n <= max_candidates:
+        return pooled
+    m = max_candidates // 3
+    geo = np.unique(np.round(np.geomspace(1, n / 2, m)).astype(np.int64)) - 1
+    ranks = np.unique(np.concatenate([geo, n - 1 - geo, np.linspace(0, n - 1, m).round().astype(np.int64)]))
+    return pooled[ranks]
+
+
+def _criterion(kind, fpr_u, fnr_u, delta):
+    if kind == "dp":
+        return epsilon_lower_from_rates(fpr_u, fnr_u, delta)
+    return mu_lower_from_rates(fpr_u, fnr_u)
+
+
+def _check_kind(kind):
+    if kind not in _KINDS:
+        raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
+    return kind
+
+
+def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", n_eval: tuple[int, int] | None = None,
+                max_candidates: int = 2000) -> dict:
+    """Choose (threshold, orientation) on selection scores (a heuristic; validity comes later).
+
+    Each candidate is scored by the bound it would give on an evaluation sample of sizes
+    ``n_eval``: the selection rates are replaced by a pessimistic median (one-sided CP at 0.5,
+    which keeps zero counts from looking perfect), scaled to the evaluation sizes, and passed
+    through the same Clopper-Pearson bound (level beta/2 per rate) used for evaluation.
+    """
+    kind = _check_kind(kind)
+    delta = check_audit_delta(delta)
+    beta = check_beta(beta)
+    sel0 = as_scores(sel0, "sel0")
+    sel1 = as_scores(sel1, "sel1")
+    n0, n1 = sel0.size, sel1.size
+    e0, e1 = n_eval if n_eval is not None else (n0, n1)
+    t = candidate_thresholds(sel0, sel1, max_candidates)
+    k_fp, k_fn = oriented_counts(sel0, sel1, t)
+    with np.errstate(all="ignore"):
+        p_fp = np.where(k_fp >= n0, 1.0, betaincinv(k_fp + 1.0, np.maximum(n0 - k_fp, 1.0), 0.5))
+        p_fn = np.where(k_fn >= n1, 1.0, betaincinv(k_fn + 1.0, np.maximum(n1 - k_fn, 1.0), 0.5))
+        c_fp, c_fn = p_fp * e0, p_fn * e1
+        fpr_u = np.where(c_fp >= e0, 1.0, betaincinv(c_fp + 1.0, np.maximum(e0 - c_fp, 1e-9), 1.0 - beta / 2.0))
+        fnr_u = np.where(c_fn >= e1, 1.0, betaincinv(c_fn + 1.0, np.maximum(e1 - c_fn, 1e-9), 1.0 - beta / 2.0))
+    fpr_u = np.clip(np.nan_to_num(fpr_u, nan=1.0), 0.0, 1.0)
+    fnr_u = np.clip(np.nan_to_num(fnr_u, nan=1.0), 0.0, 1.0)
+    crit = _criterion(kind, fpr_u, fnr_u, delta)
+    o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
+    return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "predicted": float(crit[o, i])}
+
+
+def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta: float, beta: float,
+                  kind: str = "dp") -> dict:
+    """Bound from ONE test fixed in advance, on fresh scores, at level ``beta`` (beta/2 per rate)."""
+    kind = _check_kind(kind)
+    delta = check_audit_delta(delta)
+    beta = check_beta(beta)
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    s0 = as_scores(scores0, "scores0")
+    s1 = as_scores(scores1, "scores1")
+    k_fp, k_fn = oriented_counts(s0, s1, [threshold])
+    o = ORIENTATIONS.index(orientation)
+    kfp, kfn = int(k_fp[o, 0]), int(k_fn[o, 0])
+    fpr_u = cp_upper(kfp, s0.size, beta / 2.0)
+    fnr_u = cp_upper(kfn, s1.size, beta / 2.0)
+    value = _criterion(kind, fpr_u, fnr_u, delta)
+    return {"value": float(value), "threshold": float(threshold), "orientation": orientation,
+            "k_fp": kfp, "k_fn": kfn, "n0": int(s0.size), "n1": int(s1.size),
+            "fpr_upper": float(fpr_u), "fnr_upper": float(fnr_u), "beta": beta}
+
+
+def heldout_test(sel0, sel1, eval0, eval1, *, delta: float, beta: float, kind: str = "dp",
+                 max_candidates: int = 2000) -> dict:
+    """Held-out split (auditing.md sec. 3, fix 1): select on (sel0, sel1), certify on (eval0, eval1)."""
+    eval0 = as_scores(eval0, "eval0")
+    eval1 = as_scores(eval1, "eval1")
+    choice = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, n_eval=(eval0.size, eval1.size),
+                         max_candidates=max_candidates)
+    out = evaluate_test(eval0, eval1, choice["threshold"], choice["orientation"], delta=delta, beta=beta, kind=kind)
+    out["selection"] = "held-out"
+    out["predicted"] = choice["predicted"]
+    return out
+
+
+def bonferroni_test(scores0, scores1, grid, *, delta: float, beta: float, kind: str = "dp") -> dict:
+    """Bonferroni over a FIXED grid (auditing.md sec. 3, fix 2).
+
+    ``grid`` must not depend on ``scores0``/``scores1``. All G = 2*len(grid) (threshold,
+    orientation) tests are bounded at level beta/G (beta/(2G) per rate) and the largest bound
+    is returned, valid at level beta by the union bound.
+    """
+    kind = _check_kind(kind)
+    delta = check_audit_delta(delta)
+    beta = check_beta(beta)
+    grid = np.atleast_1d(np.asarray(grid, dtype=float))
+    if grid.ndim != 1 or grid.size == 0 or np.any(np.isnan(grid)):
+        raise ValueError("grid must be a non-empty 1-D array of thresholds without NaN")
+    s0 = as_scores(scores0, "scores0")
+    s1 = as_scores(scores1, "scores1")
+    k_fp, k_fn = oriented_counts(s0, s1, grid)
+    g = 2 * grid.size
+    fpr_u = cp_upper(k_fp, s0.size, beta / (2.0 * g))
+    fnr_u = cp_upper(k_fn, s1.size, beta / (2.0 * g))
+    crit = np.asarray(_criterion(kind, fpr_u, fnr_u, delta))
+    o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
+    return {"value": float(crit[o, i]), "threshold": float(grid[i]), "orientation": ORIENTATIONS[o],
+            "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(s0.size), "n1": int(s1.size),
+            "fpr_upper": float(fpr_u[o, i]), "fnr_upper": float(fnr_u[o, i]), "beta": beta,
+            "grid_size": int(grid.size), "selection": "bonferroni"}
