@@ -439,7 +439,11 @@ def _log_gaussian_delta(s: float, epsilon: float) -> float:
     r2 = math.sqrt(2.0)
     if a >= 0.0:
         t1 = 0.5 * (special.erf(a / r2) + special.erf(-b / r2))
-        t2 = math.expm1(epsilon) * special.ndtr(b)
+        if epsilon > 0.0:
+            log_em1 = math.log(math.expm1(epsilon)) if epsilon < 700.0 else epsilon + math.log1p(-math.exp(-epsilon))
+            t2 = math.exp(log_em1 + special.log_ndtr(b))
+        else:
+            t2 = 0.0
         d = t1 - t2
         if not d > 0.0:
             return -math.inf if t1 == 0.0 else math.log(64 * _EPS * (t1 + t2))

@@ -1,0 +1,284 @@
+"""``dpaudit account``: privacy accounting of a (subsampled, composed) mechanism.
+
+    dpaudit account MECHANISM [--sigma S] [--scale B] [--epsilon E] [--sensitivity D] [--q Q]
+                    [--steps T] (--delta D | --target-epsilon E) [--accountant rdp|zcdp|tcdp|pld|all]
+                    [--json]
+
+MECHANISM is ``gaussian`` (needs --sigma), ``laplace`` (--scale), ``pure`` or ``exponential``
+(--epsilon). ``--q`` < 1 wraps it in Poisson subsampling. With ``--delta`` the command prints each
+requested accountant's epsilon and what produced it (RDP order, zCDP rho, tCDP (rho, omega), PLD
+interval). With ``--target-epsilon`` (Gaussian only, together with ``--delta``) it calibrates the
+smallest sigma meeting (target epsilon, delta) under each accountant instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
+ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "all")
+
+
+class _UsageError(ValueError):
+    """Bad command-line arguments (exit status 2)."""
+
+
+def _int_like(text: str) -> int:
+    """Integer argument that also accepts integral floats such as ``1e9``."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}")
+    return int(value)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "account",
+        help="epsilon of a mechanism under the RDP, zCDP, tCDP and PLD accountants, or calibrate sigma",
+        description=__doc__.split("\n\n", 2)[2].strip() if __doc__ else None,
+    )
+    p.add_argument("mechanism", choices=MECHANISMS, metavar="MECHANISM",
+                   help="one of: " + ", ".join(MECHANISMS))
+    p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation")
+    p.add_argument("--scale", type=float, help="Laplace scale b")
+    p.add_argument("--epsilon", type=float, help="epsilon of a pure-DP or exponential mechanism")
+    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (default 1)")
+    p.add_argument("--q", type=float, default=1.0, help="Poisson sampling rate in [0, 1] (default 1: none)")
+    p.add_argument("--steps", type=_int_like, default=1, help="number of compositions (default 1)")
+    p.add_argument("--delta", type=float, help="report epsilon at this delta")
+    p.add_argument("--target-epsilon", type=float, dest="target_epsilon",
+                   help="calibrate sigma (gaussian) to meet this epsilon at --delta")
+    p.add_argument("--accountant", choices=ACCOUNTANTS, default="all", help="accountant(s) to use (default all)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+    return p
+
+
+# -- helpers ------------------------------------------------------------------------------
+def _jsonable(x):
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return "inf" if math.isinf(x) else f"{x:.6g}"
+    return str(x)
+
+
+def _build_mechanism(args):
+    """The per-step mechanism described by the arguments (ValueError on missing/bad values)."""
+    name = args.mechanism
+    if name == "gaussian":
+        if args.sigma is None:
+            raise _UsageError("gaussian needs --sigma")
+        from dpaudit.mechanisms.gaussian import Gaussian
+
+        mech = Gaussian(args.sigma, args.sensitivity)
+    elif name == "laplace":
+        if args.scale is None:
+            raise _UsageError("laplace needs --scale")
+        mech = _import("laplace", "Laplace")(args.scale, args.sensitivity)
+    else:
+        if args.epsilon is None:
+            raise _UsageError(f"{name} needs --epsilon")
+        cls = "PureDP" if name == "pure" else "ExponentialMechanism"
+        mech = _import("pure", cls)(args.epsilon)
+    return _subsample(mech, args.q)
+
+
+def _import(module: str, name: str):
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(f"dpaudit.mechanisms.{module}"), name)
+    except (ImportError, AttributeError):
+        raise _UsageError(f"mechanism {name} is not available in this installation") from None
+
+
+def _subsample(mech, q):
+    from dpaudit.core.validation import check_probability
+
+    q = check_probability("q", q)
+    if q == 1.0:
+        return mech
+    return _import("subsampled", "PoissonSampled")(mech, q)
+
+
+def _accountant_names(choice: str) -> list[str]:
+    return ["rdp", "zcdp", "tcdp", "pld"] if choice == "all" else [choice]
+
+
+def _pld_class():
+    try:
+        from dpaudit.accounting.pld import PLDAccountant
+    except ImportError:
+        return None
+    return PLDAccountant
+
+
+def _account_one(name: str, mech, steps: int, delta: float) -> dict:
+    """Epsilon of ``steps`` compositions of ``mech`` under accountant ``name`` (a result row)."""
+    from dpaudit.core.validation import UnsupportedMechanismError
+
+    try:
+        if name == "rdp":
+            from dpaudit.accounting.rdp import RDPAccountant
+
+            acc = RDPAccountant(warn_at_grid_end=False).compose(mech, steps)
+            eps, order = acc.epsilon_and_order(delta)
+            row = {"epsilon": eps, "order": order}
+            if acc.at_grid_end:
+                row["note"] = "optimal order at the end of the grid"
+            return row
+        if name == "zcdp":
+            from dpaudit.accounting.zcdp import ZCDPAccountant
+
+            acc = ZCDPAccountant().compose(mech, steps)
+            return {"epsilon": acc.epsilon(delta), "rho": acc.rho}
+        if name == "tcdp":
+            from dpaudit.accounting.tcdp import TCDPAccountant
+
+            acc = TCDPAccountant().compose(mech, steps)
+            return {"epsilon": acc.epsilon(delta), "rho": acc.rho, "omega": acc.omega}
+        cls = _pld_class()
+        if cls is None:
+            return {"skipped": "PLD accountant not available (dpaudit.accounting.pld missing)"}
+        acc = cls().compose(mech, steps)
+        if hasattr(acc, "epsilon_interval"):
+            lo, up = acc.epsilon_interval(delta)
+            return {"epsilon": up, "lower": lo, "upper": up}
+        return {"epsilon": acc.epsilon(delta)}
+    except UnsupportedMechanismError as exc:
+        return {"skipped": f"not supported: {exc}"}
+
+
+def _detail(row: dict) -> str:
+    if "skipped" in row:
+        return row["skipped"]
+    if "order" in row:
+        out = f"order {_fmt(row['order'])}"
+    elif "omega" in row:
+        out = f"rho {_fmt(row['rho'])}, omega {_fmt(row['omega'])}"
+    elif "rho" in row:
+        out = f"rho {_fmt(row['rho'])}"
+    elif "lower" in row:
+        out = f"interval [{_fmt(row['lower'])}, {_fmt(row['upper'])}]"
+    elif "sigma" in row:
+        out = f"epsilon at sigma: {_fmt(row['achieved_epsilon'])}"
+    else:
+        out = ""
+    if "note" in row:
+        out = f"{out} ({row['note']})" if out else row["note"]
+    return out
+
+
+def _table(title: str, header: tuple[str, str, str], rows: list[tuple[str, str, str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [title, "  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+# -- entry point ----------------------------------------------------------------------------
+def run(args) -> int:
+    try:
+        return _run(args)
+    except ValueError as exc:  # includes _UsageError and validation errors
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"dpaudit account: error: {msg}", file=sys.stderr)
+        return 2
+
+
+def _run(args) -> int:
+    from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_positive
+
+    if args.delta is None:
+        raise _UsageError("one of --delta or --target-epsilon (with --delta) is required")
+    delta = check_delta(args.delta, "--delta")
+    steps = check_count(args.steps, "--steps", minimum=1)
+    check_positive("--sensitivity", args.sensitivity)
+    names = _accountant_names(args.accountant)
+    params = {"sigma": args.sigma, "scale": args.scale, "epsilon": args.epsilon,
+              "sensitivity": args.sensitivity, "q": args.q, "steps": steps}
+    params = {k: v for k, v in params.items() if v is not None}
+
+    if args.target_epsilon is not None:
+        target = check_epsilon(args.target_epsilon, "--target-epsilon")
+        if args.mechanism != "gaussian":
+            raise _UsageError("--target-epsilon calibrates sigma and needs MECHANISM gaussian")
+        params.pop("sigma", None)
+        return _calibrate(args, names, target, delta, steps, params)
+
+    mech = _build_mechanism(args)
+    results = {name: _account_one(name, mech, steps, delta) for name in names}
+    if args.mechanism == "gaussian" and args.q == 1.0 and args.accountant == "all":
+        from dpaudit.accounting.conversions import gaussian_epsilon
+
+        results["exact"] = {"epsilon": gaussian_epsilon(args.sigma / math.sqrt(steps), delta, args.sensitivity),
+                            "note": "closed form (Balle-Wang)"}
+    if args.json:
+        print(json.dumps(_jsonable({"command": "account", "mechanism": args.mechanism, "parameters": params,
+                                    "delta": delta, "mechanism_description": _describe(mech),
+                                    "results": results})))
+        return 0
+    rows = [(name, _fmt(r["epsilon"]) if "epsilon" in r else "-", _detail(r)) for name, r in results.items()]
+    print(_table(f"{_describe(mech)}, {steps} step(s), delta = {delta:g}", ("accountant", "epsilon", "from"), rows))
+    return 0
+
+
+def _describe(mech) -> str:
+    return mech.describe() if hasattr(mech, "describe") else repr(mech)
+
+
+def _calibrate(args, names, target, delta, steps, params) -> int:
+    from dpaudit.accounting.calibration import calibrate_sigma
+    from dpaudit.core.validation import UnsupportedMechanismError, check_probability
+
+    q = check_probability("--q", args.q)
+    if q == 0.0:
+        raise _UsageError("--q must be > 0 to calibrate sigma (q = 0 releases nothing)")
+    if q == 1.0 and args.accountant == "all":
+        names = names + ["exact"]
+    results = {}
+    for name in names:
+        if name == "pld" and _pld_class() is None:
+            results[name] = {"skipped": "PLD accountant not available (dpaudit.accounting.pld missing)"}
+            continue
+        try:
+            sigma = calibrate_sigma(target, delta, q=q, steps=steps, accountant=name,
+                                    sensitivity=args.sensitivity)
+        except UnsupportedMechanismError as exc:
+            results[name] = {"skipped": f"not supported: {exc}"}
+            continue
+        results[name] = {"sigma": sigma, "noise_multiplier": sigma / args.sensitivity}
+    if args.json:
+        print(json.dumps(_jsonable({"command": "account", "mechanism": "gaussian", "calibrate": "sigma",
+                                    "target_epsilon": target, "delta": delta, "parameters": params,
+                                    "results": results})))
+        return 0
+    rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", "")) for name, r in results.items()]
+    title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}), q = {q:g}, "
+             f"{steps} step(s), sensitivity {args.sensitivity:g}")
+    print(_table(title, ("accountant", "sigma", "note"), rows))
+    return 0
