@@ -1,0 +1,429 @@
+"""Noisy gradient descent with a hidden state (Chourasia, Ye, Shokri, NeurIPS 2021).
+
+References
+----------
+Chourasia, Ye, Shokri, "Differential Privacy Dynamics of Langevin Diffusion and Noisy Gradient
+Descent", NeurIPS 2021, arXiv:2102.05855: Algorithm 1, Theorem 1 (RDP of the last iterate),
+Theorem 2 (lower bound), Theorem 3 (utility settings). Formulas as in ``seed-theorems.md``
+section A (A.3 reconstructs the lambda in Theorem 1's exponent; checked numerically in
+``proofs_checks/langevin_theorem1.py``).
+Mironov, "Renyi differential privacy", CSF 2017, Prop. 3 (conversion used by Theorem 3).
+
+Algorithm (replace-one neighbours, dataset size n, per-record gradient sensitivity S_g)::
+
+    theta_0 ~ Proj_C(N(0, (2 sigma^2 / lambda) I))
+    theta_{k+1} = Proj_C(theta_k - eta grad L_D(theta_k) + sqrt(2 eta sigma^2) N(0, I)),  k < K
+    release theta_K only.
+
+Every RDP curve here is linear in the order, ``rho * alpha``; ``rho`` is exposed as the zCDP
+parameter of :class:`NoisyGDLastIterate`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.validation import (
+    check_count,
+    check_delta,
+    check_nonnegative,
+    check_orders,
+    check_positive,
+)
+from dpaudit.mechanisms.base import Mechanism, rdp_from_zcdp
+
+__all__ = [
+    "langevin_rdp",
+    "langevin_lower_rdp",
+    "linear_gaussian_rdp",
+    "composition_rdp",
+    "langevin_rho",
+    "langevin_lower_rho",
+    "linear_gaussian_rho",
+    "composition_rho",
+    "langevin_epsilon",
+    "langevin_lower_epsilon",
+    "linear_gaussian_epsilon",
+    "composition_epsilon",
+    "NoisyGDLastIterate",
+    "LangevinSettings",
+    "langevin_utility_settings",
+]
+
+BOUNDS = ("theorem1", "composition", "best")
+
+
+# ----------------------------------------------------------------------------- validation
+def _common(sensitivity, step_size, sigma, n, steps):
+    return (
+        check_nonnegative("sensitivity", sensitivity),
+        check_positive("step_size", step_size),
+        check_positive("sigma", sigma),
+        check_count(n, "n", minimum=1),
+        check_count(steps, "steps", minimum=0),
+    )
+
+
+def _curve(alpha, rho: float, rounding):
+    """``rho * alpha`` at scalar or array ``alpha`` (validated), rounded by ``rounding``."""
+    scalar = np.ndim(alpha) == 0
+    a = check_orders(alpha, "alpha")
+    if rho == 0.0:  # exact (no steps or zero sensitivity): nothing to round
+        out = np.zeros(a.shape)
+    else:
+        out = np.atleast_1d(rounding(rdp_from_zcdp(rho, a)))
+    return float(out[0]) if scalar else out
+
+
+# ----------------------------------------------------------------------------- slopes (rho)
+def langevin_rho(*, sensitivity, strong_convexity, step_size, sigma, n, steps, smoothness=None) -> float:
+    """Slope of Theorem 1: ``S_g^2 / (lambda sigma^2 n^2) * (1 - exp(-lambda eta K / 2))``.
+
+    Hypotheses (Theorem 1): each loss is ``lambda``-strongly convex and ``beta``-smooth,
+    ``eta < 1/beta`` and ``theta_0 ~ N(0, (2 sigma^2/lambda) I)``. When ``smoothness`` (beta) is
+    given and ``eta >= 1/beta`` no guarantee exists and ``inf`` is returned; ``lambda > beta``
+    is impossible and raises ``ValueError``. Without ``smoothness`` the caller asserts
+    ``eta < 1/beta``. Rounded up.
+    """
+    S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
+    lam = check_positive("strong_convexity", strong_convexity)
+    if smoothness is not None:
+        beta = check_positive("smoothness", smoothness)
+        if lam > beta:
+            raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
+        if eta * beta >= 1.0:
+            return math.inf
+    rho = S * S / (lam * sigma * sigma * n * n) * -math.expm1(-lam * eta * K / 2.0)
+    return round_up(rho) if rho > 0 else 0.0
+
+
+def composition_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
+    """Slope of the composition baseline (all iterates released, seed-theorems.md A.4).
+
+    Each step is a Gaussian mechanism with sensitivity ``eta S_g / n`` and variance
+    ``2 eta sigma^2``; K steps compose to ``eta K S_g^2 / (4 sigma^2 n^2)``. Needs neither
+    convexity nor smoothness. Rounded up.
+    """
+    S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
+    rho = eta * K * S * S / (4.0 * sigma * sigma * n * n)
+    return round_up(rho) if rho > 0 else 0.0
+
+
+def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
+    """Slope of Theorem 2's lower bound: ``S_g^2 / (4 sigma^2 n^2) * (1 - exp(-eta K))``.
+
+    Theorem 2 (stated for ``eta < 1``): on the squared-loss instance the last iterate's
+    divergence is at least this times alpha. ``step_size >= 1`` raises ``ValueError``.
+    Rounded down.
+    """
+    S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
+    if eta >= 1.0:
+        raise ValueError(f"step_size must be in (0, 1) for Theorem 2, got {eta}")
+    return round_down(S * S / (4.0 * sigma * sigma * n * n) * -math.expm1(-eta * K))
+
+
+def linear_gaussian_moments(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
+    """``(||mu_K - mu'_K||, s_K^2)`` of the squared-loss instance (seed-theorems.md A.5).
+
+    Loss ``0.5 ||theta - x||^2`` (lambda = beta = 1), neighbours with ``||xbar - xbar'|| = S_g/n``,
+    ``theta_0 ~ N(0, init_variance I)`` shared by both runs (0: deterministic start). Then
+    ``theta_K ~ N(mu_K, s_K^2 I)`` with ``mu_K = xbar (1 - r^K)``, ``r = 1 - eta``, and
+    ``s_K^2 = r^{2K} v_0 + 2 sigma^2 (1 - r^{2K}) / (2 - eta)``. Requires ``0 < eta < 2``.
+    """
+    S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
+    v0 = check_nonnegative("init_variance", init_variance)
+    if eta >= 2.0:
+        raise ValueError(f"step_size must be in (0, 2) for the squared-loss instance, got {eta}")
+    if eta < 1.0:
+        lr = math.log1p(-eta)
+        one_minus_rk = -math.expm1(K * lr)
+        r2k = math.exp(2 * K * lr)
+        one_minus_r2k = -math.expm1(2 * K * lr)
+    else:
+        r = 1.0 - eta
+        one_minus_rk = 1.0 - r**K
+        r2k = r ** (2 * K)
+        one_minus_r2k = 1.0 - r2k
+    shift = S / n * one_minus_rk
+    var = r2k * v0 + 2.0 * sigma * sigma * one_minus_r2k / (2.0 - eta)
+    return shift, var
+
+
+def linear_gaussian_rho(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0) -> float:
+    """Exact slope ``||mu_K - mu'_K||^2 / (2 s_K^2)`` of the last iterate on the A.5 instance.
+
+    With a deterministic start this is
+    ``S_g^2 (2 - eta) / (4 sigma^2 n^2) * (1 - (1-eta)^K) / (1 + (1-eta)^K)``. Not rounded
+    (an exact value, not a bound); ``0`` when K = 0.
+    """
+    shift, var = linear_gaussian_moments(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
+                                         steps=steps, init_variance=init_variance)
+    if shift == 0.0:
+        return 0.0
+    return shift * shift / (2.0 * var)
+
+
+# ----------------------------------------------------------------------------- RDP curves
+def langevin_rdp(alpha, *, sensitivity, strong_convexity, step_size, sigma, n, steps, smoothness=None):
+    """Theorem 1: RDP of the last iterate of noisy GD, for every order alpha > 1::
+
+        eps(alpha, K) = alpha S_g^2 / (lambda sigma^2 n^2) * (1 - exp(-lambda eta K / 2))
+
+    (the lambda in the exponent per seed-theorems.md A.3). Hypotheses: lambda-strongly convex,
+    beta-smooth losses, ``eta < 1/beta`` (``inf`` when ``smoothness`` is given and violated),
+    ``theta_0 ~ N(0, (2 sigma^2/lambda) I)``. Converges to ``alpha S_g^2/(lambda sigma^2 n^2)``
+    as K grows. Vectorised over ``alpha``; rounded up.
+    """
+    rho = langevin_rho(sensitivity=sensitivity, strong_convexity=strong_convexity, step_size=step_size,
+                       sigma=sigma, n=n, steps=steps, smoothness=smoothness)
+    return _curve(alpha, rho, round_up)
+
+
+def langevin_lower_rdp(alpha, *, sensitivity, step_size, sigma, n, steps):
+    """Theorem 2: ``alpha S_g^2 / (4 sigma^2 n^2) * (1 - exp(-eta K))`` (eta < 1), rounded down.
+
+    A lower bound: the squared-loss instance (A.5) started at 0 has at least this divergence.
+    """
+    rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
+    return _curve(alpha, rho, round_down)
+
+
+def linear_gaussian_rdp(alpha, *, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
+    """Exact Renyi divergence of the last iterate on the squared-loss instance (A.5).
+
+    ``alpha ||mu_K - mu'_K||^2 / (2 s_K^2)`` from the closed-form Gaussian law of theta_K (equal
+    covariances); with ``init_variance = 0`` (Theorem 2's start)::
+
+        alpha S_g^2 (2 - eta) / (4 sigma^2 n^2) * (1 - (1-eta)^K) / (1 + (1-eta)^K).
+
+    ``init_variance = 2 sigma^2`` gives Theorem 1's start for this instance (lambda = 1).
+    Not rounded.
+    """
+    rho = linear_gaussian_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps,
+                              init_variance=init_variance)
+    return _curve(alpha, rho, lambda x: x)
+
+
+def composition_rdp(alpha, *, sensitivity, step_size, sigma, n, steps):
+    """All iterates released (A.4): ``alpha eta K S_g^2 / (4 sigma^2 n^2)``, rounded up."""
+    rho = composition_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
+    return _curve(alpha, rho, round_up)
+
+
+# ----------------------------------------------------------------------------- (eps, delta)
+def _rho_to_epsilon(rho: float, delta: float) -> float:
+    """(epsilon, delta) of the RDP curve ``rho * alpha`` through ``rdp_to_dp`` on continuous orders."""
+    if math.isinf(rho):
+        return math.inf
+    if rho == 0.0:
+        return 0.0
+    from dpaudit.bounds.rgm import epsilon_from_rdp_curve
+
+    eps, _ = epsilon_from_rdp_curve(lambda a: rdp_from_zcdp(rho, a), delta)
+    return eps
+
+
+def langevin_epsilon(delta, *, sensitivity, strong_convexity, step_size, sigma, n, steps, smoothness=None):
+    """(epsilon, delta)-DP of the last iterate from Theorem 1 (best valid RDP conversion, rounded up)."""
+    delta = check_delta(delta)
+    return _rho_to_epsilon(langevin_rho(sensitivity=sensitivity, strong_convexity=strong_convexity,
+                                        step_size=step_size, sigma=sigma, n=n, steps=steps,
+                                        smoothness=smoothness), delta)
+
+
+def composition_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
+    """(epsilon, delta)-DP when every iterate is released (A.4 through the RDP conversion)."""
+    delta = check_delta(delta)
+    return _rho_to_epsilon(composition_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
+                                           steps=steps), delta)
+
+
+def linear_gaussian_epsilon(delta, *, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
+    """Exact (epsilon, delta) curve of the A.5 instance's last iterate.
+
+    theta_K and theta'_K are Gaussians with equal covariance, so the pair is a Gaussian
+    mechanism with ``mu_GDP = ||mu_K - mu'_K|| / s_K``; the exact epsilon(delta) is Balle-Wang's
+    (``gaussian_epsilon(1, delta, sensitivity=mu_GDP)`` from the accounting layer).
+    """
+    delta = check_delta(delta)
+    shift, var = linear_gaussian_moments(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
+                                         steps=steps, init_variance=init_variance)
+    if shift == 0.0:
+        return 0.0
+    from dpaudit.accounting.conversions import gaussian_epsilon
+
+    return float(gaussian_epsilon(1.0, delta, sensitivity=shift / math.sqrt(var)))
+
+
+def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
+    """Lower bound on the epsilon(delta) of noisy GD's last iterate (Theorem 2's instance).
+
+    The instance's last iterates form a Gaussian pair with ``mu_GDP^2 = 2 rho_exact >= 2 rho_lower``;
+    the exact epsilon(delta) of a Gaussian increases with mu, so the Balle-Wang epsilon at
+    ``mu = sqrt(2 rho_lower)`` is a lower bound (rounded down).
+    """
+    delta = check_delta(delta)
+    rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
+    if rho == 0.0:
+        return 0.0
+    from dpaudit.accounting.conversions import gaussian_epsilon
+
+    return round_down(float(gaussian_epsilon(1.0, delta, sensitivity=math.sqrt(2.0 * rho))), ulps=64)
+
+
+# ----------------------------------------------------------------------------- mechanism
+@dataclass(frozen=True)
+class NoisyGDLastIterate(Mechanism):
+    """Noisy GD releasing only its last iterate, as a mechanism the RDP accountant accepts.
+
+    Parameters
+    ----------
+    sensitivity : float >= 0
+        Per-record gradient sensitivity S_g (``2 * Lipschitz`` for a Lipschitz loss).
+    strong_convexity, smoothness : float > 0
+        lambda <= beta of every per-record loss (Theorem 1's hypotheses).
+    step_size : float > 0
+        eta; Theorem 1 needs ``eta < 1/beta`` (otherwise its curve is ``inf``).
+    sigma : float > 0
+        Langevin temperature: per-step noise ``sqrt(2 eta sigma^2) N(0, I)``.
+    n : int >= 1
+        Dataset size (replace-one neighbours).
+    steps : int >= 0
+        Number of noisy GD steps K.
+    bound : {"theorem1", "composition", "best"}
+        Which valid curve to state: Theorem 1 (hidden state), the composition baseline (valid
+        whatever the loss), or their pointwise minimum.
+
+    Curves
+    ------
+    rdp(alpha) = rho * alpha, zcdp() = rho (the RDP curves are linear in alpha), tcdp() = (rho, inf).
+    """
+
+    sensitivity: float
+    strong_convexity: float
+    smoothness: float
+    step_size: float
+    sigma: float
+    n: int
+    steps: int
+    bound: str = "best"
+    neighbouring: str = "replace_one"
+
+    def __post_init__(self):
+        if self.bound not in BOUNDS:
+            raise ValueError(f"bound must be one of {BOUNDS}, got {self.bound!r}")
+        if self.neighbouring != "replace_one":
+            raise ValueError(f"neighbouring must be 'replace_one', got {self.neighbouring!r}")
+        S, eta, sigma, n, K = _common(self.sensitivity, self.step_size, self.sigma, self.n, self.steps)
+        lam = check_positive("strong_convexity", self.strong_convexity)
+        beta = check_positive("smoothness", self.smoothness)
+        if lam > beta:
+            raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
+        for name, val in (("sensitivity", S), ("step_size", eta), ("sigma", sigma), ("n", n), ("steps", K),
+                          ("strong_convexity", lam), ("smoothness", beta)):
+            object.__setattr__(self, name, val)
+
+    def _kw(self):
+        return dict(sensitivity=self.sensitivity, step_size=self.step_size, sigma=self.sigma, n=self.n,
+                    steps=self.steps)
+
+    def theorem1_rho(self) -> float:
+        """Theorem 1's slope (``inf`` when ``step_size >= 1/smoothness``)."""
+        return langevin_rho(strong_convexity=self.strong_convexity, smoothness=self.smoothness, **self._kw())
+
+    def composition_rho(self) -> float:
+        """The composition baseline's slope."""
+        return composition_rho(**self._kw())
+
+    def zcdp(self) -> float:
+        if self.bound == "theorem1":
+            return self.theorem1_rho()
+        if self.bound == "composition":
+            return self.composition_rho()
+        return min(self.theorem1_rho(), self.composition_rho())
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        return rdp_from_zcdp(self.zcdp(), orders)
+
+    def epsilon(self, delta: float) -> float:
+        """(epsilon, delta)-DP of the last iterate under the chosen bound (rounded up)."""
+        return _rho_to_epsilon(self.zcdp(), check_delta(delta))
+
+    def claim(self):
+        """A :class:`~dpaudit.accounting.claim.PrivacyClaim` for this run of noisy GD."""
+        from dpaudit.accounting.claim import PrivacyClaim
+
+        rho = self.zcdp()
+
+        def delta_fn(epsilon):
+            if math.isinf(rho):
+                return 1.0
+            if rho == 0.0:
+                return 0.0
+            from dpaudit.accounting.conversions import zcdp_delta
+
+            return min(1.0, float(zcdp_delta(rho, epsilon)))
+
+        return PrivacyClaim(
+            neighbouring="replace_one",
+            description=self.describe(),
+            epsilon_fn=self.epsilon,
+            delta_fn=delta_fn,
+            rdp_fn=self.rdp,
+            rho=rho,
+            source=f"langevin-{self.bound}",
+            details={"theorem1_rho": self.theorem1_rho(), "composition_rho": self.composition_rho()},
+        )
+
+    def describe(self) -> str:
+        return (f"NoisyGDLastIterate(S_g={self.sensitivity:g}, lambda={self.strong_convexity:g}, "
+                f"beta={self.smoothness:g}, eta={self.step_size:g}, sigma={self.sigma:g}, n={self.n}, "
+                f"K={self.steps}, bound={self.bound})")
+
+
+# ----------------------------------------------------------------------------- Theorem 3
+class LangevinSettings(NamedTuple):
+    """Theorem 3 hyper-parameters and the quantities that make them (epsilon, delta)-DP."""
+
+    step_size: float
+    sigma: float
+    steps: int
+    sensitivity: float  #: S_g = 2 L
+    order: float  #: Mironov order 1 + 2 log(1/delta)/epsilon at which the limit curve gives epsilon
+
+
+def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_convexity, n, dim) -> LangevinSettings:
+    """Theorem 3's settings: ``eta = lambda/(2 beta^2)``,
+    ``sigma^2 = 8 L^2 (epsilon + 2 log(1/delta)) / (lambda epsilon^2 n^2)``,
+    ``K* = ceil((2 beta^2/lambda^2) log(n^2 epsilon^2 / (4 log(1/delta) d)))``.
+
+    With ``S_g = 2L`` the K -> inf slope of Theorem 1 is ``epsilon^2 / (2 (epsilon + 2 log(1/delta)))``,
+    and Mironov's conversion at ``alpha = 1 + 2 log(1/delta)/epsilon`` gives exactly epsilon
+    (seed-theorems.md A.6); every finite K gives less. ``sigma`` is rounded up (more noise).
+    Raises ``ValueError`` when ``n^2 epsilon^2 <= 4 log(1/delta) d`` (K* would not be positive).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta(delta)
+    L = check_positive("lipschitz", lipschitz)
+    beta = check_positive("smoothness", smoothness)
+    lam = check_positive("strong_convexity", strong_convexity)
+    n = check_count(n, "n", minimum=1)
+    d = check_count(dim, "dim", minimum=1)
+    if lam > beta:
+        raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
+    log_inv_delta = -math.log(delta)
+    ratio = (n * epsilon) ** 2 / (4.0 * log_inv_delta * d)
+    if ratio <= 1.0:
+        raise ValueError(
+            f"n must satisfy n^2 epsilon^2 > 4 log(1/delta) dim for Theorem 3 (got ratio {ratio:.4g})")
+    eta = lam / (2.0 * beta * beta)
+    sigma2 = 8.0 * L * L * (epsilon + 2.0 * log_inv_delta) / (lam * epsilon * epsilon * n * n)
+    steps = math.ceil(2.0 * beta * beta / (lam * lam) * math.log(ratio))
+    return LangevinSettings(step_size=eta, sigma=round_up(math.sqrt(sigma2)), steps=int(steps),
+                            sensitivity=2.0 * L, order=1.0 + 2.0 * log_inv_delta / epsilon)
