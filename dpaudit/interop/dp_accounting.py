@@ -1,0 +1,237 @@
+"""Re-check a ``dp_accounting`` ledger with dpaudit: DpEvent -> dpaudit mechanisms.
+
+``dp_accounting`` (Google) describes what a training run released as a tree of ``DpEvent``
+objects. :func:`from_dp_event` flattens such a tree into ``[(mechanism, count), ...]`` and
+:func:`accountant_from_dp_event` composes them into a dpaudit accountant, so an existing ledger
+can be re-checked with dpaudit's accountants (RDP with a richer order grid, zCDP, tCDP, PLD) and
+audited.
+
+``dp_accounting`` is **not** imported: events are recognised by their class name and read
+through their attributes (duck typing), so dpaudit never requires the package.
+
+Event mapping (``dp_accounting`` 0.6.0 attribute names):
+
+=================================================  ============================================
+``GaussianDpEvent(noise_multiplier)``              ``Gaussian(sigma=noise_multiplier, 1.0)``
+``LaplaceDpEvent(noise_multiplier)``               ``Laplace(scale=noise_multiplier, 1.0)``
+``PoissonSampledDpEvent(sampling_probability, e)``  ``PoissonSampled(m(e), q)`` (add/remove)
+``SampledWithoutReplacementDpEvent(n, m, e)``      ``SampledWithoutReplacement(m(e), m/n)``
+                                                   (replace-one)
+``SelfComposedDpEvent(e, count)``                  counts multiplied
+``ComposedDpEvent(events)``                        concatenated
+``ZCDpEvent(rho, xi)``                             :class:`ZCDPMechanism` (RDP xi + rho*alpha)
+``RandomizedResponseDpEvent(p, k)``                ``PureDP(log(1 + k(1-p)/p))``
+``NoOpDpEvent()``                                  nothing
+``NonPrivateDpEvent()``                            :class:`NonPrivate` (no guarantee: inf)
+=================================================  ============================================
+
+A sampled event needs a single base mechanism: a composition of Gaussians inside it is
+collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
+Gaussian mechanisms on the same query is one Gaussian mechanism; accounting.md sec. 4.1); other
+compositions inside a sampled event are refused. A Gaussian with ``noise_multiplier == 0`` is
+non-private. Anything else raises :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.core.validation import (
+    UnsupportedMechanismError,
+    check_count,
+    check_neighbouring,
+    check_nonnegative,
+    check_orders,
+)
+from dpaudit.mechanisms.base import Mechanism
+
+__all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
+
+#: accountant names understood by :func:`accountant_from_dp_event`
+ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld")
+
+
+@dataclass(frozen=True)
+class ZCDPMechanism(Mechanism):
+    """A generic (xi, rho)-zCDP statement: D_alpha <= xi + rho * alpha for all alpha > 1.
+
+    Bun & Steinke 2016, Def. 1.1. Describes a guarantee only (no sampler): it is *not* assumed
+    to be a Gaussian, so it has no exact (epsilon, delta) curve beyond what zCDP implies.
+    """
+
+    rho: float
+    xi: float = 0.0
+    neighbouring: str = "add_remove"
+
+    def __post_init__(self):
+        object.__setattr__(self, "rho", check_nonnegative("rho", self.rho, allow_inf=True))
+        object.__setattr__(self, "xi", check_nonnegative("xi", self.xi, allow_inf=True))
+        check_neighbouring(self.neighbouring)
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        if math.isinf(self.rho) or math.isinf(self.xi):
+            return np.full(orders.shape, math.inf)
+        out = np.full(orders.shape, math.inf)
+        finite = np.isfinite(orders)
+        out[finite] = self.xi + self.rho * orders[finite]
+        if self.rho == 0:
+            out[~finite] = self.xi
+        return out
+
+    def zcdp(self) -> float:
+        return self.rho if self.xi == 0 else math.inf
+
+    def describe(self) -> str:
+        return f"zCDP(rho={self.rho:g}" + (f", xi={self.xi:g})" if self.xi else ")")
+
+
+@dataclass(frozen=True)
+class NonPrivate(Mechanism):
+    """A release with no privacy guarantee (every curve is ``inf``)."""
+
+    neighbouring: str = "add_remove"
+
+    def describe(self) -> str:
+        return "non-private release"
+
+
+def _name(event) -> str:
+    return type(event).__name__
+
+
+def _attr(event, name):
+    try:
+        return getattr(event, name)
+    except AttributeError:
+        raise UnsupportedMechanismError(f"{_name(event)} has no attribute {name!r}; is it a dp_accounting DpEvent?") \
+            from None
+
+
+def _base(event, neighbouring: str):
+    """The single dpaudit mechanism of an unsampled, uncomposed event (or None for NoOp)."""
+    from dpaudit import mechanisms as M  # lazy package: each class is imported when used
+
+    name = _name(event)
+    if name == "GaussianDpEvent":
+        nm = float(_attr(event, "noise_multiplier"))
+        return NonPrivate(neighbouring) if nm == 0 else M.Gaussian(nm, 1.0, neighbouring)
+    if name == "LaplaceDpEvent":
+        nm = float(_attr(event, "noise_multiplier"))
+        return NonPrivate(neighbouring) if nm == 0 else M.Laplace(nm, 1.0, neighbouring)
+    if name == "ZCDpEvent":
+        return ZCDPMechanism(float(_attr(event, "rho")), float(getattr(event, "xi", 0.0) or 0.0), neighbouring)
+    if name == "RandomizedResponseDpEvent":
+        p, k = float(_attr(event, "noise_parameter")), int(_attr(event, "num_buckets"))
+        if p == 0:
+            return NonPrivate(neighbouring)
+        # P[report y | truth x] is 1 - p + p/k if y == x else p/k: ratio 1 + k(1 - p)/p
+        return M.PureDP(math.log1p(k * (1.0 - p) / p))
+    if name == "NonPrivateDpEvent":
+        return NonPrivate(neighbouring)
+    return None
+
+
+def _collapse_gaussians(pairs):
+    """One Gaussian equivalent to the composition of Gaussian mechanisms (sensitivity 1 each)."""
+    from dpaudit.mechanisms import Gaussian
+
+    if not pairs:
+        return None
+    if len(pairs) == 1 and pairs[0][1] == 1:
+        return pairs[0][0]
+    if all(type(m).__name__ == "Gaussian" for m, _ in pairs):
+        prec = sum(c * (m.sensitivity / m.sigma) ** 2 for m, c in pairs)
+        return Gaussian(1.0 / math.sqrt(prec), 1.0, pairs[0][0].neighbouring)
+    raise UnsupportedMechanismError(
+        "a sampled event must contain a single mechanism (or a composition of Gaussians); got "
+        + ", ".join(f"{c} x {m.describe()}" for m, c in pairs))
+
+
+def _walk(event, count: int, neighbouring: str, out: dict):
+    name = _name(event)
+    if name == "NoOpDpEvent" or count == 0:
+        return
+    if name == "SelfComposedDpEvent":
+        _walk(_attr(event, "event"), count * check_count(_attr(event, "count"), "count"), neighbouring, out)
+        return
+    if name == "ComposedDpEvent":
+        for sub in _attr(event, "events"):
+            _walk(sub, count, neighbouring, out)
+        return
+    if name == "PoissonSampledDpEvent":
+        q = float(_attr(event, "sampling_probability"))
+        inner = _collapse_gaussians(from_dp_event(_attr(event, "event"), neighbouring="add_remove"))
+        if inner is None or q == 0:
+            return
+        if q == 1:
+            mech = inner
+        else:
+            from dpaudit.mechanisms import PoissonSampled
+
+            mech = PoissonSampled(inner, q)
+        out[mech] = out.get(mech, 0) + count
+        return
+    if name == "SampledWithoutReplacementDpEvent":
+        n, m = int(_attr(event, "source_dataset_size")), int(_attr(event, "sample_size"))
+        if not 0 <= m <= n or n <= 0:
+            raise ValueError(f"sample_size must be in [0, source_dataset_size], got {m} of {n}")
+        inner = _collapse_gaussians(from_dp_event(_attr(event, "event"), neighbouring="replace_one"))
+        if inner is None or m == 0:
+            return
+        if m == n:
+            mech = inner
+        else:
+            from dpaudit.mechanisms import SampledWithoutReplacement
+
+            mech = SampledWithoutReplacement(inner, m / n)
+        out[mech] = out.get(mech, 0) + count
+        return
+    mech = _base(event, neighbouring)
+    if mech is None:
+        raise UnsupportedMechanismError(
+            f"{name} is not supported by dpaudit.interop (supported: Gaussian, Laplace, PoissonSampled, "
+            "SampledWithoutReplacement, SelfComposed, Composed, ZCDp, RandomizedResponse, NoOp, NonPrivate)")
+    out[mech] = out.get(mech, 0) + count
+
+
+def from_dp_event(event, *, neighbouring: str = "add_remove") -> list:
+    """Flatten a ``dp_accounting`` DpEvent into ``[(mechanism, count), ...]``.
+
+    Equal mechanisms are merged (their counts added); order of first appearance is kept.
+    ``neighbouring`` labels unsampled base mechanisms (dp_accounting events carry no relation;
+    its accountants take it as an argument). Sampled-without-replacement events are always
+    replace-one and Poisson-sampled events add/remove.
+    """
+    check_neighbouring(neighbouring)
+    out: dict = {}
+    _walk(event, 1, neighbouring, out)
+    return list(out.items())
+
+
+def accountant_from_dp_event(event, accountant="rdp", *, neighbouring: str = "add_remove", **options):
+    """A dpaudit accountant that has composed every mechanism of ``event``.
+
+    ``accountant`` is a name in :data:`ACCOUNTANTS` (``"rdp"``, ``"zcdp"``, ``"tcdp"``,
+    ``"pld"``; ``options`` go to its constructor) or an accountant instance to compose into.
+    Raises ``UnsupportedMechanismError`` when the accountant has no guarantee in its notion for
+    one of the mechanisms (e.g. a non-private release in a zCDP accountant).
+    """
+    if isinstance(accountant, str):
+        key = accountant.lower()
+        if key not in ACCOUNTANTS:
+            raise ValueError(f"accountant must be one of {ACCOUNTANTS} or an accountant object, got {accountant!r}")
+        import dpaudit
+
+        cls = {"rdp": "RDPAccountant", "zcdp": "ZCDPAccountant", "tcdp": "TCDPAccountant", "pld": "PLDAccountant"}[key]
+        acc = getattr(dpaudit, cls)(**options)
+    else:
+        if options:
+            raise ValueError("options are only accepted with an accountant name")
+        acc = accountant
+    for mech, count in from_dp_event(event, neighbouring=neighbouring):
+        acc.compose(mech, count)
+    return acc

@@ -1,0 +1,163 @@
+"""The numbers behind a report: accountant curves, the Renyi table, the claimed DP region.
+
+* :func:`compare_accountants`: epsilon(delta) after T compositions of one mechanism, for each
+  accountant (RDP, zCDP, PLD, tCDP) and the exact curve where it is known in closed form.
+* :func:`renyi_table`: noisy GD on the squared-loss instance of Chourasia, Ye, Shokri 2021
+  (Theorem 2's instance, reference sheet A.5) run for many trials on neighbouring datasets; the
+  Renyi divergence of the last iterates estimated with :func:`dpaudit.audit.renyi_divergence`
+  (with its interval) beside the exact value, the Theorem 1 upper bound, the Theorem 2 lower
+  bound and the composition bound.
+* :func:`dp_region_tpr`: the largest true-positive rate any test can reach at a given false-
+  positive rate under (epsilon, delta)-DP (Kairouz, Oh, Viswanath 2015):
+  FNR >= max(0, 1 - delta - e^eps FPR, e^-eps (1 - delta - FPR)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.validation import (
+    UnsupportedMechanismError,
+    check_confidence,
+    check_count,
+    check_delta,
+    check_nonnegative,
+    check_positive,
+)
+
+__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps"]
+
+#: accountant key -> (class name in dpaudit, label in plots)
+ACCOUNTANT_LABELS = {"rdp": ("RDPAccountant", "RDP"), "zcdp": ("ZCDPAccountant", "zCDP"),
+                     "tcdp": ("TCDPAccountant", "tCDP"), "pld": ("PLDAccountant", "PLD (pessimistic)")}
+
+
+def default_steps(max_steps: int, points: int = 9) -> list[int]:
+    """About ``points`` integers from 1 to ``max_steps``, log-spaced (always includes both ends)."""
+    max_steps = check_count(max_steps, "max_steps", minimum=1)
+    grid = np.unique(np.round(np.geomspace(1, max_steps, points)).astype(int))
+    return [int(t) for t in grid]
+
+
+def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("rdp", "zcdp", "pld"),
+                        exact: bool = True) -> dict:
+    """epsilon(delta) after each number of compositions in ``steps``, for every accountant.
+
+    Returns a dict with ``mechanism`` (description), ``delta``, ``steps`` and ``curves``
+    (label -> list of epsilons, ``inf`` where the accountant gives no guarantee), plus ``notes``
+    (label -> why a curve is missing) and ``exact_label``. An accountant that refuses the mechanism
+    (no guarantee in its notion) is left out with a note, never silently replaced.
+    """
+    import dpaudit
+
+    delta = check_delta(delta)
+    steps = [check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()]
+    if not steps:
+        raise ValueError("steps must not be empty")
+    curves, notes = {}, {}
+    for key in accountants:
+        if key not in ACCOUNTANT_LABELS:
+            raise ValueError(f"accountants must be among {sorted(ACCOUNTANT_LABELS)}, got {key!r}")
+        cls_name, label = ACCOUNTANT_LABELS[key]
+        try:
+            cls = getattr(dpaudit, cls_name)
+            curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
+        except UnsupportedMechanismError as exc:
+            notes[label] = f"not applicable: {exc}"
+        except (ImportError, AttributeError) as exc:
+            notes[label] = f"not available in this installation: {exc}"
+    exact_label = None
+    if exact:
+        from dpaudit.testing.assertions import exact_epsilon
+
+        try:
+            values = [exact_epsilon(mechanism, delta, t) for t in steps]
+        except (ImportError, AttributeError) as exc:
+            values = [None]
+            notes["exact"] = f"not available: {exc}"
+        if all(v is not None for v in values):
+            exact_label = "exact"
+            curves[exact_label] = [float(v) for v in values]
+        elif "exact" not in notes:
+            notes["exact"] = "no closed form for this mechanism (PLD is the tightest curve shown)"
+    describe = getattr(mechanism, "describe", None)
+    return {"mechanism": describe() if callable(describe) else repr(mechanism), "delta": delta, "steps": steps,
+            "curves": curves, "notes": notes, "exact_label": exact_label}
+
+
+def dp_region_tpr(fpr, epsilon: float, delta: float):
+    """Largest TPR = 1 - FNR reachable at ``fpr`` by any test against an (epsilon, delta)-DP mechanism.
+
+    From FNR >= max(0, 1 - delta - e^eps FPR, e^-eps (1 - delta - FPR)) (Kairouz et al. 2015):
+    TPR <= min(1, delta + e^eps FPR, 1 - e^-eps (1 - delta - FPR)).
+    """
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    delta = check_nonnegative("delta", delta)
+    fpr = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
+    if math.isinf(epsilon):
+        return np.ones_like(fpr)
+    with np.errstate(over="ignore"):
+        a = delta + math.exp(epsilon) * fpr
+    b = 1.0 - math.exp(-epsilon) * (1.0 - delta - fpr)
+    return np.minimum(1.0, np.minimum(a, b))
+
+
+def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), trials: int = 20_000,
+                step_size: float = 0.1, sigma: float = 1.0, n: int = 1, sensitivity: float = 1.0,
+                confidence: float = 0.95, seed=None) -> list[dict]:
+    """Analytic against empirical Renyi divergence of noisy GD's last iterate (hidden state).
+
+    Instance (Chourasia, Ye, Shokri 2021, Theorem 2; reference sheet A.5): loss
+    l(theta; x) = (theta - x)^2 / 2 in one dimension, theta_0 = 0, neighbouring datasets whose
+    means differ by ``sensitivity / n``. Algorithm 1 is run ``trials`` times on each dataset
+    (batched: theta <- theta - step_size (theta - mean) + sqrt(2 step_size sigma^2) Z); the
+    divergence D_alpha(theta_K || theta'_K) is estimated with ``renyi_divergence(method="gaussian")``
+    (an interval assuming Gaussian last iterates, which holds exactly here). Each row holds
+    ``steps``, ``alpha``, ``estimate``, ``lower``, ``upper``, ``exact`` (sheet A.5),
+    ``theorem1`` (upper bound with lambda = 1), ``theorem2`` (lower bound) and ``composition``.
+    """
+    from dpaudit import bounds
+    from dpaudit.audit import renyi_divergence
+
+    trials = check_count(trials, "trials", minimum=2)
+    step_size = check_positive("step_size", step_size)
+    if not step_size < 1.0:
+        raise ValueError(f"step_size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {step_size}")
+    sigma = check_positive("sigma", sigma)
+    n = check_count(n, "n", minimum=1)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    confidence = check_confidence(confidence)
+    steps = sorted({check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()})
+    alphas = [float(a) for a in np.atleast_1d(alphas)]
+    for a in alphas:
+        if not a > 1:
+            raise ValueError(f"alphas must all be > 1, got {a}")
+    ss = np.random.SeedSequence(seed) if not isinstance(seed, np.random.SeedSequence) else seed
+    rng_p, rng_q, rng_est = [np.random.default_rng(s) for s in ss.spawn(3)]
+    mean_p, mean_q = 0.0, sensitivity / n
+    theta_p = np.zeros(trials)
+    theta_q = np.zeros(trials)
+    noise = math.sqrt(2.0 * step_size) * sigma
+    common = dict(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n)
+    rows, k = [], 0
+    for target in steps:
+        while k < target:
+            theta_p += -step_size * (theta_p - mean_p) + noise * rng_p.standard_normal(trials)
+            theta_q += -step_size * (theta_q - mean_q) + noise * rng_q.standard_normal(trials)
+            k += 1
+        for a in alphas:
+            est = renyi_divergence(theta_p, theta_q, a, method="gaussian", confidence=confidence,
+                                   seed=int(rng_est.integers(2**32)))
+            rows.append({
+                "steps": target, "alpha": a,
+                "estimate": float(est.value), "lower": float(est.lower), "upper": float(est.upper),
+                "exact": float(np.asarray(bounds.linear_gaussian_rdp(a, steps=target, **common)).ravel()[0]),
+                "theorem1": float(np.asarray(bounds.langevin_rdp(a, strong_convexity=1.0, steps=target,
+                                                                 **common)).ravel()[0]),
+                "theorem2": float(np.asarray(bounds.langevin_lower_rdp(a, steps=target, **common)).ravel()[0]),
+                "composition": float(np.asarray(bounds.composition_rdp(a, steps=target, **common)).ravel()[0]),
+                "method": est.method, "confidence": confidence, "trials": trials,
+            })
+    return rows

@@ -1,0 +1,69 @@
+"""The active audit settings (trials, seed, confidence) read by the assertion helpers.
+
+Precedence, highest first: an explicit argument of the helper; the ``@pytest.mark.dpaudit``
+marker of the running test; the ``--dpaudit-*`` command-line options; the defaults below.
+The pytest plugin installs a per-test :class:`AuditConfig` with :func:`use_config`; outside
+pytest the defaults apply. Standard library only (the plugin imports this at start-up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import zlib
+from dataclasses import dataclass, replace
+
+__all__ = ["AuditConfig", "active_config", "use_config", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE",
+           "seed_from_name"]
+
+#: trials per neighbouring dataset used by the helpers when nothing else is said
+DEFAULT_TRIALS = 20_000
+#: confidence of the helpers' audits: a correct mechanism fails a check with probability <= 1%
+DEFAULT_CONFIDENCE = 0.99
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Settings of the audits run by :mod:`dpaudit.testing.assertions`.
+
+    ``seed=None`` means fresh randomness on each call; under the pytest plugin the seed
+    defaults to a stable hash of the test's node id, so a CI failure reproduces exactly.
+    ``source`` records where each value came from (shown in failure messages).
+    """
+
+    trials: int = DEFAULT_TRIALS
+    seed: int | None = None
+    confidence: float = DEFAULT_CONFIDENCE
+    source: str = "defaults"
+
+    def merged(self, *, trials=None, seed=None, confidence=None, source=None) -> "AuditConfig":
+        """A copy with the given (non-None) values replaced."""
+        changes = {k: v for k, v in (("trials", trials), ("seed", seed), ("confidence", confidence))
+                   if v is not None}
+        if source is not None:
+            changes["source"] = source
+        return replace(self, **changes)
+
+
+_ACTIVE: contextvars.ContextVar[AuditConfig] = contextvars.ContextVar("dpaudit_config", default=AuditConfig())
+
+
+def active_config() -> AuditConfig:
+    """The settings in force (the plugin's per-test settings, or the defaults)."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def use_config(config: AuditConfig | None = None, **overrides):
+    """Make ``config`` (updated with ``overrides``) the active settings inside the block."""
+    base = active_config() if config is None else config
+    token = _ACTIVE.set(base.merged(**overrides) if overrides else base)
+    try:
+        yield _ACTIVE.get()
+    finally:
+        _ACTIVE.reset(token)
+
+
+def seed_from_name(name: str) -> int:
+    """A stable 32-bit seed derived from a string (e.g. a pytest node id)."""
+    return zlib.crc32(name.encode("utf-8"))

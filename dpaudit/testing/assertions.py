@@ -1,0 +1,257 @@
+"""Assertion helpers to call inside your own pytest tests.
+
+``assert_audit_consistent`` runs :func:`dpaudit.audit.audit_mechanism` on a pair of
+neighbouring inputs and fails, with a message saying what went wrong, when the audit's lower
+bound on epsilon exceeds the claimed epsilon. ``assert_accountant_sound`` checks an
+accountant (or a :class:`~dpaudit.accounting.claim.PrivacyClaim`) against three facts that any
+valid upper bound satisfies: it is internally consistent, it is at least the exact epsilon
+where that is known in closed form, and it is at least an audit's lower bound.
+
+Both are *statistical* only through the audit: a mechanism that satisfies its claim fails
+with probability at most ``1 - confidence`` (default 1%); the pytest plugin fixes the seed
+per test (a hash of its node id) so a failure reproduces exactly.
+
+References
+----------
+Kairouz, Oh, Viswanath (2015), the (epsilon, delta) hypothesis-testing region used by the
+audit; Balle & Wang (2018), Thm. 8, the exact Gaussian epsilon(delta); the exact Laplace
+curve delta(e) = max(0, 1 - exp((e - epsilon)/2)) (e.g. Balle et al. 2018, "Privacy
+amplification by subsampling", Table of privacy profiles).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
+from dpaudit.testing._config import active_config
+
+__all__ = ["assert_audit_consistent", "assert_accountant_sound", "exact_epsilon", "mechanism_sampler"]
+
+_CAUSES = (
+    "Common causes: noise calibrated to the wrong sensitivity (replace-one neighbours double the "
+    "sensitivity of a sum), a noise scale given as a variance instead of a standard deviation, "
+    "noise added before clipping, subsampling claimed but not performed, or one budget charged "
+    "for two releases."
+)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "inf" if math.isinf(v) else f"{v:.6g}"
+    return str(v)
+
+
+def _short(a) -> str:
+    text = np.array2string(np.asarray(a), threshold=6, precision=4, separator=", ")
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _resolve(trials, confidence, seed):
+    cfg = active_config()
+    merged = cfg.merged(trials=trials, confidence=confidence, seed=seed)
+    explicit = [n for n, v in (("trials", trials), ("confidence", confidence), ("seed", seed)) if v is not None]
+    where = cfg.source + (f"; {', '.join(explicit)} from the call" if explicit else "")
+    return merged, where
+
+
+def mechanism_sampler(mechanism):
+    """A ``sampler(x, rng, size)`` drawing from a dpaudit mechanism (``mechanism.sample``)."""
+
+    def sampler(x, rng, size):
+        return mechanism.sample(x, rng, size)
+
+    sampler.__name__ = f"sampler[{type(mechanism).__name__}]"
+    return sampler
+
+
+def _as_sampler(sampler):
+    if callable(sampler) and not hasattr(sampler, "sample"):
+        return sampler
+    if hasattr(sampler, "sample"):
+        return mechanism_sampler(sampler)
+    raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {sampler!r}")
+
+
+def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=None, confidence=None, seed=None,
+                            statistic=None):
+    """Fail if an audit of ``sampler`` on ``(x, x_prime)`` contradicts (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    sampler : callable or mechanism
+        ``sampler(x, rng, size)`` returns ``size`` outputs of the mechanism on input ``x``
+        (``rng`` a ``numpy.random.Generator``); a dpaudit mechanism (anything with
+        ``.sample(value, rng, size)``) is accepted too.
+    x, x_prime : array-like
+        Neighbouring inputs (datasets, or query values of a worst-case pair).
+    epsilon, delta : float
+        The claim to check: epsilon >= 0, delta in [0, 1).
+    trials, confidence, seed : optional
+        Audit settings; ``None`` takes them from the pytest plugin (marker, then
+        ``--dpaudit-*`` options) or the defaults (20,000 trials, confidence 0.99).
+    statistic : callable, optional
+        Passed to :func:`dpaudit.audit.audit_mechanism` (maps outputs to scores).
+
+    Returns
+    -------
+    AuditResult
+        The audit, when it is consistent with the claim.
+
+    Raises
+    ------
+    AssertionError
+        When the audit's lower bound on epsilon exceeds the claimed epsilon; the message states
+        the claim, the lower bound, the method, the trials and seed, and likely causes.
+    """
+    from dpaudit.audit import audit_mechanism
+
+    epsilon = check_epsilon(epsilon)
+    delta = check_nonnegative("delta", delta)
+    if not delta < 1.0:
+        raise ValueError(f"delta must be in [0, 1), got {delta}")
+    cfg, where = _resolve(trials, confidence, seed)
+    result = audit_mechanism(_as_sampler(sampler), x, x_prime, epsilon=epsilon, delta=delta, trials=cfg.trials,
+                             confidence=cfg.confidence, statistic=statistic, seed=cfg.seed)
+    if result.violation:
+        raise AssertionError(_violation_message(result, cfg, where, x, x_prime, what="claimed"))
+    return result
+
+
+def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
+    conf = float(result.confidence)
+    lines = [
+        "dpaudit: the audit contradicts the " + what + " privacy budget.",
+        "  claimed:".ljust(16) + f"epsilon = {_fmt(float(result.epsilon_claimed))} at delta = {_fmt(float(result.delta))}",
+        "  lower bound:".ljust(16) + f"epsilon >= {_fmt(float(result.epsilon_lower))} "
+                                      f"(valid with confidence {conf:.4g})",
+        "  method:".ljust(16) + str(result.method),
+        "  trials:".ljust(16) + f"{int(result.trials):,} per dataset, seed {cfg.seed} ({where})",
+        "  inputs:".ljust(16) + f"x = {_short(x)}, x_prime = {_short(x_prime)}",
+        f"With confidence {conf:.4g} the mechanism is NOT ({_fmt(float(result.epsilon_claimed))}, "
+        f"{_fmt(float(result.delta))})-DP on these neighbouring inputs: it lets an attacker tell them apart "
+        "better than the claim allows.",
+        f"A mechanism that meets its claim fails this check with probability at most {1 - conf:.2g}; re-run with "
+        "another seed (--dpaudit-seed) to tell a rare fluke from a bug.",
+        _CAUSES,
+    ]
+    return "\n".join(lines)
+
+
+# -- exact curves where they are known in closed form -----------------------------------------
+def exact_epsilon(mechanism, delta: float, count: int = 1) -> float | None:
+    """Exact epsilon(delta) of ``count``-fold composition of ``mechanism``, or ``None``.
+
+    Known cases: ``Gaussian`` (any count; k Gaussians with noise sigma compose to one with
+    sigma/sqrt(k), Balle & Wang 2018 Thm. 8 via :func:`dpaudit.conversions.gaussian_epsilon`) and
+    ``Laplace`` with ``count == 1``: its privacy profile is delta(e) = 1 - exp((e - eps0)/2) for
+    0 <= e <= eps0 = sensitivity/scale, hence epsilon(delta) = max(0, eps0 + 2 log(1 - delta)).
+    """
+    delta = check_delta(delta)
+    count = check_count(count, minimum=1)
+    name = type(mechanism).__name__
+    if name == "Gaussian":
+        from dpaudit.conversions import gaussian_epsilon
+
+        return float(gaussian_epsilon(mechanism.sigma / math.sqrt(count), delta, sensitivity=mechanism.sensitivity))
+    if name == "Laplace" and count == 1:
+        eps0 = mechanism.sensitivity / mechanism.scale
+        return max(0.0, eps0 + 2.0 * math.log1p(-delta))
+    return None
+
+
+def _llr_sampler(mechanism, count: int):
+    """Sampler of the summed log-likelihood-ratio statistic of ``count`` draws (post-processing).
+
+    For a Gaussian or Laplace mechanism on the pair (0, sensitivity), the sum over the ``count``
+    releases of the per-release log-likelihood ratio is a post-processing of the composed output,
+    so an audit of it is an audit of the composition.
+    """
+    name = type(mechanism).__name__
+    sens = float(mechanism.sensitivity)
+
+    def sampler(x, rng, size):
+        draws = mechanism.sample(x, rng, (int(size), count)) if count > 1 else mechanism.sample(x, rng, int(size))
+        draws = np.asarray(draws, dtype=float).reshape(int(size), count)
+        if name == "Gaussian":
+            llr = draws * (sens / mechanism.sigma**2)
+        else:  # Laplace
+            llr = (np.abs(draws) - np.abs(draws - sens)) / mechanism.scale
+        return llr.sum(axis=1)
+
+    return sampler
+
+
+def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, sampler=None, x=None, x_prime=None,
+                            exact=None, audit=True, trials=None, confidence=None, seed=None, rtol=1e-9):
+    """Fail if ``accountant``'s epsilon(delta) cannot be a valid upper bound.
+
+    ``accountant`` is anything with ``epsilon(delta)`` and ``delta(epsilon)`` (a dpaudit
+    accountant that has already composed the mechanism ``count`` times, or a ``PrivacyClaim``).
+    Checks, in order:
+
+    1. ``epsilon(delta)`` is a number >= 0 (``inf`` allowed, NaN not) and non-increasing in delta
+       on ``{delta/10, delta, min(10 delta, 0.5)}``;
+    2. round trip: ``delta(epsilon(delta)) <= delta`` (relative slack ``1e-6``);
+    3. ``epsilon(delta) >= exact`` (``exact`` given, or :func:`exact_epsilon` of ``mechanism``);
+    4. an audit does not contradict it: if ``sampler`` (with ``x``, ``x_prime``) is given it is
+       audited; otherwise a Gaussian or Laplace ``mechanism`` is audited on (0, sensitivity)
+       through its summed log-likelihood ratio over ``count`` releases. ``audit=False`` skips this.
+
+    Returns a dict of what was measured (``epsilon``, ``exact``, ``audit`` result or None).
+    Raises AssertionError with a message naming the failed check.
+    """
+    delta = check_delta(delta)
+    count = check_count(count, minimum=1)
+    label = getattr(accountant, "source", None) or type(accountant).__name__
+    eps = float(accountant.epsilon(delta))
+    if math.isnan(eps) or eps < 0:
+        raise AssertionError(f"dpaudit: {label}.epsilon({delta:g}) = {eps!r}; an upper bound must be a number >= 0 "
+                             "(inf when no guarantee exists).")
+    grid = [delta / 10.0, delta, min(10.0 * delta, 0.5)]
+    values = [float(accountant.epsilon(d)) for d in grid]
+    for (d1, e1), (d2, e2) in zip(zip(grid, values), zip(grid[1:], values[1:])):
+        if e2 > e1 * (1 + rtol) + rtol:
+            raise AssertionError(f"dpaudit: {label}.epsilon is increasing in delta: epsilon({d1:g}) = {_fmt(e1)} "
+                                 f"< epsilon({d2:g}) = {_fmt(e2)}; a privacy curve can only decrease in delta.")
+    if math.isfinite(eps):
+        back = float(accountant.delta(eps))
+        if back > delta * (1 + 1e-6) + 1e-300:
+            raise AssertionError(f"dpaudit: {label} is inconsistent: epsilon({delta:g}) = {_fmt(eps)} but "
+                                 f"delta({_fmt(eps)}) = {back:.6g} > {delta:g}; epsilon(delta) and delta(epsilon) "
+                                 "must describe the same curve.")
+    if exact is None and mechanism is not None:
+        exact = exact_epsilon(mechanism, delta, count)
+    if exact is not None and eps < float(exact) * (1 - rtol) - rtol:
+        raise AssertionError(f"dpaudit: {label}.epsilon({delta:g}) = {_fmt(eps)} is below the exact value "
+                             f"{_fmt(float(exact))} of {_describe(mechanism)} composed {count} time(s): the accountant "
+                             "under-reports the privacy loss (not a valid upper bound).")
+    result = None
+    if audit and math.isfinite(eps):
+        if sampler is not None:
+            if x is None or x_prime is None:
+                raise ValueError("x and x_prime must be given with sampler")
+            s, xa, xb = _as_sampler(sampler), x, x_prime
+        elif mechanism is not None and type(mechanism).__name__ in ("Gaussian", "Laplace"):
+            s, xa, xb = _llr_sampler(mechanism, count), 0.0, float(mechanism.sensitivity)
+        else:
+            s = None
+        if s is not None:
+            from dpaudit.audit import audit_mechanism
+
+            cfg, where = _resolve(trials, confidence, seed)
+            result = audit_mechanism(s, xa, xb, epsilon=eps, delta=delta, trials=cfg.trials,
+                                     confidence=cfg.confidence, seed=cfg.seed)
+            if result.violation:
+                raise AssertionError(_violation_message(result, cfg, where, xa, xb,
+                                                        what=f"accountant's ({label})"))
+    return {"epsilon": eps, "exact": exact, "audit": result}
+
+
+def _describe(mechanism) -> str:
+    if mechanism is None:
+        return "the mechanism"
+    d = getattr(mechanism, "describe", None)
+    return d() if callable(d) else repr(mechanism)
