@@ -1,0 +1,68 @@
+"""Private optimizers of the seed papers, batched over trials, each stating its PrivacyClaim.
+
+    make_optimizer(name, **hyperparameters) -> optimizer
+    optimizer.run(X, y, *, trials=1, seed=None, canary_gradient=None) -> Run   (.params, .claim, .extra)
+    optimizer.claim(n) -> PrivacyClaim
+
+Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
+"output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
+(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``API.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from dpaudit._lazy import make_getattr
+
+#: optimizer name -> (module, class)
+_REGISTRY = {
+    "dp-gd": ("dpaudit.optimizers.dp_gd", "DPGD"),
+    "dp-sgd": ("dpaudit.optimizers.dp_gd", "DPSGD"),
+    "noisy-gd": ("dpaudit.optimizers.noisy_gd", "NoisyGD"),
+    "dp-agd": ("dpaudit.optimizers.dp_agd", "DPAGD"),
+    "rgm-gd": ("dpaudit.optimizers.rgm_gd", "RGMGD"),
+    "projection": ("dpaudit.optimizers.sparse", "Projection"),
+    "l1-recovery": ("dpaudit.optimizers.sparse", "L1Recovery"),
+    "output-perturbation": ("dpaudit.optimizers.sparse", "OutputPerturbation"),
+    "bias-reduced-sgd": ("dpaudit.optimizers.sparse", "BiasReducedSGD"),
+}
+
+#: the optimizer names of API.md
+names = tuple(_REGISTRY)
+NAMES = names
+
+
+def optimizer_class(name: str):
+    """The class implementing optimizer ``name``."""
+    if name not in _REGISTRY:
+        raise ValueError(f"name must be one of {names}, got {name!r}")
+    module, cls = _REGISTRY[name]
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_optimizer(name: str, **hyperparameters):
+    """Build optimizer ``name`` with ``hyperparameters`` (each has a sensible default)."""
+    return optimizer_class(name)(**hyperparameters)
+
+
+def optimizer_defaults(name: str) -> dict:
+    """The hyper-parameters of optimizer ``name`` with their defaults."""
+    return dict(optimizer_class(name).defaults)
+
+
+_EXPORTS = {
+    "Run": "dpaudit.optimizers.base",
+    "Optimizer": "dpaudit.optimizers.base",
+    "get_loss": "dpaudit.optimizers.losses",
+    "load_dat": "dpaudit.optimizers.data",
+    "bank_path": "dpaudit.optimizers.data",
+    "make_dense": "dpaudit.optimizers.data",
+    "make_sparse_gradient": "dpaudit.optimizers.data",
+    "make_two_node_ridge": "dpaudit.optimizers.data",
+    "add_remove_pair": "dpaudit.optimizers.data",
+    "replace_one_pair": "dpaudit.optimizers.data",
+    "NeighbouringPair": "dpaudit.optimizers.data",
+}
+__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", "NAMES", *_EXPORTS])
+__getattr__ = make_getattr(__name__, _EXPORTS)

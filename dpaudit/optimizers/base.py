@@ -1,0 +1,204 @@
+"""Optimizer protocol, the ``Run`` result, and claim builders shared by the optimizers.
+
+Every optimizer (``docs/architecture.md``, "Optimizers") is built with hyper-parameters, runs
+many independent trials as one batched computation, and states its own privacy claim:
+
+    opt = make_optimizer("dp-sgd", noise_multiplier=1.0, sampling_rate=0.01, steps=100)
+    run = opt.run(X, y, trials=1000, seed=0)    # run.params: (trials, dim); run.claim: PrivacyClaim
+    opt.claim(n)                                # the same claim for n records, without running
+
+Claims are produced by the accounting layer only (accountants composing mechanism
+descriptions, or the seed theorems of ``dpaudit.bounds`` wrapped as a mechanism curve); the
+optimizers never compute an epsilon themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.validation import (
+    check_count,
+    check_neighbouring,
+    check_nonnegative,
+    check_orders,
+    check_positive,
+    check_probability,
+)
+from dpaudit.mechanisms.base import Mechanism
+
+__all__ = ["Run", "Optimizer", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
+           "accountant_claim", "check_data", "make_rng"]
+
+
+@dataclass
+class Run:
+    """Result of ``optimizer.run``.
+
+    Attributes
+    ----------
+    params : ndarray, shape (trials, dim)
+        The released parameters of every trial.
+    claim : PrivacyClaim
+        The privacy guarantee of one trial's release.
+    extra : dict
+        Optimizer-specific diagnostics (e.g. DP-AGD's spent budget and stopping step per trial).
+    """
+
+    params: np.ndarray
+    claim: PrivacyClaim
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def trials(self) -> int:
+        return self.params.shape[0]
+
+
+def make_rng(seed) -> np.random.Generator:
+    """``np.random.default_rng(seed)``; ``seed`` may be None, an int, a SeedSequence or a Generator."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+def check_data(X, y=None, *, need_y: bool = True):
+    """Validate a design matrix (records as rows) and labels; returns float arrays."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X must be a non-empty 2-D array (records as rows), got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must be finite (no NaN or inf)")
+    if y is None:
+        if need_y:
+            raise ValueError("y must be given for this optimizer")
+        return X, None
+    y = np.asarray(y, dtype=float)
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+    return X, y
+
+
+class CurveMechanism(Mechanism):
+    """A mechanism known only through an RDP curve (e.g. a seed theorem's bound).
+
+    Lets an accountant compose a theorem's statement exactly as it composes a Gaussian: the
+    accountants read ``rdp(orders)`` only (``dpaudit.mechanisms.base``).
+    """
+
+    def __init__(self, rdp_fn: Callable[[np.ndarray], np.ndarray], label: str, neighbouring: str):
+        self._rdp_fn = rdp_fn
+        self.label = label
+        self.neighbouring = check_neighbouring(neighbouring)
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        return np.asarray(self._rdp_fn(orders), dtype=float)
+
+    def describe(self) -> str:
+        return self.label
+
+
+class ZCDPStatement(Mechanism):
+    """A mechanism known only as rho-zCDP (e.g. DP-AGD, whose total budget is rho by construction)."""
+
+    def __init__(self, rho: float, label: str, neighbouring: str = "add_remove"):
+        self.rho = check_nonnegative("rho", rho)
+        self.label = label
+        self.neighbouring = check_neighbouring(neighbouring)
+
+    def zcdp(self) -> float:
+        return self.rho
+
+    def describe(self) -> str:
+        return f"{self.label} (rho={self.rho:g})"
+
+
+def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
+    """The claim of a run with no privacy guarantee (noise off, no clipping, ...): epsilon = inf."""
+    return PrivacyClaim(neighbouring=neighbouring, description=f"no privacy guarantee: {reason}",
+                        epsilon_fn=lambda d: math.inf, delta_fn=lambda e: 1.0, source="none",
+                        details={"reason": reason})
+
+
+def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, description: str,
+                     source: str | None = None, details: dict | None = None) -> PrivacyClaim:
+    """Compose ``mechanism`` ``count`` times in an accountant (``"rdp"``, ``"zcdp"`` or ``"pld"``) and wrap it."""
+    if kind == "rdp":
+        from dpaudit.accounting.rdp import RDPAccountant
+        acc = RDPAccountant()
+    elif kind == "zcdp":
+        from dpaudit.accounting.zcdp import ZCDPAccountant
+        acc = ZCDPAccountant()
+    elif kind == "pld":
+        from dpaudit.accounting.pld import PLDAccountant
+        acc = PLDAccountant()
+    else:
+        raise ValueError(f"kind must be 'rdp', 'zcdp' or 'pld', got {kind!r}")
+    if count > 0:
+        acc.compose(mechanism, count=count)
+    return PrivacyClaim.from_accountant(acc, neighbouring=neighbouring, description=description,
+                                        source=source or kind, details=details)
+
+
+class Optimizer:
+    """Base class: hyper-parameter handling and the shared interface.
+
+    Subclasses set ``name``, ``defaults`` (every hyper-parameter with its default) and implement
+    ``_validate``, ``run`` and ``claim``.
+    """
+
+    name: str = ""
+    defaults: dict = {}
+    #: whether ``run`` accepts a white-box ``canary_gradient``
+    supports_canary: bool = False
+
+    def __init__(self, **hyperparameters):
+        unknown = sorted(set(hyperparameters) - set(self.defaults))
+        if unknown:
+            raise ValueError(f"unknown hyper-parameter(s) {unknown} for optimizer {self.name!r}; "
+                             f"allowed: {sorted(self.defaults)}")
+        self.hp = {**self.defaults, **hyperparameters}
+        self._validate()
+
+    # -- helpers for subclasses ---------------------------------------------------------
+    def _pos(self, key, *, allow_inf=False):
+        self.hp[key] = check_positive(key, self.hp[key], allow_inf=allow_inf)
+        return self.hp[key]
+
+    def _nonneg(self, key, *, allow_inf=False):
+        self.hp[key] = check_nonnegative(key, self.hp[key], allow_inf=allow_inf)
+        return self.hp[key]
+
+    def _prob(self, key):
+        self.hp[key] = check_probability(key, self.hp[key])
+        return self.hp[key]
+
+    def _count(self, key, minimum=0):
+        self.hp[key] = check_count(self.hp[key], key, minimum=minimum)
+        return self.hp[key]
+
+    def _validate(self) -> None:
+        """Check and normalise ``self.hp`` (subclasses override)."""
+
+    def _check_canary(self, canary_gradient, dim: int):
+        if canary_gradient is None:
+            return None
+        if not self.supports_canary:
+            raise ValueError(f"canary_gradient is not supported by optimizer {self.name!r}")
+        g = np.asarray(canary_gradient, dtype=float)
+        if g.shape != (dim,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"canary_gradient must be a finite vector of shape ({dim},), got shape {g.shape}")
+        return g
+
+    # -- interface ----------------------------------------------------------------------
+    @property
+    def neighbouring(self) -> str:
+        return self.hp.get("neighbouring", "add_remove")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.hp.items())
+        return f"make_optimizer({self.name!r}, {args})"

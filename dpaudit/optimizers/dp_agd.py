@@ -1,0 +1,303 @@
+"""DP-AGD: gradient descent with an adaptive per-iteration zCDP budget (Lee & Kifer 2018).
+
+Algorithm 2 of Lee & Kifer, "Concentrated Differentially Private Gradient Descent with Adaptive
+per-Iteration Privacy Budget", KDD 2018 (reference sheet B.3-B.5), batched over trials, following
+the PAPER where the public code deviates (sheet B.6). Objective f(w) = sum_i l(w; d_i) (a sum).
+
+Budgets (sheet B.1-B.2): total rho from eq. (5) (``dpaudit.bounds.dp_agd_budget``);
+eps_nmax = eps_ng = epsilon / (2 splits); rho_nmax = eps_nmax^2 / 2 (Lemma 3.7: eps-DP => eps^2/2-zCDP);
+rho_ng = eps_ng^2 / (4 log(1.25/delta)) (the code's classical-Gaussian conversion; the paper's
+conversion is not in the available text).
+
+One outer iteration, per trial (every release is charged to the trial's zCDP filter *before* it is
+made; a release whose charge does not fit in the remaining budget is not made and the trial stops,
+returning its current w -- sheet B.5 invariant, B.6 item 8):
+    g      = sum_i clip_{C_grad}(grad l(w; d_i))                       (line 5)
+    g~     = g + N(0, C_grad^2 / (2 rho_ng) I)          charge rho_ng    (lines 6-7)
+    repeat:
+      Omega_j = sum_i min(l(w - alpha_j g~/||g~||; d_i), C_obj)  for alpha_j in Phi      (line 10)
+      i = argmax_j(-Omega_j + Lap(C_obj / sqrt(2 rho_nmax)))    charge rho_nmax     (lines 11-12)
+      if i > 0: w <- w - alpha_i g~/||g~||; stop repeating          (line 14; B.6 item 1: alpha_i, not alpha_{i-1})
+      else:     rho_old = rho_ng; rho_ng = (1 + gamma) rho_ng                         (lines 16-17)
+                g~ <- GradAvg(rho_old, rho_ng, g, g~, C_grad)    charge rho_ng - rho_old (lines 18-19)
+    every tau accepted steps: alpha_max <- (1 + eta) max(last tau chosen alpha), Phi rebuilt (lines 20-22)
+
+GradAvg (sheet B.4): g~2 = g + N(0, C^2/(2(rho_H - rho_old)) I); S = (rho_old g~ + (rho_H - rho_old) g~2)/rho_H,
+always applied to the current UNnormalised estimate (B.6 item 6), so Var(S) = C^2/(2 rho_H) exactly.
+
+Documented choices (sheet B.6):
+1. the accepted step applies alpha_i (the code applies alpha_{i-1});
+2. rho_ng is charged once per gradient measurement (the code charges it again after acceptance);
+3. NoisyMax adds Laplace noise of scale C_obj/sqrt(2 rho_nmax) to -Omega and takes the argmax (the code uses
+   one-sided exponential noise and an argmin);
+4. Phi = linspace(0, alpha_max, grid_size) with grid_size = m = 20 points, index 0 being alpha = 0 (the
+   code uses 21 points);
+5. alpha_max = (1 + eta) max(last tau accepted alpha), uncapped, and the recorded alpha is the applied one;
+6. GradAvg averages the current unnormalised estimate;
+7. regulariser: ``l2 > 0`` puts (l2/2)||w||^2 into f consistently -- its gradient l2 w is added to the noisy
+   clipped sum and the scores add (l2/2)||w - alpha g^||^2 (data-independent, so no privacy cost); default l2 = 0
+   as in the paper's Algorithm 2;
+8. the budget invariant is explicit (above); a NoisyMax whose charge fits is used (the paper's "if rho > 0" on
+   line 14 is subsumed: the selection was paid for);
+9. full batch (no code-only mini-batches).
+
+Privacy: add/remove neighbours (clipped sum sensitivity C_grad; clipped losses in [0, C_obj] move
+all scores the same way, the monotone report-noisy-max, sheet B.5). Every trial spends at most rho,
+so the claim is rho-zCDP with rho = dp_agd_budget(epsilon, delta), composed in a ZCDPAccountant.
+
+Batching: trials are independent filters held in arrays; each loop pass advances the trials that
+need a gradient and, separately, those that need a step-size selection (boolean masks), so trials
+may accept, reject and stop at different times.
+
+White-box canary: ``canary_gradient`` adds a record whose per-example gradient is that constant
+vector (clipped to C_grad) to the gradient sums g; it contributes 0 to the scores Omega (a
+gradient-only canary).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import check_count, check_delta
+from dpaudit.optimizers.base import (
+    Optimizer,
+    Run,
+    ZCDPStatement,
+    accountant_claim,
+    check_data,
+    make_rng,
+    no_guarantee_claim,
+)
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+
+__all__ = ["DPAGD", "initial_budgets"]
+
+
+def initial_budgets(epsilon: float, delta: float, splits: int) -> tuple[float, float]:
+    """(rho_nmax, rho_ng) of Lee & Kifer 2018 (sheet B.2), from ``dpaudit.bounds.dp_agd_initial_budgets``."""
+    from dpaudit.bounds.dp_agd import dp_agd_initial_budgets
+    b = dp_agd_initial_budgets(epsilon, delta, splits)
+    return b.rho_nmax, b.rho_ng
+
+
+def _afford(spent: np.ndarray, charge, total: float):
+    """Vectorised zCDP filter step (same refusal rule as ``dpaudit.bounds.dp_agd.ZCDPFilter``).
+
+    ``spent`` holds, per trial, an upper bound on the exact sum of accepted charges. A charge is
+    accepted iff the float sum rounded up by one ulp (an upper bound on the exact new sum: float
+    addition errs by at most half an ulp) stays <= total. Returns (accepted mask, new spent values).
+    This can refuse, within one ulp of the total, a charge the exact-rational filter would accept;
+    it never accepts one the exact filter refuses.
+    """
+    new = np.nextafter(spent + charge, np.inf)
+    return new <= total, new
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(norms > 0, v / norms, 0.0)
+
+
+class DPAGD(Optimizer):
+    """DP-AGD (Algorithm 2 of Lee & Kifer 2018); see the module docstring."""
+
+    name = "dp-agd"
+    supports_canary = True
+    defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
+                "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
+                "alpha_growth": 0.1, "l2": 0.0, "noise": True,
+                "record_charges": False}
+
+    def _validate(self):
+        self.loss = get_loss(self.hp["loss"])
+        self._pos("epsilon")
+        self.hp["delta"] = check_delta(self.hp["delta"])
+        self._pos("clip")
+        self._pos("clip_obj")
+        self._count("splits", minimum=1)
+        self._pos("budget_increase")
+        self._count("grid_size", minimum=2)
+        self._pos("alpha_max")
+        self._count("tau", minimum=1)
+        self._nonneg("alpha_growth")
+        self._nonneg("l2")
+        for key in ("noise", "record_charges"):
+            if not isinstance(self.hp[key], bool):
+                raise ValueError(f"{key} must be True or False, got {self.hp[key]!r}")
+
+    @property
+    def neighbouring(self) -> str:
+        return "add_remove"
+
+    @property
+    def rho(self) -> float:
+        """Total zCDP budget from eq. (5) (``dpaudit.bounds.dp_agd_budget``)."""
+        from dpaudit.bounds.dp_agd import dp_agd_budget
+        return float(dp_agd_budget(self.hp["epsilon"], self.hp["delta"]))
+
+    @property
+    def initial_budgets(self) -> tuple[float, float]:
+        """(rho_nmax, rho_ng) at the start."""
+        return initial_budgets(self.hp["epsilon"], self.hp["delta"], self.hp["splits"])
+
+    @property
+    def noise_scale(self) -> float:
+        """Initial gradient-noise standard deviation C_grad / sqrt(2 rho_ng)."""
+        return self.hp["clip"] / math.sqrt(2.0 * self.initial_budgets[1])
+
+    def claim(self, n: int):
+        """rho-zCDP (add/remove) with rho = dp_agd_budget(epsilon, delta); independent of n."""
+        check_count(n, "n", minimum=1)
+        if not self.hp["noise"]:
+            return no_guarantee_claim("add_remove", "noise switched off")
+        rho = self.rho
+        return accountant_claim(
+            "zcdp", ZCDPStatement(rho, "DP-AGD total budget"), 1, neighbouring="add_remove", source="zcdp",
+            description=f"DP-AGD (Lee & Kifer 2018): total budget rho={rho:.6g} from eq. (5) at "
+                        f"epsilon={self.hp['epsilon']:g}, delta={self.hp['delta']:g}; add_remove",
+            details={"rho": rho, "epsilon": self.hp["epsilon"], "delta": self.hp["delta"]})
+
+    # -- helpers ----------------------------------------------------------------------
+    def _clipped_sum(self, X, y, row_norms, w, g_c):
+        scalars = self.loss.derivative(w @ X.T, y)
+        total, _ = clipped_gradient_sum(X, scalars, row_norms, self.hp["clip"])
+        if g_c is not None:
+            total = total + g_c
+        return total
+
+    def _scores(self, X, y, w, direction, alphas):
+        """Omega[k, j] = sum_i min(l(w_k - alphas[k, j] direction_k; d_i), C_obj) (+ regulariser)."""
+        z = w @ X.T
+        dz = direction @ X.T
+        c_obj, l2 = self.hp["clip_obj"], self.hp["l2"]
+        out = np.empty(alphas.shape)
+        for j in range(alphas.shape[1]):
+            a = alphas[:, j:j + 1]
+            out[:, j] = np.minimum(self.loss.value(z - a * dz, y), c_obj).sum(axis=1)
+            if l2 > 0:
+                out[:, j] += 0.5 * l2 * np.sum((w - a * direction) ** 2, axis=1)
+        return out
+
+    # -- run --------------------------------------------------------------------------
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        X, y = check_data(X, y)
+        y = self.loss.prepare_labels(y)
+        trials = check_count(trials, "trials", minimum=1)
+        n, d = X.shape
+        g_c = self._check_canary(canary_gradient, d)
+        if g_c is not None:
+            norm = float(np.linalg.norm(g_c))
+            if norm > self.hp["clip"]:
+                g_c = g_c * (self.hp["clip"] / norm)
+        rng = make_rng(seed)
+        row_norms = np.linalg.norm(X, axis=1)
+        C, c_obj, gamma, noise = self.hp["clip"], self.hp["clip_obj"], self.hp["budget_increase"], self.hp["noise"]
+        m, tau, growth, l2 = self.hp["grid_size"], self.hp["tau"], self.hp["alpha_growth"], self.hp["l2"]
+        total = self.rho
+        rho_nmax, rho_ng0 = self.initial_budgets
+        from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
+        lap_scale = noisy_max_scale(rho_nmax, c_obj)
+        nmax_charge = noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
+        log = [[] for _ in range(trials)] if self.hp["record_charges"] else None
+        unit_grid = np.linspace(0.0, 1.0, m)
+
+        w = np.zeros((trials, d))
+        spent = np.zeros(trials)
+        rho_ng = np.full(trials, rho_ng0)
+        phase = np.zeros(trials, dtype=np.int8)          # 0: needs a gradient, 1: needs a selection, 2: stopped
+        g_clean = np.zeros((trials, d))                   # clipped sum g at the current w
+        g_est = np.zeros((trials, d))                     # current unnormalised noisy estimate
+        alpha_max = np.full(trials, self.hp["alpha_max"])
+        history = np.zeros((trials, tau))                 # last tau accepted step sizes (ring buffer)
+        accepted = np.zeros(trials, dtype=np.int64)
+        n_grad = np.zeros(trials, dtype=np.int64)
+        n_select = np.zeros(trials, dtype=np.int64)
+        n_avg = np.zeros(trials, dtype=np.int64)
+        stop_charge = np.zeros(trials)                    # the charge that did not fit
+
+        while np.any(phase < 2):
+            # --- gradient measurement (lines 5-8) ---
+            idx = np.flatnonzero(phase == 0)
+            if idx.size:
+                fits, new = _afford(spent[idx], rho_ng[idx], total)
+                stop = idx[~fits]
+                phase[stop], stop_charge[stop] = 2, rho_ng[stop]
+                spent[idx[fits]] = new[fits]
+                idx = idx[fits]
+                if idx.size:
+                    n_grad[idx] += 1
+                    if log is not None:
+                        for k in idx:
+                            log[k].append(float(rho_ng[k]))
+                    g = self._clipped_sum(X, y, row_norms, w[idx], g_c)
+                    g_clean[idx] = g
+                    if noise:
+                        # gradient_noise_sigma, vectorised: C / sqrt(2 rho_ng) rounded up
+                        g = g + rng.standard_normal(g.shape) * round_up(C / np.sqrt(2.0 * rho_ng[idx]))[:, None]
+                    g_est[idx] = g
+                    phase[idx] = 1
+            # --- step-size selection (lines 9-19) ---
+            idx = np.flatnonzero(phase == 1)
+            if not idx.size:
+                continue
+            fits, new = _afford(spent[idx], nmax_charge, total)
+            stop = idx[~fits]
+            phase[stop], stop_charge[stop] = 2, nmax_charge
+            spent[idx[fits]] = new[fits]
+            idx = idx[fits]
+            if not idx.size:
+                continue
+            n_select[idx] += 1
+            if log is not None:
+                for k in idx:
+                    log[k].append(nmax_charge)
+            direction = g_est[idx] + l2 * w[idx]
+            direction = _normalise(direction)
+            alphas = alpha_max[idx, None] * unit_grid[None, :]
+            scores = -self._scores(X, y, w[idx], direction, alphas)
+            if noise:
+                scores = scores + rng.laplace(0.0, lap_scale, size=scores.shape)
+            choice = np.argmax(scores, axis=1)
+            ok = choice > 0
+            # accepted: move by alpha_i (line 14)
+            acc = idx[ok]
+            if acc.size:
+                a = alphas[ok, choice[ok]]
+                w[acc] = w[acc] - a[:, None] * direction[ok]
+                history[acc, accepted[acc] % tau] = a
+                accepted[acc] += 1
+                phase[acc] = 0
+                renew = acc[accepted[acc] % tau == 0]
+                if renew.size:
+                    alpha_max[renew] = (1.0 + growth) * history[renew].max(axis=1)
+            # rejected: GradAvg with a larger budget (lines 16-19)
+            rej = idx[~ok]
+            if rej.size:
+                rho_old = rho_ng[rej]
+                rho_new = (1.0 + gamma) * rho_old
+                extra = rho_new - rho_old
+                charge = round_up(extra)                        # gradavg_charge, vectorised
+                fits, new = _afford(spent[rej], charge, total)
+                stop = rej[~fits]
+                phase[stop], stop_charge[stop] = 2, charge[~fits]
+                spent[rej[fits]] = new[fits]
+                rej, rho_old, rho_new, extra = rej[fits], rho_old[fits], rho_new[fits], extra[fits]
+                charge = charge[fits]
+                if rej.size:
+                    n_avg[rej] += 1
+                    if log is not None:
+                        for k, c in zip(rej, charge):
+                            log[k].append(float(c))
+                    g2 = g_clean[rej]
+                    if noise:
+                        g2 = g2 + rng.standard_normal(g2.shape) * round_up(C / np.sqrt(2.0 * extra))[:, None]
+                    g_est[rej] = (rho_old[:, None] * g_est[rej] + extra[:, None] * g2) / rho_new[:, None]
+                    rho_ng[rej] = rho_new
+        extra_info = {"n": n, "rho_total": total, "spent": spent, "steps": accepted, "gradient_measurements": n_grad,
+                      "selections": n_select, "gradavg": n_avg, "final_rho_ng": rho_ng, "alpha_max": alpha_max,
+                      "stop_charge": stop_charge, "remaining": total - spent, "charges": log}
+        return Run(params=w, claim=self.claim(n), extra=extra_info)

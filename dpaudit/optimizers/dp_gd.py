@@ -1,0 +1,216 @@
+"""DP-GD and DP-SGD: per-example clipping plus Gaussian noise, batched over trials.
+
+Update (Abadi et al. 2016, "Deep learning with differential privacy", Algorithm 1; full batch
+for DP-GD, Poisson subsampling for DP-SGD as in Mironov, Talwar, Zhang 2019):
+
+    S_t      = sum_{i in batch_t} clip_C(grad l(theta_t; x_i))     clip_C(g) = g / max(1, ||g|| / C)
+    theta_t+1 = theta_t - step_size * ( (S_t + N(0, (noise_multiplier * C)^2 I)) / m + l2 * theta_t )
+
+with m = n for DP-GD and m = sampling_rate * n (the expected batch size, a public constant) for
+DP-SGD; n is the number of rows of ``X``. The regulariser gradient ``l2 * theta`` is added after the
+noise: it does not depend on the data. ``theta_0 = 0``.
+
+Privacy: each step releases a Gaussian mechanism on the clipped sum, whose L2 sensitivity is C
+under add/remove and 2C under replace-one (a record is swapped: two clipped terms change). DP-GD:
+``steps``-fold composition of ``Gaussian(noise_multiplier*C, sensitivity)``; DP-SGD:
+``steps``-fold composition of ``PoissonSampled(Gaussian(noise_multiplier*C, C), sampling_rate)``
+(add/remove only: the amplification theorem used is for Poisson sampling with add/remove
+neighbours, Mironov-Talwar-Zhang 2019). The accountant (RDP by default) turns that into the claim.
+
+White-box canary (Nasr et al. 2023): ``canary_gradient`` adds one extra record whose per-example
+gradient is that constant vector at every step; it is clipped like any record and, in DP-SGD,
+included with probability ``sampling_rate`` independently at each step and trial. The normaliser m
+stays the one of the n rows of ``X``, so runs with and without the canary differ exactly by the
+canary's (clipped) contribution to S_t: the add/remove pair the claim covers.
+
+Batching: all trials advance together (``theta`` has shape (trials, d)); the Poisson mask is a
+(trials, n) Bernoulli array per step. Trials are processed in chunks bounding the (chunk, n)
+arrays to a few million entries; each chunk has its own child SeedSequence, so a seed gives the same
+result for a given ``trials`` whatever the machine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.validation import check_count, check_neighbouring
+from dpaudit.optimizers.base import (
+    Optimizer,
+    Run,
+    accountant_claim,
+    check_data,
+    make_rng,
+    no_guarantee_claim,
+)
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+
+__all__ = ["DPGD", "DPSGD", "chunk_sizes"]
+
+#: target number of (trial, record) entries per chunk
+CHUNK_ENTRIES = 4_000_000
+
+
+def chunk_sizes(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]:
+    """Split ``trials`` into chunks of at most ``max(1, entries // n)`` trials."""
+    size = max(1, entries // max(n, 1))
+    out = [size] * (trials // size)
+    if trials % size:
+        out.append(trials % size)
+    return out
+
+
+def _seed_sequence(seed) -> np.random.SeedSequence:
+    if isinstance(seed, np.random.SeedSequence):
+        return seed
+    if isinstance(seed, np.random.Generator):
+        return np.random.SeedSequence(int(seed.integers(2**63)))
+    return np.random.SeedSequence(seed)
+
+
+class _ClippedNoisyDescent(Optimizer):
+    """Shared machinery of DP-GD and DP-SGD."""
+
+    supports_canary = True
+    _sampled = False
+
+    def _validate(self):
+        self.loss = get_loss(self.hp["loss"])
+        self._count("steps")
+        self._pos("step_size")
+        self._pos("clip", allow_inf=True)
+        self._nonneg("noise_multiplier")
+        self._nonneg("l2")
+        check_neighbouring(self.hp["neighbouring"])
+        if self.hp["accountant"] not in ("rdp", "pld"):
+            raise ValueError(f"accountant must be 'rdp' or 'pld', got {self.hp['accountant']!r}")
+
+    # -- introspection ---------------------------------------------------------------
+    @property
+    def clip(self) -> float:
+        return self.hp["clip"]
+
+    @property
+    def noise_std(self) -> float:
+        """Standard deviation of the noise added to the clipped gradient sum, per coordinate."""
+        return self.hp["noise_multiplier"] * self.hp["clip"]
+
+    @property
+    def noise_scale(self) -> float:
+        return self.noise_std
+
+    @property
+    def sensitivity(self) -> float:
+        """L2 sensitivity of the clipped sum under the optimizer's neighbouring relation."""
+        return self.clip * (2.0 if self.neighbouring == "replace_one" else 1.0)
+
+    def _sampling_rate(self) -> float:
+        return 1.0
+
+    def _normaliser(self, n: int) -> float:
+        return float(n)
+
+    # -- run -------------------------------------------------------------------------
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        X, y = check_data(X, y)
+        y = self.loss.prepare_labels(y)
+        trials = check_count(trials, "trials", minimum=1)
+        n, d = X.shape
+        g_c = self._check_canary(canary_gradient, d)
+        if g_c is not None and math.isfinite(self.clip):
+            norm = float(np.linalg.norm(g_c))
+            if norm > self.clip:
+                g_c = g_c * (self.clip / norm)
+        row_norms = np.linalg.norm(X, axis=1)
+        sizes = chunk_sizes(trials, n)
+        children = _seed_sequence(seed).spawn(len(sizes))
+        out = np.empty((trials, d))
+        start = 0
+        for size, child in zip(sizes, children):
+            out[start:start + size] = self._run_chunk(X, y, row_norms, size, np.random.default_rng(child), g_c)
+            start += size
+        return Run(params=out, claim=self.claim(n), extra={"n": n, "canary": g_c is not None})
+
+    def _run_chunk(self, X, y, row_norms, trials, rng, g_c):
+        n, d = X.shape
+        q = self._sampling_rate()
+        m = self._normaliser(n)
+        eta, l2, clip = self.hp["step_size"], self.hp["l2"], self.clip
+        std = self.noise_std
+        theta = np.zeros((trials, d))
+        for _ in range(self.hp["steps"]):
+            scalars = self.loss.derivative(theta @ X.T, y)
+            mask = None
+            if self._sampled:
+                mask = rng.random((trials, n)) < q
+            total, _ = clipped_gradient_sum(X, scalars, row_norms, clip, weights=mask)
+            if g_c is not None:
+                if self._sampled:
+                    total += (rng.random(trials) < q)[:, None] * g_c
+                else:
+                    total += g_c
+            if std > 0:
+                total += rng.standard_normal((trials, d)) * std
+            theta = theta - eta * (total / m + l2 * theta)
+        return theta
+
+
+class DPGD(_ClippedNoisyDescent):
+    """Full-batch DP-GD (see the module docstring)."""
+
+    name = "dp-gd"
+    defaults = {"loss": "logistic", "steps": 100, "step_size": 0.5, "clip": 1.0, "noise_multiplier": 1.0,
+                "l2": 0.0, "neighbouring": "add_remove", "accountant": "rdp"}
+
+    def claim(self, n: int):
+        """``steps``-fold composition of the Gaussian mechanism on the clipped sum (independent of n)."""
+        check_count(n, "n", minimum=1)
+        nm, steps = self.hp["noise_multiplier"], self.hp["steps"]
+        if nm == 0 or math.isinf(self.clip):
+            return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
+        from dpaudit.mechanisms.gaussian import Gaussian
+        mech = Gaussian(sigma=self.noise_std, sensitivity=self.sensitivity, neighbouring=self.neighbouring)
+        return accountant_claim(
+            self.hp["accountant"], mech, steps, neighbouring=self.neighbouring,
+            description=f"DP-GD: {steps} x Gaussian(noise multiplier {nm:g} w.r.t. sensitivity "
+                        f"{'2C' if self.neighbouring == 'replace_one' else 'C'}), {self.neighbouring}",
+            details={"mechanism": mech.describe(), "steps": steps})
+
+
+class DPSGD(_ClippedNoisyDescent):
+    """DP-SGD with Poisson subsampling at rate ``sampling_rate`` (see the module docstring)."""
+
+    name = "dp-sgd"
+    _sampled = True
+    defaults = {"loss": "logistic", "steps": 100, "step_size": 0.5, "clip": 1.0, "noise_multiplier": 1.0,
+                "sampling_rate": 0.1, "l2": 0.0, "neighbouring": "add_remove", "accountant": "rdp"}
+
+    def _validate(self):
+        super()._validate()
+        q = self._prob("sampling_rate")
+        if q == 0:
+            raise ValueError("sampling_rate must be in (0, 1], got 0")
+        if self.hp["neighbouring"] != "add_remove":
+            raise ValueError("neighbouring must be 'add_remove' for dp-sgd (Poisson amplification is stated "
+                             "for add/remove neighbours)")
+
+    def _sampling_rate(self) -> float:
+        return self.hp["sampling_rate"]
+
+    def _normaliser(self, n: int) -> float:
+        return self.hp["sampling_rate"] * n
+
+    def claim(self, n: int):
+        """``steps``-fold composition of the Poisson-subsampled Gaussian (add/remove)."""
+        check_count(n, "n", minimum=1)
+        nm, steps, q = self.hp["noise_multiplier"], self.hp["steps"], self.hp["sampling_rate"]
+        if nm == 0 or math.isinf(self.clip):
+            return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
+        from dpaudit.mechanisms.gaussian import Gaussian
+        from dpaudit.mechanisms.subsampled import PoissonSampled
+        mech = PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), q)
+        return accountant_claim(
+            self.hp["accountant"], mech, steps, neighbouring="add_remove",
+            description=f"DP-SGD: {steps} x PoissonSampled(Gaussian(noise multiplier {nm:g}), q={q:g}), add_remove",
+            details={"mechanism": mech.describe(), "steps": steps, "sampling_rate": q})

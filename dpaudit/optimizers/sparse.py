@@ -1,0 +1,412 @@
+"""The sparse-gradient algorithms of Ghazi, Guzman, Kamath, Kumar, Manurangsi (NeurIPS 2024).
+
+"Differentially Private Optimization with Sparse Gradients", arXiv:2404.10881 (reference sheet C).
+Noise calibrations and step costs come from ``dpaudit.bounds.sparse`` (replace-one neighbours).
+
+* ``projection`` (C.2): mean of the rows z_i of X (||z_i||_2 <= L, ||z_i||_0 <= s), plus Laplace
+  (delta = 0) or Gaussian noise, then the Euclidean projection onto the l1 ball of radius L sqrt(s).
+* ``l1-recovery`` (C.3): b = A mean + N(0, sigma^2 I_m) with A ~ N(0, 1/m)^{m x d} drawn independently of
+  the data; output argmin{||z||_1 : A z = b} (basis pursuit, ``scipy.optimize.linprog``). The linear
+  programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
+  small). If m >= d the equality system is overdetermined and the least-squares solution A^+ b is
+  returned instead (post-processing of the same release).
+* ``output-perturbation`` (C.4): the regularised ERM minimiser (solved to high accuracy with L-BFGS;
+  it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
+  the box X = [-box, box]^d (coordinatewise clipping is an l_inf-nearest point of the box).
+* ``bias-reduced-sgd`` (C.5, C.6): projected SGD with the bias-reduced gradient estimator of
+  Algorithm 3 and the random stopping time of Algorithm 4; output the average of the iterates.
+
+Mean-estimation algorithms take the vectors as the rows of X and ignore y. Records that violate
+the stated norm / sparsity bounds raise ValueError (never clipped silently). ``noise=False`` switches
+every noise draw off (faithfulness tests); the claim is then "no guarantee".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import check_count, check_delta
+from dpaudit.optimizers.base import Optimizer, Run, check_data, make_rng, no_guarantee_claim
+from dpaudit.optimizers.losses import get_loss
+
+__all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
+           "basis_pursuit"]
+
+
+def project_l1_ball(v: np.ndarray, radius: float) -> np.ndarray:
+    """Euclidean projection of each row of ``v`` onto {z : ||z||_1 <= radius} (Duchi et al. 2008, Fig. 1).
+
+    Rows already inside are returned unchanged; otherwise w = sign(v) max(|v| - theta, 0) with theta the
+    threshold making ||w||_1 = radius, found from the sorted magnitudes (batched, no loop over rows).
+    """
+    v = np.atleast_2d(np.asarray(v, dtype=float))
+    a = np.abs(v)
+    inside = a.sum(axis=1) <= radius
+    u = -np.sort(-a, axis=1)
+    css = np.cumsum(u, axis=1) - radius
+    j = np.arange(1, v.shape[1] + 1)
+    cond = u - css / j > 0
+    rho = v.shape[1] - 1 - np.argmax(cond[:, ::-1], axis=1)       # last index where cond holds
+    theta = css[np.arange(v.shape[0]), rho] / (rho + 1)
+    theta = np.where(inside, 0.0, np.maximum(theta, 0.0))
+    return np.sign(v) * np.maximum(a - theta[:, None], 0.0)
+
+
+def basis_pursuit(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """argmin ||z||_1 subject to A z = b, as the LP min 1'(u + v) s.t. A(u - v) = b, u, v >= 0 (HiGHS)."""
+    from scipy.optimize import linprog
+    m, d = A.shape
+    res = linprog(np.ones(2 * d), A_eq=np.hstack([A, -A]), b_eq=b, bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"basis pursuit failed: {res.message}")
+    return res.x[:d] - res.x[d:]
+
+
+def _check_sparse_rows(Z: np.ndarray, L: float, s: int) -> None:
+    norms = np.linalg.norm(Z, axis=1)
+    if np.any(norms > L * (1 + 1e-12)):
+        raise ValueError(f"X: every row must have L2 norm <= lipschitz = {L:g} (max {norms.max():.6g})")
+    nnz = np.count_nonzero(Z, axis=1)
+    if np.any(nnz > s):
+        raise ValueError(f"X: every row must have at most sparsity = {s} non-zeros (max {nnz.max()})")
+
+
+class _SparseBase(Optimizer):
+    def _validate_common(self):
+        self._pos("epsilon")
+        if self.hp["delta"] != 0:
+            self.hp["delta"] = check_delta(self.hp["delta"])
+        if not isinstance(self.hp["noise"], bool):
+            raise ValueError(f"noise must be True or False, got {self.hp['noise']!r}")
+
+    @property
+    def neighbouring(self) -> str:
+        return "replace_one"
+
+    def _claim_from(self, cal):
+        if not self.hp["noise"]:
+            return no_guarantee_claim("replace_one", "noise switched off")
+        return cal.claim
+
+
+class Projection(_SparseBase):
+    """Projection mechanism for the mean of sparse vectors (sheet C.2)."""
+
+    name = "projection"
+    defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "calibration": "classical",
+                "noise": True}
+
+    def _validate(self):
+        self._validate_common()
+        self._pos("lipschitz")
+        self._count("sparsity", minimum=1)
+
+    def calibration(self, n: int):
+        from dpaudit.bounds.sparse import projection_mechanism_calibration
+        return projection_mechanism_calibration(self.hp["lipschitz"], self.hp["sparsity"], n, self.hp["epsilon"],
+                                                self.hp["delta"], calibration=self.hp["calibration"])
+
+    @property
+    def radius(self) -> float:
+        return self.hp["lipschitz"] * math.sqrt(self.hp["sparsity"])
+
+    def claim(self, n: int):
+        return self._claim_from(self.calibration(check_count(n, "n", minimum=1)))
+
+    def run(self, X, y=None, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        Z, _ = check_data(X, None, need_y=False)
+        self._check_canary(canary_gradient, Z.shape[1])
+        trials = check_count(trials, "trials", minimum=1)
+        _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
+        n, d = Z.shape
+        cal = self.calibration(n)
+        rng = make_rng(seed)
+        mean = Z.mean(axis=0)
+        noisy = np.broadcast_to(mean, (trials, d)).copy()
+        if self.hp["noise"]:
+            if cal.noise == "laplace":
+                noisy += rng.laplace(0.0, cal.scale, size=(trials, d))
+            else:
+                noisy += rng.normal(0.0, cal.scale, size=(trials, d))
+        out = project_l1_ball(noisy, self.radius)
+        return Run(params=out, claim=self._claim_from(cal),
+                   extra={"n": n, "mean": mean, "noise": cal.noise, "noise_scale": cal.scale, "radius": self.radius})
+
+
+class L1Recovery(_SparseBase):
+    """Gaussian l1-recovery (compressed sensing) mean estimation (sheet C.3)."""
+
+    name = "l1-recovery"
+    defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "noise": True}
+
+    def _validate(self):
+        self._validate_common()
+        if self.hp["delta"] == 0:
+            raise ValueError("delta must be in (0, 1) for l1-recovery (approximate DP only)")
+        self._pos("lipschitz")
+        self._count("sparsity", minimum=1)
+
+    def calibration(self, n: int, d: int):
+        from dpaudit.bounds.sparse import l1_recovery_calibration
+        return l1_recovery_calibration(self.hp["lipschitz"], self.hp["sparsity"], d, n, self.hp["epsilon"],
+                                       self.hp["delta"])
+
+    def claim(self, n: int, d: int = 1000):
+        """The claim for n records in dimension d (the claim itself does not depend on d)."""
+        return self._claim_from(self.calibration(check_count(n, "n", minimum=1), d))
+
+    def run(self, X, y=None, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        Z, _ = check_data(X, None, need_y=False)
+        self._check_canary(canary_gradient, Z.shape[1])
+        trials = check_count(trials, "trials", minimum=1)
+        _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
+        n, d = Z.shape
+        cal = self.calibration(n, d)
+        m = int(cal.details["m"])
+        rng = make_rng(seed)
+        mean = Z.mean(axis=0)
+        out = np.empty((trials, d))
+        # one linear programme per trial (the LP solver is not batched)
+        for t in range(trials):
+            A = rng.normal(0.0, 1.0 / math.sqrt(m), size=(m, d))
+            b = A @ mean
+            if self.hp["noise"]:
+                b = b + rng.normal(0.0, cal.scale, size=m)
+            out[t] = basis_pursuit(A, b) if m < d else np.linalg.lstsq(A, b, rcond=None)[0]
+        return Run(params=out, claim=self._claim_from(cal),
+                   extra={"n": n, "mean": mean, "m": m, "noise_scale": cal.scale})
+
+
+class OutputPerturbation(_SparseBase):
+    """Output perturbation of regularised ERM with l_inf projection onto a box (sheet C.4)."""
+
+    name = "output-perturbation"
+    defaults = {"loss": "logistic", "l2": 0.1, "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0,
+                "box": 10.0, "sparsity": None, "calibration": "classical", "noise": True}
+
+    def _validate(self):
+        self._validate_common()
+        self.loss = get_loss(self.hp["loss"])
+        if not math.isfinite(self.loss.derivative_bound):
+            raise ValueError("loss must be Lipschitz ('logistic' or 'hinge') for output perturbation")
+        self._pos("l2")
+        self._pos("feature_bound")
+        self._pos("box", allow_inf=True)
+        if self.hp["sparsity"] is not None:
+            self._count("sparsity", minimum=1)
+
+    @property
+    def lipschitz(self) -> float:
+        return self.hp["feature_bound"] * self.loss.derivative_bound
+
+    @property
+    def smoothness(self) -> float:
+        return self.hp["feature_bound"] ** 2 * self.loss.curvature_bound
+
+    def calibration(self, n: int):
+        from dpaudit.bounds.sparse import output_perturbation_calibration
+        return output_perturbation_calibration(self.lipschitz, n, self.hp["l2"], self.hp["epsilon"], self.hp["delta"],
+                                               sparsity=self.hp["sparsity"], smoothness=self.smoothness,
+                                               calibration=self.hp["calibration"])
+
+    def claim(self, n: int):
+        return self._claim_from(self.calibration(check_count(n, "n", minimum=1)))
+
+    def solve_erm(self, X, y) -> np.ndarray:
+        """argmin_theta (1/n) sum_i l(x_i . theta; y_i) + (l2/2) ||theta||^2 (L-BFGS, gradient tolerance 1e-12)."""
+        from scipy.optimize import minimize
+        n, d = X.shape
+        lam = self.hp["l2"]
+
+        def fun(theta):
+            z = X @ theta
+            val = self.loss.value(z, y).mean() + 0.5 * lam * theta @ theta
+            grad = X.T @ self.loss.derivative(z, y) / n + lam * theta
+            return val, grad
+
+        res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B",
+                       options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+        return res.x
+
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        X, y = check_data(X, y)
+        self._check_canary(canary_gradient, X.shape[1])
+        y = self.loss.prepare_labels(y)
+        trials = check_count(trials, "trials", minimum=1)
+        norms = np.linalg.norm(X, axis=1)
+        if np.any(norms > self.hp["feature_bound"] * (1 + 1e-12)):
+            raise ValueError(f"X: every record must have L2 norm <= feature_bound = {self.hp['feature_bound']:g}")
+        n, d = X.shape
+        cal = self.calibration(n)
+        theta_star = self.solve_erm(X, y)
+        rng = make_rng(seed)
+        noisy = np.broadcast_to(theta_star, (trials, d)).copy()
+        if self.hp["noise"]:
+            if cal.noise == "laplace":
+                noisy += rng.laplace(0.0, cal.scale, size=(trials, d))
+            else:
+                noisy += rng.normal(0.0, cal.scale, size=(trials, d))
+        box = self.hp["box"]
+        out = noisy if math.isinf(box) else np.clip(noisy, -box, box)
+        return Run(params=out, claim=self._claim_from(cal),
+                   extra={"n": n, "erm": theta_star, "noise": cal.noise, "noise_scale": cal.scale})
+
+
+class BiasReducedSGD(_SparseBase):
+    """Projected SGD with the bias-reduced estimator (Alg. 3) and random stopping (Alg. 4), sheet C.5-C.6.
+
+    One step, per trial: draw the level N (``bias_reduced_level_probabilities``), a uniform batch B of
+    2^(N+1) records split into halves O, E, and one uniform record i; each of the four gradient means
+    (over B, O, E and {i}) is released by the projection mechanism at budget (epsilon/32, delta/16)
+    (Gaussian noise calibrated by ``projection_mechanism_calibration`` for the set's size, then the
+    l1-ball projection of radius L sqrt(s)); G = (G_B - (G_O + G_E)/2) / p_N + G_i;
+    x <- Proj_ball(x - step_size G). Before every step the (vectorised) random-stopping filter with the
+    thresholds of ``dpaudit.bounds.sparse.RandomStoppingFilter`` checks the step's cost
+    (``bias_reduced_step_cost``); a trial stops at its first refused step. Output: average of its iterates
+    x^0..x^T. ``max_steps`` caps the loop (a trial that reaches it stops early; privacy is unaffected).
+
+    Per-example gradients are l'(x_i . theta) x_i of a linear model; the records must satisfy
+    ||x_i|| <= feature_bound and ||x_i||_0 <= sparsity, so gradients are s-sparse with norm <= L =
+    feature_bound sup|l'|. White-box canary: ``canary_gradient`` replaces the gradient of record 0 by that
+    constant vector (replace-one; it must be s-sparse with norm <= L).
+
+    Claim: (epsilon, delta)-DP (replace-one) as stated by the paper for Algorithm 4; the SGD phase itself is
+    covered by the filter (thresholds epsilon/2 with log(4/delta), delta/4), the rest of the budget is the
+    paper's reserve for private selection. The per-step costs are [unconfirmed] (sheet C.5).
+    """
+
+    name = "bias-reduced-sgd"
+    supports_canary = True
+    defaults = {"loss": "logistic", "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0, "sparsity": 5,
+                "step_size": 0.1, "radius": 10.0, "max_steps": 10_000, "noise": True}
+
+    def _validate(self):
+        self._validate_common()
+        if self.hp["delta"] == 0:
+            raise ValueError("delta must be in (0, 1) for bias-reduced-sgd")
+        if self.hp["epsilon"] > 1:
+            raise ValueError(f"epsilon must be in (0, 1] for bias-reduced-sgd, got {self.hp['epsilon']}")
+        self.loss = get_loss(self.hp["loss"])
+        if not math.isfinite(self.loss.derivative_bound):
+            raise ValueError("loss must be Lipschitz ('logistic' or 'hinge') for bias-reduced-sgd")
+        self._pos("feature_bound")
+        self._count("sparsity", minimum=1)
+        self._pos("step_size")
+        self._pos("radius", allow_inf=True)
+        self._count("max_steps", minimum=1)
+
+    @property
+    def lipschitz(self) -> float:
+        return self.hp["feature_bound"] * self.loss.derivative_bound
+
+    def claim(self, n: int):
+        check_count(n, "n", minimum=4)
+        if not self.hp["noise"]:
+            return no_guarantee_claim("replace_one", "noise switched off")
+        from dpaudit.accounting.claim import PrivacyClaim
+        eps, delta = self.hp["epsilon"], self.hp["delta"]
+        return PrivacyClaim.approx_dp(
+            eps, delta, neighbouring="replace_one", source="ghazi2024-bias-reduced-sgd",
+            description=f"Ghazi et al. 2024 Alg. 4 (random stopping): ({eps:g}, {delta:g})-DP, replace-one; "
+                        "SGD phase covered by the filter (epsilon/2, log(4/delta), delta/4) [unconfirmed step costs]",
+            details={"epsilon": eps, "delta": delta})
+
+    def _sigmas(self, n: int) -> np.ndarray:
+        """Gaussian noise std of the projection mechanism for a mean over 2^k records, k = 0..M+1."""
+        from dpaudit.bounds.sparse import projection_mechanism_calibration
+        M = int(math.floor(math.log2(n))) - 1
+        eps, delta = self.hp["epsilon"] / 32.0, self.hp["delta"] / 16.0
+        return np.array([projection_mechanism_calibration(self.lipschitz, self.hp["sparsity"], 2**k, eps, delta).scale
+                         for k in range(M + 2)])
+
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        from dpaudit.bounds.sparse import bias_reduced_level_probabilities, bias_reduced_step_cost
+        X, y = check_data(X, y)
+        y = self.loss.prepare_labels(y)
+        trials = check_count(trials, "trials", minimum=1)
+        n, d = X.shape
+        if n < 4:
+            raise ValueError("X must have at least 4 rows for bias-reduced-sgd")
+        _check_sparse_rows(X, self.hp["feature_bound"], self.hp["sparsity"])
+        L, s = self.lipschitz, self.hp["sparsity"]
+        g_c = self._check_canary(canary_gradient, d)
+        if g_c is not None:
+            _check_sparse_rows(g_c[None, :], L, s)
+        rng = make_rng(seed)
+        probs = bias_reduced_level_probabilities(n)
+        M = probs.size - 1
+        levels_cost = bias_reduced_step_cost(np.arange(M + 1), n, self.hp["epsilon"], self.hp["delta"])
+        eps2_cost, delta_cost = np.asarray(levels_cost[0]) ** 2, np.asarray(levels_cost[1])
+        sig = self._sigmas(n)
+        radius_l1 = L * math.sqrt(s)
+        eta, radius = self.hp["step_size"], self.hp["radius"]
+        log4 = math.log(4.0 / self.hp["delta"])
+        eps_half, delta_quarter = self.hp["epsilon"] / 2.0, self.hp["delta"] / 4.0
+        noise = self.hp["noise"]
+
+        theta = np.zeros((trials, d))
+        total = np.zeros((trials, d))          # sum of iterates x^0..x^T
+        count = np.ones(trials)                # x^0 counted
+        eps2_sum = np.zeros(trials)
+        delta_sum = np.zeros(trials)
+        active = np.ones(trials, dtype=bool)
+        steps = np.zeros(trials, dtype=np.int64)
+        for _ in range(self.hp["max_steps"]):
+            idx = np.flatnonzero(active)
+            if not idx.size:
+                break
+            k = len(idx)
+            level = rng.choice(M + 1, size=k, p=probs)
+            # random-stopping filter, checked before the step (vectorised RandomStoppingFilter.allows)
+            new_e2 = eps2_sum[idx] + eps2_cost[level]
+            new_d = delta_sum[idx] + delta_cost[level]
+            lhs = round_up(np.sqrt(2.0 * log4 * new_e2) + 0.5 * new_e2)
+            ok = (lhs <= eps_half) & (round_up(new_d) <= delta_quarter)
+            active[idx[~ok]] = False
+            idx, level, new_e2, new_d = idx[ok], level[ok], new_e2[ok], new_d[ok]
+            if not idx.size:
+                break
+            k = len(idx)
+            eps2_sum[idx], delta_sum[idx] = new_e2, new_d
+            th = theta[idx]
+            scal = self.loss.derivative(th @ X.T, y)                 # (k, n)
+            if g_c is not None:
+                scal[:, 0] = 0.0
+            ranks = np.argsort(rng.random((k, n)), axis=1).argsort(axis=1)   # uniform random ranks per trial
+            half = (2 ** level)[:, None]
+            in_O = ranks < half
+            in_E = (ranks >= half) & (ranks < 2 * half)
+            pick = rng.integers(0, n, size=k)          # the record i ~ Unif([n]), independent of B
+            one = np.zeros((k, n), dtype=bool)
+            one[np.arange(k), pick] = True
+
+            def mean_over(mask, size_log2):
+                g = (scal * mask) @ X
+                if g_c is not None:
+                    g = g + mask[:, 0:1] * g_c
+                size = np.exp2(size_log2)[:, None]
+                g = g / size
+                if noise:
+                    g = g + rng.standard_normal(g.shape) * sig[size_log2][:, None]
+                return project_l1_ball(g, radius_l1)
+
+            G_B = mean_over(in_O | in_E, level + 1)
+            G_O = mean_over(in_O, level)
+            G_E = mean_over(in_E, level)
+            G_i = mean_over(one, np.zeros(k, dtype=np.int64))
+            G = (G_B - 0.5 * (G_O + G_E)) / probs[level][:, None] + G_i
+            th = th - eta * G
+            if math.isfinite(radius):
+                norms = np.linalg.norm(th, axis=1, keepdims=True)
+                th = th * np.where(norms > radius, radius / np.maximum(norms, 1e-300), 1.0)
+            theta[idx] = th
+            total[idx] += th
+            count[idx] += 1
+            steps[idx] += 1
+        params = total / count[:, None]
+        return Run(params=params, claim=self.claim(n),
+                   extra={"n": n, "steps": steps, "last_iterate": theta, "epsilon_filter": eps2_sum,
+                          "delta_filter": delta_sum})
