@@ -78,6 +78,22 @@ def _exp_up(log_x: float) -> float:
     return round_up(math.exp(log_x))
 
 
+def _up(x: float) -> float:
+    """Round an upper bound up, keeping an exact 0 (an exactly certified epsilon = 0) at 0
+    and mapping a computed value below 0 (a valid, looser statement) to 0."""
+    x = float(x)
+    if x == 0.0:
+        return 0.0
+    return max(round_up(x), 0.0)
+
+
+def _softplus(x: float) -> float:
+    """log(1 + e^x) without overflow."""
+    if x > 30.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
 def _check_method(method: str, allowed: tuple[str, ...]) -> str:
     if method not in allowed:
         raise ValueError(f"method must be one of {allowed}, got {method!r}")
@@ -169,9 +185,8 @@ def rdp_to_dp(orders, rdp, delta) -> tuple[float, float]:
     delta = check_delta(delta)
     eps = _balle_epsilon(orders, rdp, math.log(delta))
     eps = np.where(rdp <= _tv_rho_threshold(delta), 0.0, eps)
-    eps = np.maximum(eps, 0.0)
     i = int(np.argmin(eps))
-    return round_up(float(eps[i])), float(orders[i])
+    return _up(float(eps[i])), float(orders[i])
 
 
 def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
@@ -206,7 +221,8 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
 def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
     """[CKS20, Prop. 12] epsilon at alpha = 1 + t for the curve r(alpha) = rho * alpha."""
     alpha = 1.0 + t
-    return alpha * rho + (math.log(t) - math.log1p(t)) - (log_delta + math.log1p(t)) / t
+    # log((alpha-1)/alpha) = -log(1 + 1/t)
+    return alpha * rho - math.log1p(1.0 / t) - (log_delta + math.log1p(t)) / t
 
 
 def _cks_epsilon(rho: float, omega: float, delta: float) -> float:
@@ -236,8 +252,7 @@ def _cks_epsilon(rho: float, omega: float, delta: float) -> float:
     if t_star <= 0.0:
         t_star = min(t_hi, 1e-300)
     t_star = min(t_star, omega - 1.0)
-    eps = _cks_epsilon_at(t_star, rho, log_delta)
-    return round_up(max(eps, 0.0))
+    return _up(_cks_epsilon_at(t_star, rho, log_delta))
 
 
 def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
@@ -278,12 +293,13 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
 
     With alpha = 1 + e^u the derivative in alpha, ``(2 alpha - 1) rho - epsilon +
     log(1 - 1/alpha)``, becomes ``h(u) = (1 + 2e^u) rho - epsilon + u - log(1 + e^u)``, increasing
-    in u; its root (capped at log(omega - 1)) is the minimiser. Working in u keeps alpha close
+    in u (evaluated as ``... - log(1 + e^-u)``); its root (capped at log(omega - 1)) is the minimiser. Working in u keeps alpha close
     to 1 representable (large rho).
     """
 
     def h(u):
-        return (1.0 + 2.0 * math.exp(u)) * rho - epsilon + u - math.log1p(math.exp(u))
+        # u - log(1 + e^u) = -log(1 + e^-u), written without cancellation
+        return (1.0 + 2.0 * math.exp(u)) * rho - epsilon - _softplus(-u)
 
     u_lo = min(0.0, epsilon - 3.0 * rho) - 1.0          # h(u_lo) < 0 (see docstring of caller)
     u_hi = math.log(max(1.0, (epsilon + 1.0) / (2.0 * rho)))  # h(u_hi) > 0
@@ -295,8 +311,11 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
     if math.isfinite(omega):
         u_star = min(u_star, math.log(omega - 1.0))
     t = math.exp(u_star)
-    # (alpha-1)(alpha rho - eps) + alpha (log t - log(1+t)) - log t
-    log_d = t * ((1.0 + t) * rho - epsilon) + t * u_star - (1.0 + t) * math.log1p(t)
+    if t == 0.0:  # alpha = 1 to double precision: the bound is delta <= 1
+        return 0.0
+    # (alpha-1)(alpha rho - eps) + alpha log(t/(1+t)) - log t
+    #   = t((1+t) rho - eps) - t log(1 + 1/t) - log(1 + t)   (no cancellation for large t)
+    log_d = t * ((1.0 + t) * rho - epsilon) - t * math.log1p(1.0 / t) - math.log1p(t)
     if math.isnan(log_d):  # inf - inf: astronomically small delta
         return -math.inf
     return min(log_d, 0.0)
@@ -476,7 +495,7 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
 
 def _gaussian_epsilon(s: float, delta: float) -> float:
     log_delta = math.log(delta)
-    if _log_gaussian_delta(s, 0.0) <= log_delta:
+    if _exp_up(_log_gaussian_delta(s, 0.0)) <= delta:
         return 0.0
 
     def f(e):
@@ -488,7 +507,7 @@ def _gaussian_epsilon(s: float, delta: float) -> float:
         hi *= 2.0
     root = optimize.brentq(f, 0.0, hi, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
     eps = round_up(root)
-    while f(eps) > 0:  # make sure the returned epsilon is certified
+    while _exp_up(_log_gaussian_delta(s, eps)) > delta:  # certified by the public gaussian_delta
         eps = round_up(eps * (1.0 + 1e-14) + 1e-300)
     return eps
 
