@@ -1,0 +1,174 @@
+"""Pure epsilon-DP mechanisms: any epsilon-DP mechanism, and the exponential mechanism.
+
+References
+----------
+Mironov, "Renyi differential privacy", CSF 2017, Prop. 5: RDP of randomized response.
+T. Steinke, "Pure DP to zCDP" (differentialprivacy.org, 2024): the RDP curve of randomized
+response with p = e^eps/(1+e^eps) is the pointwise supremum of D_alpha over all eps-DP pairs,
+    r(alpha) = 1/(alpha-1) log( p e^{(alpha-1)eps} + (1-p) e^{-(alpha-1)eps} )
+             = eps - 1/(alpha-1) log( (1+e^-eps)/(1+e^{-(2alpha-1)eps}) ).
+Bun & Steinke 2016, Prop. 3.3: eps-DP => eps^2/2-zCDP; the tight rho is sup_alpha r(alpha)/alpha
+= r(1) = eps tanh(eps/2) (attained as alpha -> 1; proofs_checks/pure_dp_rdp.py).
+Cesar & Rogers, "Bounding, concentrating, and truncating: unifying privacy loss composition for
+data analytics", ALT 2021 (arXiv:2004.07223), Lemma 3.2/Thm 3.3 and Durfee & Rogers 2019: the
+exponential mechanism is eta-bounded-range (eta = eps), hence eta^2/8-zCDP, and
+D_alpha <= xi + alpha eta^2/8 with xi = KL_max - eta^2/8,
+KL_max = eta/(e^eta - 1) - 1 - log(eta/(e^eta - 1)) (the largest KL of an eta-BR pair).
+McSherry & Talwar 2007: the exponential mechanism P[y] ∝ exp(eps u(y)/(2 Delta)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders
+from dpaudit.mechanisms._subsampled_rdp import expm1mx
+from dpaudit.mechanisms.base import Mechanism
+
+__all__ = ["PureDP", "ExponentialMechanism", "randomized_response_rdp", "bounded_range_rdp",
+           "bounded_range_kl_max"]
+
+
+def randomized_response_rdp(epsilon: float, orders) -> np.ndarray:
+    """Tight RDP curve of eps-DP (randomized response), evaluated without cancellation.
+
+    With t = (alpha-1) eps and p = e^eps/(1+e^eps), the inner sum minus one is a sum of
+    non-negative terms,  tanh(eps/2) t + p expm1mx(t) + (1-p) expm1mx(-t),  so
+    r = log1p(.)/(alpha-1) when t < 1; otherwise
+    r = eps - [log1p(e^-eps) - log1p(e^{-(2alpha-1)eps})]/(alpha-1).  r(inf) = eps.
+    """
+    a = np.asarray(orders, dtype=float)
+    fin = np.isfinite(a)
+    af = np.where(fin, a, 2.0)
+    am1 = af - 1.0
+    t = am1 * epsilon
+    p = 1.0 / (1.0 + math.exp(-epsilon)) if epsilon < 700 else 1.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        ts = np.minimum(t, 1.0)
+        inner = math.tanh(epsilon / 2.0) * ts + p * expm1mx(ts) + (1.0 - p) * expm1mx(-ts)
+        r_small = np.log1p(inner) / am1
+        r_big = epsilon - (math.log1p(math.exp(-epsilon)) - np.log1p(np.exp(-(2.0 * af - 1.0) * epsilon))) / am1
+    r = np.where(t < 1.0, r_small, r_big)
+    r = np.minimum(r, epsilon)
+    return np.where(fin, r, epsilon)
+
+
+def bounded_range_kl_max(eta: float) -> float:
+    """KL_max(eta) = eta/(e^eta - 1) - 1 - log(eta/(e^eta - 1)) (Cesar & Rogers 2021).
+
+    Written as expm1mx(-y) with y = -log(eta/(e^eta-1)) = log(expm1(eta)/eta) >= 0, so it
+    stays accurate for small eta (KL_max ~ eta^2/8).
+    """
+    if eta == 0.0:
+        return 0.0
+    if eta > 700:
+        y = eta + math.log1p(-math.exp(-eta)) - math.log(eta)
+    else:
+        y = math.log(math.expm1(eta) / eta)
+    return float(expm1mx(-y))
+
+
+def bounded_range_rdp(eta: float, orders) -> np.ndarray:
+    """min(xi + alpha eta^2/8, eta) with xi = KL_max - eta^2/8 (<= 0); r(inf) = eta."""
+    a = np.asarray(orders, dtype=float)
+    xi = bounded_range_kl_max(eta) - eta * eta / 8.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.minimum(xi + a * (eta * eta / 8.0), eta)
+    return np.where(np.isfinite(a), r, eta)
+
+
+@dataclass(frozen=True)
+class PureDP(Mechanism):
+    """Any ``epsilon``-DP mechanism (e.g. report-noisy-max with Laplace noise).
+
+    Curves
+    ------
+    rdp(alpha)     tight randomized-response curve (:func:`randomized_response_rdp`)   [exact sup]
+    zcdp()         eps * tanh(eps/2) = sup_alpha r(alpha)/alpha  (< eps^2/2)             [exact sup]
+    pure_epsilon() eps
+
+    ``sample`` is randomized response on a bit: the input bit ``value`` in {0, 1} is reported
+    truthfully with probability e^eps/(1+e^eps).
+    """
+
+    epsilon: float
+    neighbouring: str = "add_remove"
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        check_neighbouring(self.neighbouring)
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        return round_up(randomized_response_rdp(self.epsilon, orders))
+
+    def zcdp(self) -> float:
+        return round_up(self.epsilon * math.tanh(self.epsilon / 2.0))
+
+    def pure_epsilon(self) -> float:
+        return round_up(self.epsilon)
+
+    def sample(self, value, rng: np.random.Generator, size=None):
+        """Randomized response: each bit of ``value`` kept with probability e^eps/(1+e^eps)."""
+        value = np.asarray(value)
+        if not np.all((value == 0) | (value == 1)):
+            raise ValueError("value must be a bit (0 or 1) for randomized response")
+        shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
+        p = 1.0 / (1.0 + math.exp(-self.epsilon)) if self.epsilon < 700 else 1.0
+        keep = rng.random(shape) < p
+        v = np.broadcast_to(value.astype(np.int64), shape)
+        return np.where(keep, v, 1 - v)
+
+    def describe(self) -> str:
+        return f"PureDP(epsilon={self.epsilon:g}, {self.neighbouring})"
+
+
+@dataclass(frozen=True)
+class ExponentialMechanism(Mechanism):
+    """Exponential mechanism with utility sensitivity 1: P[y] ∝ exp(eps u(y) / 2).
+
+    It is eta-bounded-range with eta = eps (Durfee & Rogers 2019).
+
+    Curves
+    ------
+    rdp(alpha)     min(xi + alpha eps^2/8, eps), xi = KL_max - eps^2/8   (Cesar & Rogers 2021)
+    zcdp()         eps^2/8
+    pure_epsilon() eps
+    """
+
+    epsilon: float
+    neighbouring: str = "add_remove"
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        check_neighbouring(self.neighbouring)
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        return round_up(bounded_range_rdp(self.epsilon, orders))
+
+    def zcdp(self) -> float:
+        return round_up(self.epsilon**2 / 8.0)
+
+    def pure_epsilon(self) -> float:
+        return round_up(self.epsilon)
+
+    def sample(self, value, rng: np.random.Generator, size=None):
+        """Index drawn with P[i] ∝ exp(eps * value[..., i] / 2) (Gumbel-max trick, batched).
+
+        ``value`` is the score vector (last axis = candidates); the output has shape
+        ``size + value.shape[:-1]``.
+        """
+        u = np.asarray(value, dtype=float)
+        if u.ndim == 0:
+            raise ValueError("value must be a score vector (at least one candidate)")
+        shape = u.shape if size is None else tuple(np.atleast_1d(size)) + u.shape
+        logits = np.broadcast_to(self.epsilon * u / 2.0, shape)
+        return np.argmax(logits + rng.gumbel(size=shape), axis=-1)
+
+    def describe(self) -> str:
+        return f"ExponentialMechanism(epsilon={self.epsilon:g}, {self.neighbouring})"

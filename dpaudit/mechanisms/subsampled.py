@@ -1,0 +1,207 @@
+"""Subsampled mechanisms: Poisson subsampling (add/remove) and sampling without replacement
+(replace-one).
+
+Every curve is an upper bound and is additionally capped by the base mechanism's curve: by
+joint quasi-convexity of the Renyi divergence (van Erven & Harremoes 2014, Thm. 13),
+D_a(qP + (1-q)Q || Q) <= D_a(P || Q) and D_a(Q || qP + (1-q)Q) <= D_a(Q || P), and for sampling
+without replacement the two output distributions are mixtures over a coupling of subsamples
+that are equal or replace-one neighbours.  The same argument (applied order by order) shows the
+subsampled mechanism is rho-zCDP whenever the base is, so ``zcdp()`` returns the base rho.
+
+References: see :mod:`dpaudit.mechanisms._subsampled_rdp` ([MTZ], [ZW], [WBK], [KOV]) and
+Balle, Barthe, Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018, Thm. 8
+(Poisson subsampling of (eps, delta)-DP gives (log(1 + q(e^eps - 1)), q delta)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.core.numeric import round_up
+from dpaudit.core.validation import check_orders, check_probability
+from dpaudit.mechanisms import _subsampled_rdp as K
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.gaussian import Gaussian
+
+__all__ = ["PoissonSampled", "SampledWithoutReplacement"]
+
+
+def _check_base(mechanism, relation: str, cls: str):
+    if not isinstance(mechanism, Mechanism):
+        raise ValueError(f"mechanism must be a dpaudit Mechanism, got {type(mechanism).__name__}")
+    if getattr(mechanism, "neighbouring", "add_remove") != relation:
+        raise ValueError(
+            f"mechanism must be stated for {relation!r} neighbours to be used in {cls}, "
+            f"got {mechanism.neighbouring!r}")
+
+
+def _amplified_pure(q: float, eps: float) -> float:
+    """log(1 + q(e^eps - 1)) (Balle et al. 2018, Thm. 8)."""
+    if math.isinf(eps):
+        return math.inf
+    if q == 0.0 or eps == 0.0:
+        return 0.0
+    if eps > 700:
+        return float(np.logaddexp(math.log1p(-q), math.log(q) + eps)) if q < 1 else eps
+    return math.log1p(q * math.expm1(eps))
+
+
+def _mask_like(mask, out):
+    return mask.reshape(mask.shape + (1,) * (np.ndim(out) - mask.ndim))
+
+
+@dataclass(frozen=True)
+class PoissonSampled(Mechanism):
+    """``mechanism`` run on a Poisson subsample (each record kept independently w.p. ``q``).
+
+    Neighbouring relation: add/remove (the base must be stated for add/remove neighbours).
+
+    rdp(alpha):
+      * Gaussian base: the exact [MTZ] value (integer orders: binomial sum; fractional: signed
+        two-sided series) with noise multiplier sigma/sensitivity;
+      * pure-DP base (finite ``pure_epsilon``): the exact divergence of the [KOV] dominating
+        pair (subsampled randomized response, both directions), capped by [ZW] Thm. 6;
+      * any other base: [ZW] Thm. 6 at ceil(alpha) (RDP is non-decreasing in alpha);
+      always capped by the base curve; q = 0 -> 0, q = 1 -> base.
+    zcdp(): base rho (quasi-convexity). tcdp(): base (rho, omega).
+    pure_epsilon(): log(1 + q(e^eps - 1)). approx_dp(): (log(1 + q(e^eps - 1)), q delta).
+    """
+
+    mechanism: Mechanism
+    q: float
+
+    neighbouring = "add_remove"
+
+    def __post_init__(self):
+        _check_base(self.mechanism, "add_remove", "PoissonSampled")
+        object.__setattr__(self, "q", check_probability("q", self.q))
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        q, base = self.q, self.mechanism
+        if q == 0.0:
+            return np.zeros(orders.shape)
+        base_curve = np.asarray(base.rdp(orders), dtype=float)
+        if q == 1.0:
+            return base_curve
+        if isinstance(base, Gaussian):
+            out = round_up(K.poisson_gaussian_rdp(q, base.sigma / base.sensitivity, orders))
+            return np.minimum(out, base_curve)
+        out = np.full(orders.shape, math.inf)
+        eps = base.pure_epsilon()
+        if math.isfinite(eps):
+            out = np.minimum(out, K.poisson_pure_dp_rdp(q, eps, orders))
+        out = np.minimum(out, K.poisson_general_rdp(q, base.rdp, orders))
+        out = round_up(out)
+        return np.minimum(out, base_curve)
+
+    def zcdp(self) -> float:
+        return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
+
+    def tcdp(self) -> tuple[float, float]:
+        if self.q == 0.0:
+            return (0.0, math.inf)
+        return self.mechanism.tcdp()
+
+    def pure_epsilon(self) -> float:
+        return round_up(_amplified_pure(self.q, self.mechanism.pure_epsilon()))
+
+    def approx_dp(self):
+        pair = self.mechanism.approx_dp()
+        if pair is None:
+            return None
+        eps, delta = pair
+        return (round_up(_amplified_pure(self.q, eps)), round_up(self.q * delta))
+
+    def sample(self, value, rng: np.random.Generator, size=None):
+        """Draws of the subsampled output.
+
+        ``value`` is the query value on the dataset *containing* the record; the record's
+        contribution is ``value`` against ``0 * value`` without it.  With probability ``q``
+        (the record is sampled) the output is ``mechanism.sample(value)``, otherwise
+        ``mechanism.sample(0 * value)``; the choice is made per draw.
+        """
+        value = np.asarray(value)
+        with_rec = self.mechanism.sample(value, rng, size)
+        without = self.mechanism.sample(np.zeros_like(value), rng, size)
+        mask = rng.random(() if size is None else tuple(np.atleast_1d(size))) < self.q
+        return np.where(_mask_like(mask, with_rec), with_rec, without)
+
+    def describe(self) -> str:
+        return f"PoissonSampled({self.mechanism.describe()}, q={self.q:g})"
+
+
+@dataclass(frozen=True)
+class SampledWithoutReplacement(Mechanism):
+    """``mechanism`` run on a uniformly random subset of m = q n records (q = m/n).
+
+    Neighbouring relation: replace-one (n is public); the base must be stated for replace-one
+    neighbours (e.g. ``Gaussian(sigma, sensitivity=2C, neighbouring="replace_one")`` for a sum
+    of vectors clipped to C).
+
+    rdp(alpha): Gaussian base -> [WBK] Thm. 27 (as dp-accounting 0.6.0 evaluates it, with the
+    forward differences computed accurately); other bases -> [WBK] Thm. 9; fractional orders
+    by [WBK] Cor. 10; capped by the base curve.  zcdp(): base rho.  tcdp(): the tCDP
+    amplification theorem (``dpaudit.mechanisms._tcdp_amplification.subsampled_tcdp``) when its
+    conditions hold, else the base pair.  pure_epsilon(): base epsilon (no amplification is
+    claimed under replace-one here).
+    """
+
+    mechanism: Mechanism
+    q: float
+
+    neighbouring = "replace_one"
+
+    def __post_init__(self):
+        _check_base(self.mechanism, "replace_one", "SampledWithoutReplacement")
+        object.__setattr__(self, "q", check_probability("q", self.q))
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        q, base = self.q, self.mechanism
+        if q == 0.0:
+            return np.zeros(orders.shape)
+        base_curve = np.asarray(base.rdp(orders), dtype=float)
+        if q == 1.0:
+            return base_curve
+        if isinstance(base, Gaussian):
+            out = K.wor_gaussian_rdp(q, base.sigma / base.sensitivity, orders)
+        else:
+            eps_inf = min(base.pure_epsilon(), float(np.asarray(base.rdp([math.inf]))[0]))
+            out = K.wor_general_rdp(q, base.rdp, eps_inf, orders)
+        return np.minimum(round_up(out), base_curve)
+
+    def zcdp(self) -> float:
+        return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
+
+    def tcdp(self) -> tuple[float, float]:
+        base = self.mechanism.tcdp()
+        if self.q == 0.0:
+            return (0.0, math.inf)
+        try:
+            from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
+        except ImportError:
+            return base
+        rho, omega = base
+        if not (math.isfinite(rho) and rho > 0):
+            return base
+        res = subsampled_tcdp(rho, omega, self.q)
+        return base if res is None else (float(res[0]), float(res[1]))
+
+    def pure_epsilon(self) -> float:
+        return self.mechanism.pure_epsilon()
+
+    def sample(self, value, rng: np.random.Generator, size=None):
+        """Same convention as :meth:`PoissonSampled.sample` with sampling probability q = m/n
+        for the differing record."""
+        value = np.asarray(value)
+        with_rec = self.mechanism.sample(value, rng, size)
+        without = self.mechanism.sample(np.zeros_like(value), rng, size)
+        mask = rng.random(() if size is None else tuple(np.atleast_1d(size))) < self.q
+        return np.where(_mask_like(mask, with_rec), with_rec, without)
+
+    def describe(self) -> str:
+        return f"SampledWithoutReplacement({self.mechanism.describe()}, q={self.q:g})"
