@@ -54,7 +54,7 @@ def test_randomized_response_nonprivate_and_unsupported():
     assert from_dp_event(dpa.NonPrivateDpEvent()) == [(NonPrivate(), 1)]
     assert from_dp_event(dpa.GaussianDpEvent(0.0)) == [(NonPrivate(), 1)]
     with pytest.raises(UnsupportedMechanismError, match="not supported"):
-        from_dp_event(dpa.MixtureOfGaussiansDpEvent(0.5, 1.0, [1.0], [1.0]))
+        from_dp_event(dpa.dp_event.UnsupportedDpEvent())
     with pytest.raises(ValueError, match="neighbouring"):
         from_dp_event(dpa.GaussianDpEvent(1.0), neighbouring="swap")
     with pytest.raises(ValueError, match="accountant"):

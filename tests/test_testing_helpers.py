@@ -118,7 +118,8 @@ def _laplace_hockey_stick(b, sens, eps):
     p = lambda y: mpmath.exp(-abs(y) / b) / (2 * b)
     q = lambda y: mpmath.exp(-abs(y - sens) / b) / (2 * b)
     f = lambda y: max(mpmath.mpf(0), p(y) - mpmath.exp(eps) * q(y))
-    return float(mpmath.quad(f, [-mpmath.inf, 0, sens / 2, sens, mpmath.inf]))
+    kink = (sens - b * eps) / 2  # where p = e^eps q (the integrand's kink)
+    return float(mpmath.quad(f, [-mpmath.inf, 0, kink, sens, mpmath.inf]))
 
 
 @pytest.mark.parametrize("scale,sens,delta", [(1.0, 1.0, 1e-3), (0.5, 1.0, 0.05), (2.0, 3.0, 0.2)])

@@ -1,0 +1,145 @@
+"""``dpaudit report``: audit an optimizer, compare accountants, tabulate Renyi divergence; write a report.
+
+    dpaudit report [OPTIMIZER] [--trials N] [--seed S] [--confidence C] [--delta D]
+                   [--out FILE] [--max-steps T] [--renyi-trials N] [--renyi-steps K ...]
+                   [--no-audit] [--no-accountants] [--no-renyi] [--json]
+
+OPTIMIZER (default ``dp-sgd``) is audited with ``dpaudit.audit.audit_optimizer`` (``--trials``
+runs per neighbouring dataset). Its per-step mechanism (Gaussian with the optimizer's noise
+multiplier, Poisson-subsampled at its sampling rate when it has one) is composed 1..``--max-steps``
+times (default: the optimizer's ``steps``) under the RDP, zCDP and PLD accountants, beside the
+exact curve where one exists. The Renyi section runs noisy GD on the squared-loss instance of
+Chourasia, Ye, Shokri (2021). ``--out`` ends in ``.html`` (one self-contained file, the default
+``dpaudit-report.html``) or ``.md`` (plus PNG files). Exit status 1 if the audit found a violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+__all__ = ["add_parser", "run", "optimizer_mechanism"]
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("report", help="write an HTML/Markdown report: audit, accountants, Renyi divergence",
+                              description=__doc__.split("\n\n", 2)[2].strip())
+    p.add_argument("optimizer", nargs="?", default="dp-sgd", metavar="OPTIMIZER",
+                   help="optimizer to audit (default dp-sgd; see dpaudit.optimizers)")
+    p.add_argument("--trials", type=int, default=20_000, help="audit runs per neighbouring dataset (default 20000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--confidence", type=float, default=0.95, help="audit confidence in (0, 1) (default 0.95)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta of every epsilon shown (default 1e-5)")
+    p.add_argument("--out", default="dpaudit-report.html", metavar="FILE",
+                   help="report file, .html (self-contained) or .md (default dpaudit-report.html)")
+    p.add_argument("--max-steps", type=int, default=None, dest="max_steps",
+                   help="largest number of compositions in the accountant comparison (default: the optimizer's steps)")
+    p.add_argument("--renyi-trials", type=int, default=20_000, dest="renyi_trials",
+                   help="noisy-GD runs per dataset for the Renyi table (default 20000)")
+    p.add_argument("--renyi-steps", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50, 100], dest="renyi_steps",
+                   metavar="K", help="noisy-GD step counts of the Renyi table (default 1 2 5 10 20 50 100)")
+    p.add_argument("--no-audit", action="store_true", dest="no_audit", help="skip the audit section")
+    p.add_argument("--no-accountants", action="store_true", dest="no_accountants",
+                   help="skip the accountant comparison")
+    p.add_argument("--no-renyi", action="store_true", dest="no_renyi", help="skip the Renyi section")
+    p.add_argument("--json", action="store_true", help="print one JSON object (path and key numbers) on stdout")
+    p.set_defaults(run=run)
+    return p
+
+
+def optimizer_mechanism(opt):
+    """The per-step mechanism of a Gaussian-noise optimizer, with its number of steps.
+
+    ``Gaussian(noise_multiplier)`` (sensitivity 1; the clip norm cancels), Poisson-subsampled
+    at ``sampling_rate`` when the optimizer samples. Returns ``(None, steps)`` when the optimizer
+    has no noise multiplier.
+    """
+    from dpaudit.mechanisms import Gaussian
+
+    hp = getattr(opt, "hp", {})
+    steps = int(hp.get("steps", 1))
+    nm = hp.get("noise_multiplier")
+    if not nm:
+        return None, steps
+    mech = Gaussian(float(nm), 1.0, "add_remove")
+    q = hp.get("sampling_rate")
+    if q is not None and float(q) < 1.0:
+        from dpaudit.mechanisms import PoissonSampled
+
+        mech = PoissonSampled(mech, float(q))
+    return mech, steps
+
+
+def run(args) -> int:
+    from dpaudit.core.progress import disabled
+    from dpaudit.core.validation import check_confidence, check_count, check_delta
+
+    check_count(args.trials, "--trials", minimum=1)
+    check_count(args.renyi_trials, "--renyi-trials", minimum=2)
+    check_confidence(args.confidence, "--confidence")
+    check_delta(args.delta, "--delta")
+    if not str(args.out).lower().endswith((".html", ".htm", ".md", ".markdown")):
+        raise ValueError(f"--out must end in .html or .md, got {args.out!r}")
+    from dpaudit.report.plots import require_matplotlib
+
+    require_matplotlib()  # fail before the long computations
+    if args.json:
+        with disabled():
+            return _run(args)
+    return _run(args)
+
+
+def _log(args, text):
+    if not args.json:
+        print(text, file=sys.stderr)
+
+
+def _run(args) -> int:
+    from dpaudit.report.data import compare_accountants, default_steps, renyi_table
+    from dpaudit.report.writer import write_report
+
+    timings, audit, accountants, renyi = {}, None, None, None
+    opt = None
+    if not (args.no_audit and args.no_accountants):
+        from dpaudit.optimizers import make_optimizer
+
+        opt = make_optimizer(args.optimizer)
+    if not args.no_audit:
+        from dpaudit.audit import audit_optimizer
+
+        _log(args, f"auditing {args.optimizer} with {args.trials:,} trials per dataset ...")
+        t0 = time.perf_counter()
+        audit = audit_optimizer(opt, trials=args.trials, confidence=args.confidence, seed=args.seed)
+        timings["audit_s"] = time.perf_counter() - t0
+        if not args.json:
+            print(audit.summary())
+    if not args.no_accountants:
+        mech, steps = optimizer_mechanism(opt)
+        if mech is None:
+            _log(args, f"{args.optimizer} has no Gaussian noise multiplier: accountant comparison skipped")
+        else:
+            t0 = time.perf_counter()
+            grid = default_steps(args.max_steps or steps)
+            accountants = compare_accountants(mech, grid, delta=args.delta)
+            timings["accountants_s"] = time.perf_counter() - t0
+    if not args.no_renyi:
+        _log(args, f"Renyi table: noisy GD, {args.renyi_trials:,} runs per dataset ...")
+        t0 = time.perf_counter()
+        renyi = renyi_table(steps=args.renyi_steps, trials=args.renyi_trials, seed=args.seed)
+        timings["renyi_s"] = time.perf_counter() - t0
+    if audit is None and accountants is None and renyi is None:
+        raise ValueError("nothing to report: every section was skipped")
+    path = write_report(args.out, audit=audit, renyi=renyi, accountants=accountants,
+                        title=f"dpaudit report: {args.optimizer}")
+    if args.json:
+        from dpaudit.audit.result import to_jsonable
+
+        print(json.dumps(to_jsonable({
+            "command": "report", "path": str(path), "optimizer": args.optimizer,
+            "audit": None if audit is None else {k: v for k, v in audit.to_dict().items() if k != "details"},
+            "accountants": accountants, "renyi": renyi, "timings": timings})))
+    else:
+        print(f"report written to {path}")
+    return 1 if (audit is not None and audit.violation) else 0
