@@ -49,7 +49,7 @@ __all__ = [
 
 _EPS = np.finfo(float).eps
 #: integer orders above this use a simpler valid bound (the base curve); see callers
-MAX_INTEGER_ORDER = 2**21
+MAX_INTEGER_ORDER = 2**16
 #: WBK's forward-difference branch is used up to this order (as in dp-accounting 0.6.0)
 WOR_MOMENT_MAX_ORDER = 256
 #: largest order for which the general (Zhu-Wang / WBK) binomial bounds are summed

@@ -135,7 +135,8 @@ class ExponentialMechanism(Mechanism):
 
     Curves
     ------
-    rdp(alpha)     min(xi + alpha eps^2/8, eps), xi = KL_max - eps^2/8   (Cesar & Rogers 2021)
+    rdp(alpha)     min(xi + alpha eps^2/8, eps), xi = KL_max - eps^2/8   (Cesar & Rogers 2021),
+                   and at most the eps-DP randomized-response curve (it is eps-DP)
     zcdp()         eps^2/8
     pure_epsilon() eps
     """
@@ -149,7 +150,8 @@ class ExponentialMechanism(Mechanism):
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
-        return round_up(bounded_range_rdp(self.epsilon, orders))
+        br = bounded_range_rdp(self.epsilon, orders)
+        return round_up(np.minimum(br, randomized_response_rdp(self.epsilon, orders)))
 
     def zcdp(self) -> float:
         return round_up(self.epsilon**2 / 8.0)
