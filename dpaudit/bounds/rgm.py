@@ -21,7 +21,6 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from dpaudit.core.gaussian_divergence import gaussian_variance_term
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
     check_count,
@@ -29,7 +28,7 @@ from dpaudit.core.validation import (
     check_nonnegative,
     check_orders,
 )
-from dpaudit.mechanisms.relative_gaussian import RelativeGaussian, rgm_tcdp_pair
+from dpaudit.mechanisms.relative_gaussian import RelativeGaussian, _finish, rgm_norm_leakage
 
 __all__ = [
     "rgm_rdp",
@@ -94,16 +93,9 @@ def rgm_local_sensitivity_rdp(alpha, *, epsilon, B, dim):
     epsilon = check_nonnegative("epsilon", epsilon)
     B = check_nonnegative("B", B)
     dim = check_count(dim, "dim", minimum=1)
-    c = B * (2.0 + B)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        u = (a - 1.0) * c
-        ok = np.isfinite(a) & (u < 1.0)
-        uu = np.where(ok, u, 0.0)
-        aa = np.where(ok, a, 2.0)
-        var = np.maximum(gaussian_variance_term(aa, 1.0 + B), gaussian_variance_term(aa, 1.0 / (1.0 + B)))
-        out = epsilon / (1.0 - uu) + dim * var
-    out = np.where(ok, out, math.inf)
-    return _scalar_or_array(scalar, np.atleast_1d(round_up(out)))
+    ok, omu, leak = rgm_norm_leakage(a, B)
+    out = _finish(epsilon / omu + dim * leak, ok, omu)
+    return _scalar_or_array(scalar, out)
 
 
 def _mironov(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:

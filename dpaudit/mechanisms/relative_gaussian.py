@@ -51,7 +51,7 @@ from dpaudit.core.validation import (
 )
 from dpaudit.mechanisms.base import Mechanism
 
-__all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair"]
+__all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair", "rgm_norm_leakage"]
 
 
 def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float, float]:
@@ -73,30 +73,80 @@ def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float
     return b, m
 
 
+def _x_minus_log1p(x: np.ndarray) -> np.ndarray:
+    """``x - log1p(x)`` for x >= 0 without cancellation (series below 0.01)."""
+    x = np.asarray(x, dtype=float)
+    small = x < 1e-2
+    xs = np.where(small, x, 0.0)
+    # x - log(1+x) = sum_{k>=2} (-1)^k x^k / k
+    series = np.zeros_like(xs)
+    for k in range(13, 1, -1):
+        series = xs**k / k * (-1) ** k + series
+    with np.errstate(invalid="ignore"):
+        direct = x - np.log1p(np.where(small, 0.0, x))
+    return np.where(small, series, direct)
+
+
+def _mlog1m_minus_x(x: np.ndarray) -> np.ndarray:
+    """``-log1p(-x) - x`` for 0 <= x < 1 without cancellation (series below 0.01)."""
+    x = np.asarray(x, dtype=float)
+    small = x < 1e-2
+    xs = np.where(small, x, 0.0)
+    series = np.zeros_like(xs)
+    for k in range(13, 1, -1):
+        series = xs**k / k + series
+    direct = -np.log1p(-np.where(small, 0.0, x)) - x
+    return np.where(small, series, direct)
+
+
+def rgm_norm_leakage(orders, b: float):
+    """Per-dimension norm-leakage term of Theorem 1 and the admissibility mask.
+
+    Returns ``(ok, one_minus_u, leak)`` with ``u = (alpha-1) b (2+b)``, ``ok = 1-u > 16 eps``
+    (orders where a finite bound is certified despite rounding) and
+    ``leak = max(g_alpha(1+b), g_alpha(1/(1+b)))`` (Lemma 2 variance term, see module docstring).
+    ``g_alpha(1+b)`` is evaluated without cancellation as
+    ``(b - log1p(b)) + b^2/2 + (-log1p(-u) - u) / (2 (alpha-1))`` (all terms >= 0), since
+    ``u / (2 (alpha-1)) = b + b^2/2``.
+    """
+    a = np.asarray(orders, dtype=float)
+    c = b * (2.0 + b)
+    with np.errstate(invalid="ignore", over="ignore"):
+        u = (a - 1.0) * c
+        one_minus_u = 1.0 - u
+    ok = np.isfinite(a) & (one_minus_u > 16.0 * np.finfo(float).eps)
+    aa = np.where(ok, a, 2.0)
+    uu = np.where(ok, u, 0.0)
+    hi = _x_minus_log1p(b) + b * b / 2.0 + _mlog1m_minus_x(uu) / (2.0 * (aa - 1.0))
+    lo = gaussian_variance_term(aa, 1.0 / (1.0 + b))
+    return ok, np.where(ok, one_minus_u, 1.0), np.maximum(hi, lo)
+
+
+def _finish(total: np.ndarray, ok: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
+    """Inflate by the rounding error amplified by 1/(1-u), round up, inf outside the range."""
+    with np.errstate(over="ignore"):
+        out = total * (1.0 + 16.0 * np.finfo(float).eps / one_minus_u)
+    out = np.where(ok, out, math.inf)
+    return np.atleast_1d(round_up(out))
+
+
 def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim: int) -> np.ndarray:
     """RDP of the RGM at each order (Theorem 1, exact form (5*); general-sigma form of D.4).
 
-    Arguments are assumed validated (see :class:`RelativeGaussian`). Returns the exact value of
-    the bound rounded up; ``inf`` at orders ``alpha >= 1 + 1/(b (2 + b))``.
+    Arguments are assumed validated (see :class:`RelativeGaussian`). Returns the bound rounded
+    up (with the rounding error of ``1 - u`` accounted for); ``inf`` at orders
+    ``alpha >= 1 + 1/(b (2 + b))``.
     """
-    a = np.asarray(orders, dtype=float)
+    a = np.atleast_1d(np.asarray(orders, dtype=float))
     b, m = rgm_constants(sigma, gamma, A, B)
     if not (math.isfinite(b) and math.isfinite(m)):
         return np.full(a.shape, math.inf)
     if b == 0.0:
         # A = B = 0: the query is constant; identical outputs
         return np.zeros(a.shape)
-    c = b * (2.0 + b)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        u = (a - 1.0) * c
-        ok = np.isfinite(a) & (u < 1.0)
-        uu = np.where(ok, u, 0.0)
-        main = a * m * m / (2.0 * (1.0 - uu))
-        var_hi = gaussian_variance_term(np.where(ok, a, 2.0), 1.0 + b)
-        var_lo = gaussian_variance_term(np.where(ok, a, 2.0), 1.0 / (1.0 + b))
-        out = main + dim * np.maximum(var_hi, var_lo)
-    out = np.where(ok, out, math.inf)
-    return round_up(out) if out.ndim else np.asarray(round_up(out))
+    ok, omu, leak = rgm_norm_leakage(a, b)
+    main = np.where(ok, a, 2.0) * m * m / (2.0 * omu)
+    return _finish(main + dim * leak, ok, omu)
 
 
 def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -> tuple[float, float]:
