@@ -46,6 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="threshold: certified bound (default); gdp: estimate assuming mu-GDP")
     p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
     p.set_defaults(run=run)
     return p
 
@@ -91,9 +92,13 @@ def run(args) -> int:
     opts = {"method": args.method}
     if args.delta is not None:
         opts["delta"] = args.delta
+    if args.json:  # progress on stderr stays quiet in --json mode (issue 7)
+        __import__("dpaudit.core.progress").core.progress.set_default(False)
     result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed, **opts)
     if args.plot:
         plot_roc(result, args.plot)
+    __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
+        args, audit=result, optimizer=args.optimizer)  # --report FILE (issue 7)
     if args.json:
         out = result.to_dict()
         out["details"].pop("roc", None) if not args.plot else None

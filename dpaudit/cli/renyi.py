@@ -52,6 +52,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plot", metavar="FILE", help="save epsilon(alpha) against steps to FILE (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
     p.set_defaults(run=run)
     return p
 
@@ -107,6 +108,8 @@ def run(args) -> int:
                                  trials=args.trials, confidence=args.confidence, seed=args.seed, methods=methods)
     if args.plot:
         plot_table(rows, args.plot)
+    __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
+        args, renyi=[{**r, "trials": args.trials, "confidence": args.confidence} for r in rows])  # issue 7
     if args.json:
         from dpaudit.audit.result import to_jsonable
 

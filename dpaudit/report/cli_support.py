@@ -20,12 +20,32 @@ def add_report_argument(parser) -> None:
                              "beside it); needs matplotlib (pip install 'dpaudit[plot]')")
 
 
-def maybe_write_report(args, *, audit=None, renyi=None, accountants=None, title=None):
-    """Write the report if ``args.report`` is set; return its path (or None)."""
+def maybe_write_report(args, *, audit=None, renyi=None, accountants=None, optimizer=None, title=None):
+    """Write the report if ``args.report`` is set; return its path (or None).
+
+    With ``optimizer`` (a name or an optimizer object) and no ``accountants``, the report also
+    compares the accountants on the optimizer's per-step mechanism over its number of steps
+    (at the audit's delta, default 1e-5), when the optimizer adds Gaussian noise.
+    """
     path = getattr(args, "report", None)
     if not path:
         return None
     from dpaudit.report.writer import write_report
+
+    if optimizer is not None and accountants is None:
+        from dpaudit.cli.report import optimizer_mechanism
+        from dpaudit.report.data import compare_accountants, default_steps
+
+        opt = optimizer
+        if isinstance(optimizer, str):
+            from dpaudit.optimizers import make_optimizer
+
+            opt = make_optimizer(optimizer)
+        mech, steps = optimizer_mechanism(opt)
+        delta = float(getattr(audit, "delta", 0.0) or 0.0) if audit is not None else 0.0
+        if mech is not None:
+            accountants = compare_accountants(mech, default_steps(steps), delta=delta if 0 < delta < 1 else 1e-5)
+        title = title or f"dpaudit report: {getattr(opt, 'name', optimizer)}"
 
     out = write_report(path, audit=audit, renyi=renyi, accountants=accountants, title=title)
     print(f"report written to {out}", file=sys.stderr)

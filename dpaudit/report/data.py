@@ -110,54 +110,23 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
     """Analytic against empirical Renyi divergence of noisy GD's last iterate (hidden state).
 
     Instance (Chourasia, Ye, Shokri 2021, Theorem 2; reference sheet A.5): loss
-    l(theta; x) = (theta - x)^2 / 2 in one dimension, theta_0 = 0, neighbouring datasets whose
-    means differ by ``sensitivity / n``. Algorithm 1 is run ``trials`` times on each dataset
-    (batched: theta <- theta - step_size (theta - mean) + sqrt(2 step_size sigma^2) Z); the
-    divergence D_alpha(theta_K || theta'_K) is estimated with ``renyi_divergence(method="gaussian")``
-    (an interval assuming Gaussian last iterates, which holds exactly here). Each row holds
-    ``steps``, ``alpha``, ``estimate``, ``lower``, ``upper``, ``exact`` (sheet A.5),
-    ``theorem1`` (upper bound with lambda = 1), ``theorem2`` (lower bound) and ``composition``.
+    l(theta; x) = ||theta - x||^2 / 2, theta_0 = 0, neighbouring datasets whose means differ by
+    ``sensitivity / n``. Runs :func:`dpaudit.audit.linear_instance.linear_instance_table` (noisy GD
+    simulated ``trials`` times per dataset and step count; D_alpha estimated by
+    ``renyi_divergence(method="gaussian")``, whose interval assumes Gaussian last iterates, exact
+    here). Each row holds ``steps``, ``alpha``, ``estimate``, ``lower``, ``upper``, ``exact``
+    (sheet A.5), ``theorem1`` (upper bound, lambda = 1), ``theorem2`` (lower bound),
+    ``composition``, ``method``, plus ``trials`` and ``confidence``.
     """
-    from dpaudit import bounds
-    from dpaudit.audit import renyi_divergence
+    from dpaudit.audit.linear_instance import linear_instance_table
 
     trials = check_count(trials, "trials", minimum=2)
     step_size = check_positive("step_size", step_size)
     if not step_size < 1.0:
         raise ValueError(f"step_size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {step_size}")
-    sigma = check_positive("sigma", sigma)
-    n = check_count(n, "n", minimum=1)
-    sensitivity = check_positive("sensitivity", sensitivity)
     confidence = check_confidence(confidence)
     steps = sorted({check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()})
-    alphas = [float(a) for a in np.atleast_1d(alphas)]
-    for a in alphas:
-        if not a > 1:
-            raise ValueError(f"alphas must all be > 1, got {a}")
-    ss = np.random.SeedSequence(seed) if not isinstance(seed, np.random.SeedSequence) else seed
-    rng_p, rng_q, rng_est = [np.random.default_rng(s) for s in ss.spawn(3)]
-    mean_p, mean_q = 0.0, sensitivity / n
-    theta_p = np.zeros(trials)
-    theta_q = np.zeros(trials)
-    noise = math.sqrt(2.0 * step_size) * sigma
-    common = dict(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n)
-    rows, k = [], 0
-    for target in steps:
-        while k < target:
-            theta_p += -step_size * (theta_p - mean_p) + noise * rng_p.standard_normal(trials)
-            theta_q += -step_size * (theta_q - mean_q) + noise * rng_q.standard_normal(trials)
-            k += 1
-        for a in alphas:
-            est = renyi_divergence(theta_p, theta_q, a, method="gaussian", confidence=confidence,
-                                   seed=int(rng_est.integers(2**32)))
-            rows.append({
-                "steps": target, "alpha": a,
-                "estimate": float(est.value), "lower": float(est.lower), "upper": float(est.upper),
-                "exact": float(np.asarray(bounds.linear_gaussian_rdp(a, steps=target, **common)).ravel()[0]),
-                "theorem1": float(np.asarray(bounds.langevin_rdp(a, strong_convexity=1.0, steps=target,
-                                                                 **common)).ravel()[0]),
-                "theorem2": float(np.asarray(bounds.langevin_lower_rdp(a, steps=target, **common)).ravel()[0]),
-                "composition": float(np.asarray(bounds.composition_rdp(a, steps=target, **common)).ravel()[0]),
-                "method": est.method, "confidence": confidence, "trials": trials,
-            })
-    return rows
+    rows = linear_instance_table(steps, alphas, step_size=step_size, sigma=check_positive("sigma", sigma),
+                                 n=check_count(n, "n", minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
+                                 trials=trials, confidence=confidence, seed=seed, methods=("gaussian",))
+    return [{**r, "trials": trials, "confidence": confidence} for r in rows]

@@ -83,7 +83,7 @@ def renyi_figure(rows: list[dict]) -> bytes:
     """Analytic curves and empirical estimates (with intervals) of D_alpha against steps, per alpha."""
     Figure, _ = require_matplotlib()
     alphas = sorted({r["alpha"] for r in rows})
-    fig = Figure(figsize=(4.2 * len(alphas), 4.2))
+    fig = Figure(figsize=(4.6 * len(alphas), 4.2), layout="constrained")
     axes = fig.subplots(1, len(alphas), squeeze=False)[0]
     analytic = [("composition", "composition bound (all iterates)", dict(color="tab:red", linestyle=":")),
                 ("theorem1", "Theorem 1 upper bound", dict(color="tab:orange", linestyle="-")),
@@ -112,7 +112,7 @@ def renyi_figure(rows: list[dict]) -> bytes:
         if _spans_decades(all_y + est[est > 0].tolist()):
             ax.set_yscale("log")
         ax.set_xlabel("noisy GD steps K")
-        ax.set_ylabel(f"Renyi divergence D_alpha, alpha = {a:g} (nats)")
+        ax.set_ylabel("Renyi divergence D_alpha (nats)")
         ax.set_title(f"alpha = {a:g}", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8, loc="best")
@@ -153,8 +153,7 @@ def roc_figure(audit: dict) -> bytes:
         if "fpr_upper" in test and "fnr_upper" in test:
             ax.plot([test["fpr_upper"]], [1 - test["fnr_upper"]], marker="*", markersize=12, color="tab:purple",
                     linestyle="none", label="certified corner (Clopper-Pearson FPR+, 1 - FNR+)")
-        ax.plot([1e-6 if logx else 0, 1], [1e-6 if logx else 0, 1], color="grey", linewidth=0.8, linestyle=":",
-                label="random guessing")
+        ax.plot(grid, grid, color="grey", linewidth=0.8, linestyle=":", label="random guessing (TPR = FPR)")
         if logx:
             ax.set_xscale("log")
             ax.set_xlim(1e-5, 1.0)
