@@ -43,7 +43,6 @@ _EXTRA_ORDERS = (
     # rho is below ~1e-5 at delta = 1e-5 (q ~ 1e-3 with few steps) or delta is tiny
     # (delta = 1e-300 gives log(1/delta) = 690); 2^20 covers rho down to ~1e-11.
     + [2.0**k for k in range(11, 21)]
-    + [3.0 * 2.0**k for k in range(10, 14)]
 )
 
 #: Default order grid: a strict superset of dp_accounting's ``DEFAULT_RDP_ORDERS`` (so the
