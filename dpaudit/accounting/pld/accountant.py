@@ -169,6 +169,7 @@ class PLDAccountant:
             self._pairs.append((event[1], event[2], count))
         self._events.append((mechanism, count))
         self._built = None
+        self._d_eff = None
         if self._rdp is not None or self._rdp_ok:
             self._add_rdp(mechanism, count)
         return self
@@ -219,7 +220,7 @@ class PLDAccountant:
         floor = width / _REFINE_BUDGET
         return min(d, max(want, floor))
 
-    def _build_with(self, pairs, d) -> dict:
+    def _build_with(self, pairs, d, pessimistic: bool) -> dict:
         total_steps = sum(k for _, _, k in pairs)
         tail = max(self.tail_mass / (10.0 * total_steps), 1e-300)
         directions = ["add"]
@@ -227,33 +228,33 @@ class PLDAccountant:
             directions.append("remove")
         out = {}
         for direction in directions:
-            res = {}
-            for pess in (True, False):
-                acc = DiscretePLD.identity(d, pess)
-                for a, r, k in pairs:
-                    pair = a if direction == "add" else r
-                    single = discretise(pair, d, tail, pess)
-                    composed = self_compose(single, k, self.tail_mass)
-                    acc = composed if acc.p.size == 1 and acc.lo == 0 and acc.inf == 0 and acc.slack == 0 \
-                        else compose(acc, composed, self.tail_mass)
-                res[pess] = acc
-            out[direction] = res
+            acc = None
+            for a, r, k in pairs:
+                pair = a if direction == "add" else r
+                single = discretise(pair, d, tail, pessimistic)
+                composed = self_compose(single, k, self.tail_mass)
+                acc = composed if acc is None else compose(acc, composed, self.tail_mass)
+            out[direction] = acc
         return out
 
-    def _build(self) -> dict:
-        if self._built is not None:
-            return self._built
+    def _build(self, pessimistic: bool) -> dict:
+        """Composed PLDs per direction (built on first use, cached until the next compose)."""
+        if self._built is None:
+            self._built = {}
+        if pessimistic in self._built:
+            return self._built[pessimistic]
         pairs = self._all_pairs()
-        d = self._choose_d(pairs)
+        d = self._d_eff if self._d_eff is not None else self._choose_d(pairs)
         try:
-            built = self._build_with(pairs, d)
+            built = self._build_with(pairs, d, pessimistic)
         except PLDTooLargeError:
             if d >= self.discretization:
                 raise
             d = self.discretization
-            built = self._build_with(pairs, d)
+            self._built = {}
+            built = self._build_with(pairs, d, pessimistic)
         self._d_eff = d
-        self._built = built
+        self._built[pessimistic] = built
         return built
 
     @property
@@ -261,7 +262,7 @@ class PLDAccountant:
         """Grid spacing actually used (``None`` when the answer is exact: pure Gaussian or empty)."""
         if self._exact_path():
             return None
-        self._build()
+        self._build(True)
         return self._d_eff
 
     def _exact_path(self) -> bool:
@@ -270,17 +271,20 @@ class PLDAccountant:
     # -- queries ---------------------------------------------------------------------------------
     def epsilon_interval(self, delta) -> tuple[float, float]:
         """(lower, upper) bracketing the true epsilon at ``delta`` of the composition."""
-        delta = check_delta(delta)
+        return self._epsilon_interval(check_delta(delta), True)
+
+    def _epsilon_interval(self, delta: float, want_lower: bool) -> tuple[float, float]:
         if self._exact_path():
             if self._mu2 == 0:
                 self.details = {"method": "empty"}
                 return 0.0, 0.0
             self.details = {"method": "exact-gaussian", "mu": math.sqrt(self._mu2)}
             return _gaussian_interval_epsilon(math.sqrt(self._mu2), delta)
-        built = self._build()
-        up = max(epsilon_for_delta(v[True], delta) for v in built.values())
-        lo = max(epsilon_for_delta(v[False], delta) for v in built.values())
-        up, lo = round_up(up), round_down(lo)
+        built = self._build(True)
+        up = round_up(max(epsilon_for_delta(v, delta) for v in built.values()))
+        lo = math.nan
+        if want_lower:
+            lo = round_down(max(epsilon_for_delta(v, delta) for v in self._build(False).values()))
         self.details = {"method": "pld", "effective_discretization": self._d_eff, "upper_source": "pld",
                         "pld_upper": up, "directions": sorted(built)}
         if self.rdp_fallback and self._rdp is not None:
@@ -293,17 +297,20 @@ class PLDAccountant:
 
     def delta_interval(self, epsilon) -> tuple[float, float]:
         """(lower, upper) bracketing the true delta at ``epsilon`` of the composition."""
-        epsilon = check_epsilon(epsilon)
+        return self._delta_interval(check_epsilon(epsilon), True)
+
+    def _delta_interval(self, epsilon: float, want_lower: bool) -> tuple[float, float]:
         if self._exact_path():
             if self._mu2 == 0:
                 self.details = {"method": "empty"}
                 return 0.0, 0.0
             self.details = {"method": "exact-gaussian", "mu": math.sqrt(self._mu2)}
             return _gaussian_interval_delta(math.sqrt(self._mu2), epsilon)
-        built = self._build()
-        up = max(delta_for_epsilon(v[True], epsilon) for v in built.values())
-        lo = max(delta_for_epsilon(v[False], epsilon) for v in built.values())
-        up, lo = min(round_up(up), 1.0), round_down(lo)
+        built = self._build(True)
+        up = min(round_up(max(delta_for_epsilon(v, epsilon) for v in built.values())), 1.0)
+        lo = math.nan
+        if want_lower:
+            lo = round_down(max(delta_for_epsilon(v, epsilon) for v in self._build(False).values()))
         self.details = {"method": "pld", "effective_discretization": self._d_eff, "upper_source": "pld",
                         "pld_upper": up, "directions": sorted(built)}
         if self.rdp_fallback and self._rdp is not None:
@@ -316,11 +323,11 @@ class PLDAccountant:
 
     def epsilon(self, delta) -> float:
         """Certified upper bound on epsilon at ``delta`` (``inf`` when none)."""
-        return self.epsilon_interval(delta)[1]
+        return self._epsilon_interval(check_delta(delta), False)[1]
 
     def delta(self, epsilon) -> float:
         """Certified upper bound on delta at ``epsilon`` (at most 1)."""
-        return self.delta_interval(epsilon)[1]
+        return self._delta_interval(check_epsilon(epsilon), False)[1]
 
     def __repr__(self) -> str:
         return f"PLDAccountant(discretization={self.discretization:g}, {len(self._events)} events)"

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import fft as sfft
-from scipy.special import logsumexp
 
 __all__ = [
     "DiscretePLD",
@@ -182,41 +181,57 @@ def compose(a: DiscretePLD, b: DiscretePLD, tail_mass: float) -> DiscretePLD:
     return _trim_tails(res, tail_mass)
 
 
-def _log_mgf(p: np.ndarray, losses: np.ndarray, ts: np.ndarray) -> np.ndarray:
-    """log sum_i p_i exp(t L_i) for each t (log-space, no overflow)."""
-    with np.errstate(divide="ignore"):
-        logp = np.log(p)
-    out = np.empty(ts.size)
-    for j, t in enumerate(ts):  # loop over the (few) Chernoff parameters, vectorised over bins
-        out[j] = logsumexp(logp + t * losses)
-    return out
+def _log_mgf(logp: np.ndarray, losses: np.ndarray, t: float) -> float:
+    """log sum_i p_i exp(t L_i) (log-space, no overflow)."""
+    x = logp + t * losses
+    m = float(np.max(x))
+    return m + math.log(float(np.sum(np.exp(x - m))))
+
+
+def _best_bound(logp, losses, k: int, log_t: float, sign: float, scale: float) -> float:
+    """Chernoff threshold min_{t>0} (k m(sign t) + log_t)/t (sign=+1: right tail, the threshold
+    a with mass{S > a} <= exp(-log_t)); sign=-1 gives -max over the left tail. A coarse
+    log-grid of t followed by a local refinement; any t gives a valid bound."""
+    def val(t):
+        return (k * _log_mgf(logp, losses, sign * t) + log_t) / t
+
+    grid = np.logspace(-2.0, 3.0, 16) / scale
+    vals = [val(t) for t in grid]
+    j = int(np.argmin(vals))
+    lo = grid[max(j - 1, 0)]
+    hi = grid[min(j + 1, grid.size - 1)]
+    fine = np.geomspace(lo, hi, 10)
+    vals2 = [val(t) for t in fine]
+    return float(min(min(vals), min(vals2)))
 
 
 def _chernoff_window(pld: DiscretePLD, k: int, tail_mass: float) -> tuple[int, int, float, float]:
     """Index window [i_lo, i_hi] of the k-fold composition outside of which the finite mass is
-    at most ``tail_mass/2`` on each side, and the Chernoff bounds (B_left, B_right) actually
-    achieved: mass{S > i_hi d} <= exp(k m(t) - t (i_hi + 1) d) for t > 0, and symmetrically."""
-    losses = pld.losses
+    at most ``tail_mass/2`` on each side (Chernoff: mass{S > a} <= exp(k m(t) - t a) for
+    t > 0, m the log-MGF of the finite masses, and symmetrically), clipped to the support.
+    Returns the bounds on the mass outside the window actually achieved (0 when the window is
+    the whole support)."""
     p = pld.p
+    nz = p > 0
+    losses = pld.losses[nz]
+    logp = np.log(p[nz])
     full_lo, full_hi = k * pld.lo, k * (pld.lo + p.size - 1)
-    fin = float(np.sum(p))
-    if fin <= 0:
+    if losses.size == 0:
         return full_lo, full_lo, 0.0, 0.0
-    mean = float(np.dot(p, losses)) / fin
-    var = float(np.dot(p, (losses - mean) ** 2)) / fin
+    fin = float(np.sum(p))
+    mean = float(np.dot(p[nz], losses)) / fin
+    var = float(np.dot(p[nz], (losses - mean) ** 2)) / fin
     scale = math.sqrt(k * var) + pld.d
-    ts = np.logspace(-3.0, 4.0, 90) / scale
     log_t = math.log(2.0 / tail_mass)
-    m_pos = _log_mgf(p, losses, ts)
-    m_neg = _log_mgf(p, losses, -ts)
-    a_hi = float(np.min((k * m_pos + log_t) / ts))
-    a_lo = float(np.max((k * m_neg + log_t) / (-ts)))
+    a_hi = _best_bound(logp, losses, k, log_t, 1.0, scale)
+    a_lo = -_best_bound(logp, -losses, k, log_t, 1.0, scale)
     i_hi = min(full_hi, int(math.ceil(a_hi / pld.d)))
     i_lo = max(full_lo, int(math.floor(a_lo / pld.d)))
-    if i_lo > i_hi:
-        i_lo = i_hi = min(max(int(round(k * mean / pld.d)), full_lo), full_hi)
-    b_right = 0.0 if i_hi >= full_hi else float(np.min(np.exp(np.minimum(k * m_pos - ts * (i_hi + 1) * pld.d, 0.0))))
-    b_left = 0.0 if i_lo <= full_lo else float(np.min(np.exp(np.minimum(k * m_neg + ts * (i_lo - 1) * pld.d, 0.0))))
+    if i_lo > i_hi:  # pragma: no cover - the Chernoff thresholds bracket the mean
+        i_lo, i_hi = full_lo, full_hi
+    # mass{S >= a} <= tail_mass/2 for a >= a_hi, and S > i_hi d means S >= a_hi
+    b_right = 0.0 if i_hi >= full_hi else 0.5 * tail_mass
+    b_left = 0.0 if i_lo <= full_lo else 0.5 * tail_mass
     return i_lo, i_hi, b_left, b_right
 
 

@@ -347,7 +347,7 @@ def grid_for(pair: LossPair, d: float, tail: float) -> tuple[int, int]:
 
 #: candidate offsets (in bins) of the optimistic groups G_i = [(i - 1/2 + s) d, (i + 1/2 + s) d);
 #: the one with the smallest expected rounding (sum_i P(G_i) (lambda_i - floor)) is used
-_GROUP_SHIFTS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5)
+_GROUP_SHIFTS = (0.01, 0.03, 0.1, 0.5)
 
 
 def _interval_masses(log_sf, log_cdf, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -495,21 +495,15 @@ def event_for_mechanism(mech):
         return ("gaussian", mech.sensitivity / mech.sigma)
     if PoissonSampled is not None and isinstance(mech, PoissonSampled):
         base_mech = mech.mechanism
-        if getattr(base_mech, "neighbouring", "add_remove") != "add_remove":
-            raise UnsupportedMechanismError(
-                f"{mech!r}: Poisson subsampling needs an add/remove base mechanism"
-            )
         base = _base_pair(base_mech)
-        if base is None:
-            raise UnsupportedMechanismError(
-                f"PLDAccountant supports PoissonSampled(Gaussian | Laplace), not {mech!r}"
-            )
         q = float(mech.q)
         if q == 0.0:
             return ("identity",)
         if q == 1.0:
             return event_for_mechanism(base_mech)
-        return ("pair", SubsampledPair(base, q, "add"), SubsampledPair(base, q, "remove"))
+        if base is not None and getattr(base_mech, "neighbouring", "add_remove") == "add_remove":
+            return ("pair", SubsampledPair(base, q, "add"), SubsampledPair(base, q, "remove"))
+        # other bases: the mechanism's own (amplified) pure / approximate DP statement below
     base = _base_pair(mech)
     if base is not None:  # Laplace: symmetric, ADD and REMOVE pairs coincide
         return ("pair", base, base) if base.scale > 0 else ("identity",)
