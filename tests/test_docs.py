@@ -111,3 +111,23 @@ if __name__ == "__main__":
         update(chosen)
     else:
         print(__doc__)
+
+
+def test_api_reference_is_built_from_live_docstrings():
+    """docs/api.md is regenerated from the docstrings when stale (parallel work changes them)."""
+    import importlib.util
+    import warnings
+
+    spec = importlib.util.spec_from_file_location("build_api", ROOT / "docs" / "build_api.py")
+    build_api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_api)
+    text = build_api.build()
+    for name in ("audit_mechanism", "RDPAccountant", "zcdp_to_dp", "langevin_rdp", "assert_audit_consistent",
+                 "write_report", "from_dp_event", "Progress"):
+        assert f".{name}" in text, name
+    assert text.count("### ") > 100
+    api = ROOT / "docs" / "api.md"
+    if not api.exists() or api.read_text() != text:
+        api.write_text(text)
+        warnings.warn("docs/api.md was out of date and has been regenerated; commit it", UserWarning)
+    assert api.read_text() == text

@@ -53,7 +53,8 @@ def _resolve(trials, confidence, seed):
     cfg = active_config()
     merged = cfg.merged(trials=trials, confidence=confidence, seed=seed)
     explicit = [n for n, v in (("trials", trials), ("confidence", confidence), ("seed", seed)) if v is not None]
-    where = cfg.source + (f"; {', '.join(explicit)} from the call" if explicit else "")
+    parts = [p for p in cfg.source.split(", ") if p and not (seed is not None and p == "seed from the test id")]
+    where = (", ".join(parts) or "defaults") + (f"; {', '.join(explicit)} from the call" if explicit else "")
     return merged, where
 
 
