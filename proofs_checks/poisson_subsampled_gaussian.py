@@ -23,7 +23,7 @@ from _common import report  # noqa: E402
 
 from dpaudit.mechanisms._subsampled_rdp import poisson_gaussian_rdp  # noqa: E402
 
-mp.mp.dps = 30
+mp.mp.dps = 20
 
 
 def both_directions(q, s, a):
@@ -40,7 +40,7 @@ def both_directions(q, s, a):
 def main() -> int:
     rows, margins = [], []
     for q, s in [(0.01, 1.1), (0.1, 0.8), (0.5, 2.0), (0.05, 4.0)]:
-        alphas = np.array([1.5, 2.0, 2.5, 3.0, 7.7, 12.0])
+        alphas = np.array([1.5, 2.5, 3.0, 7.7])
         ours = poisson_gaussian_rdp(q, s, alphas)
         for a, r in zip(alphas, ours):
             fwd, rev = both_directions(q, s, a)
