@@ -67,9 +67,15 @@ def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
     """
     sizes = chunk_sizes(trials, chunk_size)
     seeds = spawn(seed, len(sizes))
-    if executor is None:
-        return [fn(s, ss) for s, ss in zip(sizes, seeds)]
-    return list(executor.map(fn, sizes, seeds))
+    from dpaudit.core.progress import Progress  # stderr progress, quiet off-TTY / --json (issue 7)
+
+    results = map(fn, sizes, seeds) if executor is None else executor.map(fn, sizes, seeds)
+    out = []
+    with Progress(trials, label="audit") as progress:
+        for size, result in zip(sizes, results):
+            out.append(result)
+            progress.update(size)
+    return out
 
 
 def concat_chunks(results) -> np.ndarray:

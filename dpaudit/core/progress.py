@@ -138,6 +138,7 @@ class Progress:
         self._start = clock()
         self._last_draw = None
         self._width = 0
+        self._drawn_done = -1
         self.lines_written = 0
 
     # -- context manager -------------------------------------------------------------------
@@ -163,7 +164,8 @@ class Progress:
     def close(self) -> None:
         """Finish the line (only if something was drawn)."""
         if self.enabled and self._last_draw is not None:
-            self._draw(self._clock(), final=True)
+            if self._drawn_done != self.done:
+                self._draw(self._clock(), final=True)
             self.stream.write("\n")
             self.stream.flush()
 
@@ -196,4 +198,5 @@ class Progress:
             self.enabled = False
             return
         self._last_draw = now
+        self._drawn_done = self.done
         self.lines_written += 1
