@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_orders, check_positive, check_neighbouring
 from dpaudit.mechanisms.base import Mechanism
 
@@ -53,10 +54,12 @@ class Gaussian(Mechanism):
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
-        return orders * (self.sensitivity**2 / (2.0 * self.sigma**2))
+        with np.errstate(over="ignore"):
+            return round_up(orders * self.zcdp(), ulps=2)
 
     def zcdp(self) -> float:
-        return self.sensitivity**2 / (2.0 * self.sigma**2)
+        with np.errstate(over="ignore"):
+            return round_up(np.float64(self.sensitivity / self.sigma) ** 2 / 2.0, ulps=2)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         value = np.asarray(value, dtype=float)
