@@ -14,7 +14,7 @@ of D_alpha(P || Q) = 1/(alpha-1) log E_Q[(p/q)^alpha] (auditing.md sec. 6-7):
 ``"gaussian-unequal"`` (parametric, P = N(mu_P, s_P^2 I), Q = N(mu_Q, s_Q^2 I)):
     plug-in of the closed form (accounting.md sec. 1) with s_alpha^2 = alpha s_Q^2 + (1-alpha) s_P^2,
     infinite when s_alpha^2 <= 0; interval by a parametric bootstrap of the sufficient
-    statistics (percentile; approximate).
+    statistics (bias-corrected percentile; approximate).
 ``"nonparametric"`` (no family assumption):
     samples are reduced to one dimension (vectors: projection on the mean difference of a
     held-out half) and then to a binary threshold statistic chosen on the held-out half. By
@@ -154,12 +154,19 @@ def _gaussian_unequal(P, Q, alpha, beta, rng, n_bootstrap):
     mq_b = mq + rng.normal(size=(B, d)) * math.sqrt(vq / n_q)
     vp_b = vp * rng.chisquare(d * (n_p - 1), size=B) / (d * (n_p - 1))
     vq_b = vq * rng.chisquare(d * (n_q - 1), size=B) / (d * (n_q - 1))
-    boot = np.asarray(gaussian_renyi(alpha, mp_b, mq_b, vp_b, vq_b, d))
-    lo, hi = np.quantile(boot, [beta / 2.0, 1.0 - beta / 2.0])
+    boot = np.sort(np.asarray(gaussian_renyi(alpha, mp_b, mq_b, vp_b, vq_b, d)))
+    # bias-corrected percentile interval (Efron 1987): the plug-in is biased upwards near the
+    # finiteness limit, which plain percentiles would double
+    frac = float(np.mean(boot < value)) if math.isfinite(value) else 1.0
+    z0 = float(stats.norm.ppf(min(max(frac, 0.5 / B), 1.0 - 0.5 / B)))
+    z = float(stats.norm.ppf(1.0 - beta / 2.0))
+    q_lo, q_hi = stats.norm.cdf(2 * z0 - z), stats.norm.cdf(2 * z0 + z)
+    lo = boot[min(int(math.floor(q_lo * (B - 1))), B - 1)]
+    hi = boot[min(int(math.ceil(q_hi * (B - 1))), B - 1)]
     finite_limit = vp / (vp - vq) if vp > vq else math.inf
     return Estimate(
         value=float(value), lower=max(0.0, round_down(float(lo))), upper=round_up(float(hi)),
-        method="gaussian-unequal (plug-in, parametric bootstrap percentile interval; approximate)",
+        method="gaussian-unequal (plug-in, bias-corrected parametric bootstrap interval; approximate)",
         assumption="P = N(mu_P, s_P^2 I) and Q = N(mu_Q, s_Q^2 I); interval approximate (bootstrap)",
         confidence=1.0 - beta,
         details={"n_p": n_p, "n_q": n_q, "dim": d, "var_p": vp, "var_q": vq,

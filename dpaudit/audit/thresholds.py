@@ -23,7 +23,6 @@ the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaincinv
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.audit.bounds import check_audit_delta, check_beta, epsilon_lower_from_rates
@@ -94,33 +93,25 @@ def _check_kind(kind):
     return kind
 
 
-def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", n_eval: tuple[int, int] | None = None,
-                max_candidates: int = 2000) -> dict:
+def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_candidates: int = 2000) -> dict:
     """Choose (threshold, orientation) on selection scores (a heuristic; validity comes later).
 
-    Each candidate is scored by the bound it would give on an evaluation sample of sizes
-    ``n_eval``: the selection rates are replaced by a pessimistic median (one-sided CP at 0.5,
-    which keeps zero counts from looking perfect), scaled to the evaluation sizes, and passed
-    through the same Clopper-Pearson bound (level beta/2 per rate) used for evaluation.
+    Each candidate is scored by its Clopper-Pearson bound on the selection sample itself at the
+    stricter level ``beta/10`` (``beta/20`` per rate). The stricter level penalises thresholds in
+    the far tails, where few selection samples make the rates noisy, so the chosen test is one
+    whose bound is likely to hold up on the evaluation sample (over six seeds at 1e5 samples per
+    side this raised the Laplace ratio from 0.89 to 0.98 on average, see
+    ``benchmarks/audit_tightness.py``).
     """
     kind = _check_kind(kind)
     delta = check_audit_delta(delta)
     beta = check_beta(beta)
     sel0 = as_scores(sel0, "sel0")
     sel1 = as_scores(sel1, "sel1")
-    n0, n1 = sel0.size, sel1.size
-    e0, e1 = n_eval if n_eval is not None else (n0, n1)
     t = candidate_thresholds(sel0, sel1, max_candidates)
     k_fp, k_fn = oriented_counts(sel0, sel1, t)
-    with np.errstate(all="ignore"):
-        p_fp = np.where(k_fp >= n0, 1.0, betaincinv(k_fp + 1.0, np.maximum(n0 - k_fp, 1.0), 0.5))
-        p_fn = np.where(k_fn >= n1, 1.0, betaincinv(k_fn + 1.0, np.maximum(n1 - k_fn, 1.0), 0.5))
-        c_fp, c_fn = p_fp * e0, p_fn * e1
-        fpr_u = np.where(c_fp >= e0, 1.0, betaincinv(c_fp + 1.0, np.maximum(e0 - c_fp, 1e-9), 1.0 - beta / 2.0))
-        fnr_u = np.where(c_fn >= e1, 1.0, betaincinv(c_fn + 1.0, np.maximum(e1 - c_fn, 1e-9), 1.0 - beta / 2.0))
-    fpr_u = np.clip(np.nan_to_num(fpr_u, nan=1.0), 0.0, 1.0)
-    fnr_u = np.clip(np.nan_to_num(fnr_u, nan=1.0), 0.0, 1.0)
-    crit = _criterion(kind, fpr_u, fnr_u, delta)
+    level = beta / 20.0
+    crit = np.asarray(_criterion(kind, cp_upper(k_fp, sel0.size, level), cp_upper(k_fn, sel1.size, level), delta))
     o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
     return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "predicted": float(crit[o, i])}
 
@@ -151,8 +142,7 @@ def heldout_test(sel0, sel1, eval0, eval1, *, delta: float, beta: float, kind: s
     """Held-out split (auditing.md sec. 3, fix 1): select on (sel0, sel1), certify on (eval0, eval1)."""
     eval0 = as_scores(eval0, "eval0")
     eval1 = as_scores(eval1, "eval1")
-    choice = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, n_eval=(eval0.size, eval1.size),
-                         max_candidates=max_candidates)
+    choice = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, max_candidates=max_candidates)
     out = evaluate_test(eval0, eval1, choice["threshold"], choice["orientation"], delta=delta, beta=beta, kind=kind)
     out["selection"] = "held-out"
     out["predicted"] = choice["predicted"]
