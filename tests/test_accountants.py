@@ -130,7 +130,7 @@ def test_pure_dp_tight_rdp_curve_reaches_accountant():
 @given(st.floats(0.3, 50.0), st.integers(1, 40), st.floats(1e-12, 0.1))
 def test_compose_k_times_equals_count(sigma, k, delta):
     m = Gaussian(sigma)
-    for make in (RDPAccountant, ZCDPAccountant, TCDPAccountant):
+    for make in (lambda: RDPAccountant(warn_at_grid_end=False), ZCDPAccountant, TCDPAccountant):
         a = make()
         for _ in range(k):
             a.compose(m)

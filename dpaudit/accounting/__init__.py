@@ -10,6 +10,7 @@ _EXPORTS = {
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
+    "OrderGridWarning": "dpaudit.accounting.rdp",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = make_getattr(__name__, _EXPORTS)

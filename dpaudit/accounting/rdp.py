@@ -168,41 +168,49 @@ class RDPAccountant:
                 out = round_up(out + count * _mechanism_curve(mech, orders))
         return out
 
-    def _record(self, order: float, value: float, trivial: bool) -> None:
+    def _record(self, order: float, value: float, trivial: bool, stacklevel: int) -> None:
         self.last_order = order
         n = self.orders.size
-        at_end = n > 1 and not trivial and (order == self.orders[0] or order == self.orders[-1])
+        # alpha = inf (pure DP) is the true end of the order range: nothing to extend there
+        at_end = (n > 1 and not trivial and math.isfinite(order)
+                  and (order == self.orders[0] or order == self.orders[-1]))
         self.at_grid_end = bool(at_end)
         if at_end and self.warn_at_grid_end:
             warnings.warn(
                 f"RDPAccountant: the optimal order {order:g} is at the end of the order grid "
                 f"[{self.orders[0]:g}, {self.orders[-1]:g}]; extend the grid for a tighter bound",
                 OrderGridWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
+
+    def _epsilon_and_order(self, delta, stacklevel: int) -> tuple[float, float]:
+        delta = check_delta(delta)
+        eps, order = rdp_to_dp(self.orders, self._curve, delta)
+        self._record(order, eps, trivial=(eps == 0.0 or math.isinf(eps)), stacklevel=stacklevel)
+        return eps, order
+
+    def _delta_and_order(self, epsilon, stacklevel: int) -> tuple[float, float]:
+        epsilon = check_epsilon(epsilon)
+        d, order = rdp_to_delta(self.orders, self._curve, epsilon)
+        self._record(order, d, trivial=(d == 0.0 or d >= 1.0), stacklevel=stacklevel)
+        return d, order
 
     def epsilon_and_order(self, delta) -> tuple[float, float]:
         """(epsilon, order): the best [Balle et al. 2020, Thm. 21] conversion over the grid
         (see :func:`~dpaudit.accounting.conversions.rdp_to_dp`), epsilon rounded up."""
-        delta = check_delta(delta)
-        eps, order = rdp_to_dp(self.orders, self._curve, delta)
-        self._record(order, eps, trivial=(eps == 0.0 or math.isinf(eps)))
-        return eps, order
+        return self._epsilon_and_order(delta, stacklevel=4)
 
     def epsilon(self, delta) -> float:
         """Upper bound on epsilon at ``delta`` (``inf`` when the curve is infinite everywhere)."""
-        return self.epsilon_and_order(delta)[0]
+        return self._epsilon_and_order(delta, stacklevel=4)[0]
 
     def delta_and_order(self, epsilon) -> tuple[float, float]:
         """(delta, order) from :func:`~dpaudit.accounting.conversions.rdp_to_delta`."""
-        epsilon = check_epsilon(epsilon)
-        d, order = rdp_to_delta(self.orders, self._curve, epsilon)
-        self._record(order, d, trivial=(d == 0.0 or d >= 1.0))
-        return d, order
+        return self._delta_and_order(epsilon, stacklevel=4)
 
     def delta(self, epsilon) -> float:
         """Upper bound on delta at ``epsilon`` (at most 1)."""
-        return self.delta_and_order(epsilon)[0]
+        return self._delta_and_order(epsilon, stacklevel=4)[0]
 
     @property
     def events(self) -> list[tuple[object, int]]:
