@@ -111,8 +111,24 @@ def collect_rows() -> list[dict]:
         rows.extend(fn())
     provider = _pld_provider()
     if provider is not None:
-        rows.extend(provider())
+        for r in provider():
+            rows.extend(_normalise_pld_row(r))
     return rows
+
+
+def _normalise_pld_row(r: dict) -> list[dict]:
+    """Map a ``pld_rows()`` entry (name, ours_eps, ours_s, ref_eps, ref_s[, ours_lower]) to table rows;
+    entries already in this table's format pass through."""
+    if "ours_eps" not in r:
+        return [r]
+    ratio = r["ours_s"] / r["ref_s"] if r.get("ref_s") else None
+    ours = {"case": r["name"], "accountant": "dpaudit PLDAccountant", "epsilon": r["ours_eps"],
+            "seconds": r["ours_s"], "ratio": ratio}
+    if "ours_lower" in r:
+        ours["accountant"] += f" [lower {r['ours_lower']:.6g}]"
+    ref = {"case": r["name"], "accountant": "dp_accounting PLDAccountant", "epsilon": r.get("ref_eps"),
+           "seconds": r.get("ref_s"), "ratio": 1.0}
+    return [ours, ref]
 
 
 def _fmt(v) -> str:
@@ -131,7 +147,7 @@ def main() -> int:
     table = [[_fmt(r.get(h)) for h in header] for r in rows]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
     print(f"delta = {DELTA:g}; best of {REPEATS} runs; ratio = time / dp_accounting time (same case)")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     print("  ".join("-" * w for w in widths))
     for t in table:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
