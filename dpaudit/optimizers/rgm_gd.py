@@ -124,9 +124,11 @@ class RGMGD(Optimizer):
             return self.hp["A"], self.hp["B"]
         if self.hp["ptr"]:
             from dpaudit.bounds.ridge import ridge_ptr_constants
-            res = ridge_ptr_constants(self.hp["ptr_threshold"], record_bound=self.hp["record_bound"],
-                                      label_bound=self.hp["label_bound"], n=n)
-            return (float(res.A), float(res.B)) if hasattr(res, "A") else (float(res[0]), float(res[1]))
+            if n is None:
+                raise ValueError("n must be given for the PTR constants")
+            A, B = ridge_ptr_constants(n, record_bound=self.hp["record_bound"], label_bound=self.hp["label_bound"],
+                                       threshold=self.hp["ptr_threshold"])
+            return float(A), float(B)
         if X is None:
             raise ValueError("A and B must be given (or ptr=True) to state the claim without data; "
                              "use claim_for(X, y) for data-dependent constants")
