@@ -543,3 +543,18 @@ def test_generators():
     X, y, nodes = make_two_node_ridge(300, 4, seed=0)
     assert sorted(np.concatenate(nodes).tolist()) == list(range(300))
     assert set(np.unique(y)) == {-1.0, 1.0}
+
+
+def test_rgm_ptr_claim_adds_the_test_cost():
+    X, y, _ = make_two_node_ridge(3000, 3, split="random", seed=2, scale_ratio=1.0)
+    X = X / np.linalg.norm(X, axis=1).max()
+    hp = dict(ptr_threshold=0.05, record_bound=1.0, label_bound=1.0, ptr_epsilon=1.0, ptr_delta=1e-6, steps=5)
+    opt = make_optimizer("rgm-gd", ptr=True, **hp)
+    run = opt.run(X, y, trials=4, seed=0)
+    assert run.extra["ptr_passed"].all()                    # lambda_min(A_D) comfortably above the threshold
+    base = make_optimizer("rgm-gd", ptr=False, A=run.extra["constants"][0][0], B=run.extra["constants"][0][1],
+                          steps=5).claim(3000, d=3)
+    assert run.claim.epsilon(1e-5) == pytest.approx(1.0 + base.epsilon(1e-5 - 1e-6), rel=1e-12)
+    assert math.isinf(run.claim.epsilon(5e-7))              # below the PTR delta: no guarantee
+    failing = make_optimizer("rgm-gd", ptr=True, **{**hp, "ptr_threshold": 10.0}).run(X, y, trials=3, seed=0)
+    assert not failing.extra["ptr_passed"].any() and np.all(failing.params == 0)
