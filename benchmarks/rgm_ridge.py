@@ -23,7 +23,6 @@ import numpy as np
 
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.data import make_two_node_ridge
-from dpaudit.optimizers.losses import clipped_gradient_sum
 from dpaudit.optimizers.rgm_gd import ridge_quantities
 
 L2, STEPS, ALPHA, RDP_EPS, TRIALS = 3e-2, 40, 2.0, 1.0, 50
@@ -64,7 +63,6 @@ def clipped_gd(X, y, nodes, eta, c_fac, rng):
 
 
 def main() -> int:
-    _ = clipped_gradient_sum
     print(f"two nodes, {STEPS} steps, l2 = {L2}, target RDP epsilon {RDP_EPS} at alpha = {ALPHA}, {TRIALS} trials; "
           "median f(x_T) - f*")
     print("| split | no noise | RGM | clip high (10 C*) | clip (C*) | clip low (0.1 C*) | RGM RDP(2) | best clip |")
@@ -72,7 +70,6 @@ def main() -> int:
     verdict = []
     for split in ("label", "random"):
         X, y, nodes = make_two_node_ridge(4000, 10, split=split, seed=7, scale_ratio=10.0)
-        A_all, b_all = ridge_quantities(X, y, L2)
         x_star = np.linalg.solve(sum(ridge_quantities(X[g], y[g], L2)[0] for g in nodes),
                                  sum(ridge_quantities(X[g], y[g], L2)[1] for g in nodes))
         f_star = objective(x_star, X, y, nodes)

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dpaudit.core.validation import check_count, check_positive, check_probability
+from dpaudit.core.validation import check_count, check_positive
 from dpaudit.optimizers.base import check_data, make_rng
 
 __all__ = ["load_dat", "bank_path", "make_dense", "make_sparse_gradient", "make_two_node_ridge",
@@ -72,7 +72,7 @@ def make_dense(n: int = 1000, d: int = 10, *, loss: str = "logistic", seed=None,
     """Dense synthetic problem: rows uniform on the unit sphere, labels from a planted model.
 
     ``logistic``/``hinge``: y = 1 with probability sigmoid(4 x.w*) (labels {0, 1}); ``squared``:
-    y = x.w* + N(0, noise^2). ``w*`` is a fixed unit vector (first coordinate 1... normalised ones).
+    y = x.w* + N(0, noise^2). ``w*`` is the unit vector (1, ..., 1)/sqrt(d).
     """
     n = check_count(n, "n", minimum=1)
     d = check_count(d, "d", minimum=1)

@@ -41,7 +41,6 @@ from dpaudit.optimizers.base import (
     Run,
     accountant_claim,
     check_data,
-    make_rng,
     no_guarantee_claim,
 )
 from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
