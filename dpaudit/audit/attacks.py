@@ -12,7 +12,8 @@ any score gives a valid test, so the choice only affects power (auditing.md sec.
   :func:`gaussian_lr_statistic` (isotropic Gaussians, possibly with different variances, so
   the norm of the output is used as well as the mean shift) and :func:`laplace_lr_statistic`.
 
-Every statistic is vectorised: ``statistic(outputs) -> scores`` with ``outputs`` of shape
+Every statistic is a picklable callable object (module-level class; process pools need it) with
+a settable ``description``, and is vectorised: ``statistic(outputs) -> scores`` with ``outputs`` of shape
 ``(trials, ...)`` and ``scores`` of shape ``(trials,)``.
 """
 
@@ -44,22 +45,43 @@ def flatten_outputs(outputs, size: int | None = None) -> np.ndarray:
     return out
 
 
+class _Statistic:
+    """Base of the score functions below: module-level classes, so that they pickle (process
+    pools, :mod:`dpaudit.audit.runner`); ``description`` is a plain, settable attribute."""
+
+    description = "statistic"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.description}>"
+
+
+class _Projection(_Statistic):
+    description = "projection on a fixed direction"
+
+    def __init__(self, unit):
+        self.u = unit
+
+    def __call__(self, outputs):
+        out = flatten_outputs(outputs)
+        if out.shape[1] != self.u.size:
+            raise ValueError(f"outputs have dimension {out.shape[1]}, direction has {self.u.size}")
+        return out @ self.u
+
+
+class _ScalarValue(_Statistic):
+    description = "output value (scalar)"
+
+    def __call__(self, outputs):
+        return flatten_outputs(outputs)[:, 0]
+
+
 def projection_statistic(direction):
     """Score = <output, direction/||direction||> (black-box projection on the canary direction)."""
     d = np.asarray(direction, dtype=float).ravel()
     norm = float(np.linalg.norm(d))
     if not np.isfinite(norm) or norm == 0.0:
         raise ValueError("direction must be a finite non-zero vector")
-    u = d / norm
-
-    def statistic(outputs):
-        out = flatten_outputs(outputs)
-        if out.shape[1] != u.size:
-            raise ValueError(f"outputs have dimension {out.shape[1]}, direction has {u.size}")
-        return out @ u
-
-    statistic.description = "projection on a fixed direction"
-    return statistic
+    return _Projection(d / norm)
 
 
 def mean_difference_direction(outputs0, outputs1) -> np.ndarray:
@@ -82,11 +104,7 @@ def default_statistic(selection0, selection1):
     """
     a = flatten_outputs(selection0)
     if a.shape[1] == 1:
-        def identity(outputs):
-            return flatten_outputs(outputs)[:, 0]
-
-        identity.description = "output value (scalar)"
-        return identity
+        return _ScalarValue()
     stat = projection_statistic(mean_difference_direction(selection0, selection1))
     stat.description = "projection on the selection-sample mean difference"
     return stat
@@ -113,22 +131,24 @@ def loss_statistic(x, y: float, loss: str = "logistic"):
     """
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
-    xv = np.asarray(x, dtype=float).ravel()
-    yv = float(y)
+    return _LossStatistic(np.asarray(x, dtype=float).ravel(), float(y), loss)
 
-    def statistic(params):
+
+class _LossStatistic(_Statistic):
+    def __init__(self, xv, yv, loss):
+        self.xv, self.yv, self.loss = xv, yv, loss
+        self.description = f"minus the {loss} loss on the canary record"
+
+    def __call__(self, params):
         w = flatten_outputs(params)
-        if w.shape[1] != xv.size:
-            raise ValueError(f"params have dimension {w.shape[1]}, canary has {xv.size}")
-        z = w @ xv
-        if loss == "logistic":
-            return -np.logaddexp(0.0, -yv * z)
-        if loss == "hinge":
-            return -np.maximum(0.0, 1.0 - yv * z)
-        return -0.5 * (z - yv) ** 2
-
-    statistic.description = f"minus the {loss} loss on the canary record"
-    return statistic
+        if w.shape[1] != self.xv.size:
+            raise ValueError(f"params have dimension {w.shape[1]}, canary has {self.xv.size}")
+        z = w @ self.xv
+        if self.loss == "logistic":
+            return -np.logaddexp(0.0, -self.yv * z)
+        if self.loss == "hinge":
+            return -np.maximum(0.0, 1.0 - self.yv * z)
+        return -0.5 * (z - self.yv) ** 2
 
 
 def gaussian_lr_statistic(mean0, mean1, sigma0: float, sigma1: float | None = None):
@@ -143,18 +163,23 @@ def gaussian_lr_statistic(mean0, mean1, sigma0: float, sigma1: float | None = No
         raise ValueError("mean0 and mean1 must have the same shape")
     s0 = check_positive("sigma0", sigma0)
     s1 = s0 if sigma1 is None else check_positive("sigma1", sigma1)
-    d = m0.size
+    return _GaussianLR(m0, m1, s0, s1)
 
-    def statistic(outputs):
+
+class _GaussianLR(_Statistic):
+    description = "Gaussian log-likelihood ratio"
+
+    def __init__(self, m0, m1, s0, s1):
+        self.m0, self.m1, self.s0, self.s1 = m0, m1, s0, s1
+
+    def __call__(self, outputs):
         o = flatten_outputs(outputs)
+        d = self.m0.size
         if o.shape[1] != d:
             raise ValueError(f"outputs have dimension {o.shape[1]}, means have {d}")
-        r0 = np.sum((o - m0) ** 2, axis=1)
-        r1 = np.sum((o - m1) ** 2, axis=1)
-        return r0 / (2 * s0**2) - r1 / (2 * s1**2) + d * np.log(s0 / s1)
-
-    statistic.description = "Gaussian log-likelihood ratio"
-    return statistic
+        r0 = np.sum((o - self.m0) ** 2, axis=1)
+        r1 = np.sum((o - self.m1) ** 2, axis=1)
+        return r0 / (2 * self.s0**2) - r1 / (2 * self.s1**2) + d * np.log(self.s0 / self.s1)
 
 
 def laplace_lr_statistic(loc0, loc1, scale: float):
@@ -162,10 +187,15 @@ def laplace_lr_statistic(loc0, loc1, scale: float):
     l0 = np.asarray(loc0, dtype=float).ravel()
     l1 = np.asarray(loc1, dtype=float).ravel()
     b = check_positive("scale", scale)
+    return _LaplaceLR(l0, l1, b)
 
-    def statistic(outputs):
+
+class _LaplaceLR(_Statistic):
+    description = "Laplace log-likelihood ratio"
+
+    def __init__(self, l0, l1, b):
+        self.l0, self.l1, self.b = l0, l1, b
+
+    def __call__(self, outputs):
         o = flatten_outputs(outputs)
-        return (np.sum(np.abs(o - l0), axis=1) - np.sum(np.abs(o - l1), axis=1)) / b
-
-    statistic.description = "Laplace log-likelihood ratio"
-    return statistic
+        return (np.sum(np.abs(o - self.l0), axis=1) - np.sum(np.abs(o - self.l1), axis=1)) / self.b

@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from dpaudit.audit.renyi import renyi_divergence
-from dpaudit.audit.runner import DEFAULT_CHUNK_SIZE, as_seed_sequence, concat_chunks, run_chunks
+from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks,
+                                  open_executor, run_jobs)
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
 __all__ = ["linear_instance_datasets", "simulate_noisy_gd", "linear_instance_table"]
@@ -37,12 +38,24 @@ def linear_instance_datasets(n: int, dim: int = 1, sensitivity: float = 1.0):
     return D, Dp
 
 
-def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trials: int, seed=None,
-                      chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None) -> np.ndarray:
-    """Last iterates theta_K of noisy GD on the squared loss, shape (trials, dim).
+class _NoisyGDChunk:
+    """Chunk function: last iterates of ``size`` independent noisy-GD runs (picklable, for pools)."""
 
-    Gradient of L_D is computed from the records: (1/n) sum_i (theta - x_i) = theta - mean(D).
-    """
+    def __init__(self, X, steps, eta, noise):
+        self.X, self.steps, self.eta, self.noise = X, steps, eta, noise
+
+    def __call__(self, size, seed_seq):
+        rng = np.random.default_rng(seed_seq)
+        X, eta = self.X, self.eta
+        theta = np.zeros((size, X.shape[1]))
+        for _ in range(self.steps):  # loop over steps; all trials advance together
+            grad = theta - X.mean(axis=0)
+            theta = theta - eta * grad + self.noise * rng.standard_normal(theta.shape)
+        return theta
+
+
+def _noisy_gd_chunk(data, steps, step_size, sigma, trials) -> _NoisyGDChunk:
+    """Validated chunk function of :func:`simulate_noisy_gd`."""
     X = np.asarray(data, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError("data must be a finite 2-D array (records as rows)")
@@ -52,27 +65,38 @@ def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trial
         raise ValueError(f"step_size must be in (0, 1) for this instance, got {eta}")
     sigma = check_positive("sigma", sigma)
     trials = check_count(trials, "trials", minimum=1)
-    noise = math.sqrt(2.0 * eta * sigma * sigma)
+    return _NoisyGDChunk(X, steps, eta, math.sqrt(2.0 * eta * sigma * sigma))
 
-    def chunk(size, seed_seq):
-        rng = np.random.default_rng(seed_seq)
-        theta = np.zeros((size, X.shape[1]))
-        for _ in range(steps):  # loop over steps; all trials advance together
-            grad = theta - X.mean(axis=0)
-            theta = theta - eta * grad + noise * rng.standard_normal(theta.shape)
-        return theta
 
-    return concat_chunks(run_chunks(chunk, trials, seed, chunk_size, executor))
+def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trials: int, seed=None,
+                      chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
+                      retries: int = DEFAULT_RETRIES) -> np.ndarray:
+    """Last iterates theta_K of noisy GD on the squared loss, shape (trials, dim).
+
+    Gradient of L_D is computed from the records: (1/n) sum_i (theta - x_i) = theta - mean(D).
+    Trials run in chunks (``chunk_size``, ``executor``, ``workers``, ``retries``: see
+    :func:`dpaudit.audit.runner.run_jobs`); the result depends only on ``seed``, ``trials`` and
+    ``chunk_size``.
+    """
+    fn = _noisy_gd_chunk(data, steps, step_size, sigma, trials)
+    trials = check_count(trials, "trials", minimum=1)
+    res = run_jobs([Job(fn, trials, seed, "noisy GD runs")], chunk_size=chunk_size, executor=executor,
+                   workers=workers, retries=retries, label="renyi")[0]
+    return concat_chunks(res, trials)
 
 
 def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *, step_size: float = 0.1,
                           sigma: float = 1.0, n: int = 1, sensitivity: float = 1.0, dim: int = 1,
                           trials: int = 100_000, confidence: float = 0.95, seed=None,
-                          methods=("gaussian",)) -> list[dict]:
+                          methods=("gaussian",), chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
+                          workers=None, retries: int = DEFAULT_RETRIES) -> list[dict]:
     """Rows {steps, alpha, method, estimate, lower, upper, exact, theorem1, theorem2, composition}.
 
     ``trials`` runs per neighbouring dataset and number of steps; estimates use
-    :func:`dpaudit.audit.renyi.renyi_divergence` with each of ``methods``.
+    :func:`dpaudit.audit.renyi.renyi_divergence` with each of ``methods``. The simulations of
+    every step count and both datasets run as one batch of chunks on ``executor`` (or a pool of
+    ``workers`` processes; see :func:`dpaudit.audit.runner.run_jobs`); the rows depend only on
+    ``seed``, ``trials`` and ``chunk_size``.
     """
     from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
 
@@ -84,12 +108,19 @@ def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *,
         raise ValueError("alphas must all be > 1")
     D, Dp = linear_instance_datasets(n, dim, sensitivity)
     root = as_seed_sequence(seed)
+    trials = check_count(trials, "trials", minimum=1)
     rows = []
     kw = dict(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n)
-    for K, ss in zip(steps, root.spawn(len(steps))):
-        s0, s1, s2 = ss.spawn(3)
-        theta = simulate_noisy_gd(D, steps=K, step_size=step_size, sigma=sigma, trials=trials, seed=s0)
-        theta_p = simulate_noisy_gd(Dp, steps=K, step_size=step_size, sigma=sigma, trials=trials, seed=s1)
+    seeds = [ss.spawn(3) for ss in root.spawn(len(steps))]
+    jobs = []
+    for K, (s0, s1, _) in zip(steps, seeds):
+        jobs.append(Job(_noisy_gd_chunk(D, K, step_size, sigma, trials), trials, s0, f"noisy GD on D, K={K}"))
+        jobs.append(Job(_noisy_gd_chunk(Dp, K, step_size, sigma, trials), trials, s1, f"noisy GD on D', K={K}"))
+    with open_executor(executor, workers) as ex:
+        res = run_jobs(jobs, chunk_size=chunk_size, executor=ex, retries=retries, label="renyi")
+    for k, (K, (_, _, s2)) in enumerate(zip(steps, seeds)):
+        theta = concat_chunks(res[2 * k], trials)
+        theta_p = concat_chunks(res[2 * k + 1], trials)
         for a in alphas:
             exact = float(linear_gaussian_rdp(a, steps=K, **kw))
             th1 = float(langevin_rdp(a, strong_convexity=1.0, steps=K, **kw))

@@ -35,7 +35,8 @@ from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import one_run_audit
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import DEFAULT_CHUNK_SIZE, as_seed_sequence, concat_chunks, run_chunks
+from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
+                                  concat_chunks, open_executor, run_jobs)
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
@@ -128,19 +129,33 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     )
 
 
-def _draw_fn(sampler, inp):
-    def fn(size, seed_seq):
+class _DrawChunk:
+    """Chunk function: ``size`` outputs of ``sampler`` on ``inp`` (a picklable object, for pools)."""
+
+    def __init__(self, sampler, inp):
+        self.sampler, self.inp = sampler, inp
+
+    def __call__(self, size, seed_seq):
         rng = np.random.default_rng(seed_seq)
-        return flatten_outputs(sampler(inp, rng, size), size)
-    return fn
+        return flatten_outputs(self.sampler(self.inp, rng, size), size)
 
 
-def _score_fn(sampler, inp, statistic):
-    draw = _draw_fn(sampler, inp)
+class _ScoreChunk(_DrawChunk):
+    """Chunk function: the scores ``statistic(outputs)`` of ``size`` outputs (only scores travel back)."""
 
-    def fn(size, seed_seq):
-        return as_scores(statistic(draw(size, seed_seq)), "statistic(outputs)")
-    return fn
+    def __init__(self, sampler, inp, statistic):
+        super().__init__(sampler, inp)
+        self.statistic = statistic
+
+    def __call__(self, size, seed_seq):
+        return as_scores(self.statistic(super().__call__(size, seed_seq)), "statistic(outputs)")
+
+
+def _run_pair(fn0, fn1, n, seed0, seed1, names, chunk_size, executor, retries):
+    """The chunks of two jobs of ``n`` trials, run concurrently; merged exactly (concatenation)."""
+    r0, r1 = run_jobs([Job(fn0, n, seed0, names[0]), Job(fn1, n, seed1, names[1])], chunk_size=chunk_size,
+                      executor=executor, retries=retries)
+    return concat_chunks(r0, n), concat_chunks(r1, n)
 
 
 def _split(trials: int, fraction: float) -> tuple[int, int]:
@@ -152,7 +167,8 @@ def _split(trials: int, fraction: float) -> tuple[int, int]:
 def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, trials: int = 10_000,
                     confidence: float = 0.95, statistic=None, seed=None, method: str = "threshold",
                     selection: str = "heldout", selection_fraction: float = 0.3, grid=None,
-                    chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None) -> AuditResult:
+                    chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
+                    retries: int = DEFAULT_RETRIES) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -176,7 +192,18 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         Share of the trials used for selection (and, for vectors, for the default statistic).
     grid : array, optional
         Fixed thresholds for ``selection="bonferroni"``; then all trials are evaluation trials.
-    chunk_size, executor : see :func:`dpaudit.audit.runner.run_chunks`.
+    chunk_size : int
+        Trials per chunk (part of the random-stream layout: the result depends on ``seed``,
+        ``trials`` and ``chunk_size`` only).
+    executor : concurrent.futures.Executor, optional
+        Where the chunks run: e.g. a ``ProcessPoolExecutor`` or a Dask client's
+        ``client.get_executor()``. Default: in this process.
+    workers : int, optional
+        ``N >= 2`` runs the chunks on a process pool of N workers (not with ``executor``). A
+        process pool needs ``sampler`` and ``statistic`` to be picklable: module-level functions
+        (or bound methods such as ``Gaussian(1.0).sample``), not lambdas or closures.
+    retries : int
+        Resubmissions of a failed chunk (see :func:`dpaudit.audit.runner.run_jobs`).
     """
     if not callable(sampler):
         raise ValueError("sampler must be callable as sampler(x, rng, size)")
@@ -193,11 +220,24 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError("statistic must be callable as statistic(outputs) -> scores")
     root = as_seed_sequence(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+    with open_executor(executor, workers) as ex:
+        check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
+        if statistic is not None:
+            check_picklable(ex, statistic, "statistic")
+        if method == "one-run":
+            return _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
+                                  confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
+                                  selection_fraction=selection_fraction, chunk_size=chunk_size, executor=ex,
+                                  retries=retries)
+        return _audit_two_sample(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
+                                 confidence=confidence, statistic=statistic, seeds=(s_sel0, s_sel1, s_ev0, s_ev1),
+                                 method=method, selection=selection, selection_fraction=selection_fraction,
+                                 grid=grid, chunk_size=chunk_size, executor=ex, retries=retries)
 
-    if method == "one-run":
-        return _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
-                              confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
-                              selection_fraction=selection_fraction, chunk_size=chunk_size, executor=executor)
+
+def _audit_two_sample(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, seeds, method,
+                      selection, selection_fraction, grid, chunk_size, executor, retries) -> AuditResult:
+    s_sel0, s_sel1, s_ev0, s_ev1 = seeds
 
     use_grid = selection == "bonferroni" and grid is not None
     if use_grid and statistic is None:
@@ -206,36 +246,42 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     stat_desc = getattr(statistic, "description", "user statistic") if statistic is not None else None
     sel0 = sel1 = np.empty(0)
     if n_sel:
-        out0 = concat_chunks(run_chunks(_draw_fn(sampler, x), n_sel, s_sel0, chunk_size, executor))
-        out1 = concat_chunks(run_chunks(_draw_fn(sampler, x_prime), n_sel, s_sel1, chunk_size, executor))
+        out0, out1 = _run_pair(_DrawChunk(sampler, x), _DrawChunk(sampler, x_prime), n_sel, s_sel0, s_sel1,
+                               ("selection outputs on x", "selection outputs on x'"), chunk_size, executor, retries)
         if statistic is None:
             statistic = default_statistic(out0, out1)
             stat_desc = statistic.description
         sel0 = as_scores(statistic(out0), "statistic(outputs)")
         sel1 = as_scores(statistic(out1), "statistic(outputs)")
-    ev0 = concat_chunks(run_chunks(_score_fn(sampler, x, statistic), n_eval, s_ev0, chunk_size, executor))
-    ev1 = concat_chunks(run_chunks(_score_fn(sampler, x_prime, statistic), n_eval, s_ev1, chunk_size, executor))
+    ev0, ev1 = _run_pair(_ScoreChunk(sampler, x, statistic), _ScoreChunk(sampler, x_prime, statistic), n_eval,
+                         s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"), chunk_size, executor,
+                         retries)
     return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
                         method=method, selection=selection, grid=grid, trials=trials,
                         details={"statistic": stat_desc})
 
 
-def _one_run_scores(sampler, x, x_prime, statistic, m, seed_seq, chunk_size, executor):
+def _one_run_scores(sampler, x, x_prime, statistic, m, seed_seq, chunk_size, executor, retries):
     """Fair coins and scores of m canaries (one mechanism run per canary)."""
     coin_seed, out_seed = seed_seq.spawn(2)
     coins = np.random.default_rng(coin_seed).random(m) < 0.5
     k1 = int(coins.sum())
     s_in, s_out = out_seed.spawn(2)
     scores = np.empty(m)
+    jobs, masks = [], []
     if k1:
-        scores[coins] = concat_chunks(run_chunks(_score_fn(sampler, x_prime, statistic), k1, s_in, chunk_size, executor))
+        jobs.append(Job(_ScoreChunk(sampler, x_prime, statistic), k1, s_in, "canaries included (x')"))
+        masks.append(coins)
     if m - k1:
-        scores[~coins] = concat_chunks(run_chunks(_score_fn(sampler, x, statistic), m - k1, s_out, chunk_size, executor))
+        jobs.append(Job(_ScoreChunk(sampler, x, statistic), m - k1, s_out, "canaries excluded (x)"))
+        masks.append(~coins)
+    for mask, res in zip(masks, run_jobs(jobs, chunk_size=chunk_size, executor=executor, retries=retries)):
+        scores[mask] = concat_chunks(res, int(mask.sum()))
     return coins, scores
 
 
 def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, root,
-                   selection_fraction, chunk_size, executor) -> AuditResult:
+                   selection_fraction, chunk_size, executor, retries) -> AuditResult:
     cal_seed, main_seed = root
     m_cal, m = _split(trials, selection_fraction)
     if statistic is None:
@@ -244,7 +290,8 @@ def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, s
         o0 = flatten_outputs(sampler(x, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
         o1 = flatten_outputs(sampler(x_prime, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
         statistic = default_statistic(o0, o1)
-    coins_c, scores_c = _one_run_scores(sampler, x, x_prime, statistic, m_cal, cal_seed, chunk_size, executor)
+    coins_c, scores_c = _one_run_scores(sampler, x, x_prime, statistic, m_cal, cal_seed, chunk_size, executor,
+                                        retries)
     fractions = np.array([0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5])
     best, best_f = -1.0, fractions[0]
     for f in fractions:  # a handful of candidate guess counts, scored on the calibration run
@@ -254,7 +301,7 @@ def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, s
         e = one_run_audit(scores_c, coins_c, k_in=k, k_out=k, delta=delta, confidence=confidence)["epsilon_lower"]
         if e > best:
             best, best_f = e, f
-    coins, scores = _one_run_scores(sampler, x, x_prime, statistic, m, main_seed, chunk_size, executor)
+    coins, scores = _one_run_scores(sampler, x, x_prime, statistic, m, main_seed, chunk_size, executor, retries)
     k = max(1, min(int(best_f * m / 2), m // 2))
     res = one_run_audit(scores, coins, k_in=k, k_out=k, delta=delta, confidence=confidence)
     eps_lower = res["epsilon_lower"]

@@ -29,7 +29,7 @@ import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.runner import as_seed_sequence, concat_chunks, run_chunks
+from dpaudit.audit.runner import DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, run_jobs
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 
 __all__ = ["audit_optimizer", "optimizer_scenario", "CANARY_SEMANTICS"]
@@ -37,7 +37,8 @@ __all__ = ["audit_optimizer", "optimizer_scenario", "CANARY_SEMANTICS"]
 #: how ``canary_gradient`` enters each optimizer (see the module docstring)
 CANARY_SEMANTICS = {"noisy-gd": "offset", "bias-reduced-sgd": "replace"}
 _MEAN_ESTIMATION = ("projection", "l1-recovery")
-_AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim", "chunk_size", "executor")
+_AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim", "chunk_size", "executor",
+               "workers", "retries")
 DEFAULT_OPTIMIZER_CHUNK = 2_000
 
 
@@ -70,6 +71,28 @@ def _canary_norm(opt) -> float:
     return 1.0
 
 
+class _OptimizerRun:
+    """``opt.run(X, y, trials=size, seed=seed, canary_gradient=canary)`` as a picklable object."""
+
+    def __init__(self, opt, X, y, canary=None):
+        self.opt, self.X, self.y, self.canary = opt, X, y, canary
+
+    def __call__(self, size, seed):
+        if self.canary is None:  # optimizers without canary support do not take the keyword
+            return self.opt.run(self.X, self.y, trials=size, seed=seed)
+        return self.opt.run(self.X, self.y, trials=size, seed=seed, canary_gradient=self.canary)
+
+
+class _OptimizerScores:
+    """Chunk function: run the optimizer ``size`` times, return only the scores of the parameters."""
+
+    def __init__(self, run, statistic):
+        self.run, self.statistic = run, statistic
+
+    def __call__(self, size, seed):
+        return np.asarray(self.statistic(self.run(size, seed).params), dtype=float)
+
+
 def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
     """The neighbouring pair, canary and statistic used to audit ``opt``.
 
@@ -89,8 +112,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
         Z0[0, 0] = -L
         Z1 = Z0.copy()
         Z1[0, 0] = L
-        return {"run0": lambda s, q: opt.run(Z0, None, trials=s, seed=q),
-                "run1": lambda s, q: opt.run(Z1, None, trials=s, seed=q),
+        return {"run0": _OptimizerRun(opt, Z0, None), "run1": _OptimizerRun(opt, Z1, None),
                 "statistic": stat, "description": f"mean estimation, row 0 = -{L:g} e_0 vs +{L:g} e_0 (replace-one)",
                 "n": n}
     X, y = _base_data(n, dim)
@@ -106,8 +128,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
             desc = "input canary (R e_0, 1) absent vs present (add/remove)"
         else:
             desc = "input canary: record 0 = (R e_0, label 0) vs (R e_0, label 1) (replace-one)"
-        return {"run0": lambda s, q: opt.run(X0, y0, trials=s, seed=q),
-                "run1": lambda s, q: opt.run(X1, y1, trials=s, seed=q),
+        return {"run0": _OptimizerRun(opt, X0, y0), "run1": _OptimizerRun(opt, X1, y1),
                 "statistic": stat, "description": desc, "n": n}
     g = dirac_canary(dim, _canary_norm(opt))
     semantics = CANARY_SEMANTICS.get(name, "record")
@@ -118,8 +139,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
         g0 = -g
         desc = f"white-box Dirac gradient canary of norm {g[0]:g}: -g vs +g"
     desc += f" ({opt.neighbouring}, canary semantics '{semantics}')"
-    return {"run0": lambda s, q: opt.run(X, y, trials=s, seed=q, canary_gradient=g0),
-            "run1": lambda s, q: opt.run(X, y, trials=s, seed=q, canary_gradient=g),
+    return {"run0": _OptimizerRun(opt, X, y, g0), "run1": _OptimizerRun(opt, X, y, g),
             "statistic": stat, "description": desc, "n": n}
 
 
@@ -129,8 +149,12 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
 
     ``options`` are audit settings -- ``delta``, ``method`` ("threshold" or "gdp"),
     ``selection``, ``selection_fraction`` (default 0.3), ``n`` (records, default 20), ``dim``
-    (default 5), ``chunk_size``, ``executor`` -- and, when a name is given, hyper-parameters
-    passed to ``make_optimizer``. ``trials`` runs per neighbouring dataset.
+    (default 5), ``chunk_size`` (default 2000; part of the random-stream layout), ``executor``
+    (any ``concurrent.futures.Executor``, e.g. a Dask client's ``get_executor()``), ``workers``
+    (N >= 2: a process pool of N workers), ``retries`` -- and, when a name is given,
+    hyper-parameters passed to ``make_optimizer``. ``trials`` runs per neighbouring dataset. The
+    result depends only on ``seed``, ``trials`` and ``chunk_size``, never on where the chunks ran.
+    The claim is that of a one-trial run on D (claims do not depend on the random draws).
     """
     from dpaudit.optimizers import make_optimizer
 
@@ -152,28 +176,25 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
         raise ValueError(f"selection_fraction must be in (0, 1), got {frac}")
     chunk = audit_opts.get("chunk_size", DEFAULT_OPTIMIZER_CHUNK)
     executor = audit_opts.get("executor")
+    workers = audit_opts.get("workers")
+    retries = audit_opts.get("retries", DEFAULT_RETRIES)
     default_dim = 5
     if opt.name == "l1-recovery":  # compressed sensing needs sparsity < dim
         default_dim = max(20, 4 * int(opt.hp.get("sparsity", 5)))
     sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim", default_dim))
     stat = sc["statistic"]
     n_sel, n_eval = _split(trials, frac)
-    s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)
-    claims = []
-
-    def scorer(run_fn):
-        def fn(size, seed_seq):
-            r = run_fn(size, seed_seq)
-            if not claims:
-                claims.append(r.claim)
-            return stat(r.params)
-        return fn
-
-    sel0 = concat_chunks(run_chunks(scorer(sc["run0"]), n_sel, s_sel0, chunk, executor))
-    sel1 = concat_chunks(run_chunks(scorer(sc["run1"]), n_sel, s_sel1, chunk, executor))
-    ev0 = concat_chunks(run_chunks(scorer(sc["run0"]), n_eval, s_ev0, chunk, executor))
-    ev1 = concat_chunks(run_chunks(scorer(sc["run1"]), n_eval, s_ev1, chunk, executor))
-    claim = claims[0]
+    root = as_seed_sequence(seed)
+    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+    s_claim = root.spawn(1)[0]  # child 4: the four streams above are unchanged by it
+    # the claim comes from a one-trial run here (claims may hold closures, which do not pickle)
+    claim = sc["run0"](1, s_claim).claim
+    f0, f1 = _OptimizerScores(sc["run0"], stat), _OptimizerScores(sc["run1"], stat)
+    jobs = [Job(f0, n_sel, s_sel0, "selection runs on D"), Job(f1, n_sel, s_sel1, "selection runs on D'"),
+            Job(f0, n_eval, s_ev0, "evaluation runs on D"), Job(f1, n_eval, s_ev1, "evaluation runs on D'")]
+    with open_executor(executor, workers) as ex:  # all four jobs at once: one pool, no idle phase
+        res = run_jobs(jobs, chunk_size=chunk, executor=ex, retries=retries)
+    sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
     eps_claimed = float(claim.epsilon(delta))
     return audit_scores(
         sel0, sel1, ev0, ev1, epsilon=eps_claimed, delta=delta, confidence=confidence,

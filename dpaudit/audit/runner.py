@@ -1,35 +1,91 @@
-"""Chunked, seed-deterministic execution of audit trials.
+"""Chunked, seed-deterministic execution of audit trials on any ``concurrent.futures`` executor.
 
-Trials are split into chunks of a fixed size; chunk ``i`` draws from its own
-``numpy.random.SeedSequence(seed).spawn(n_chunks)[i]``. Results are merged in chunk order, and
-the chunk layout depends only on ``trials`` and ``chunk_size``, so the merged result depends
-only on ``seed`` and ``trials`` -- not on how many workers ran the chunks (``API.md``:
-"the same seed gives the same result whatever the number of workers").
+Layout (fixed before anything runs, independent of where the chunks run):
 
-``run_chunks(fn, trials, seed, chunk_size, executor=None)`` accepts any executor with a
-``map(fn, *iterables)`` method (``concurrent.futures`` executors, or an adapter around a
-dask/distributed client) as a drop-in. ``fn(size, seed_sequence)`` must be a pure function of its
-arguments (and picklable for process pools).
+* a job of ``trials`` trials is split into chunks of ``chunk_size`` trials (the last one holds the
+  remainder; :func:`chunk_sizes`). ``chunk_size`` is a constant of the caller
+  (:data:`DEFAULT_CHUNK_SIZE`), never derived from the number of workers;
+* chunk ``i`` draws only from ``numpy.random.SeedSequence(seed).spawn(n_chunks)[i]`` (numpy's
+  spawn tree: children are statistically independent streams, O'Neill 2015 / numpy NEP 19);
+* results are returned in chunk order whatever order the chunks finish in, and callers merge them
+  exactly (concatenated scores, summed counts) -- never by averaging per-chunk estimates.
+
+Hence the merged result depends only on ``seed``, ``trials`` and ``chunk_size``: not on the number
+of workers, the completion order or the executor (``API.md``: "the same seed gives the same
+result whatever the number of workers").
+
+Executors (``executor=`` / ``workers=``):
+
+* default: :class:`InProcessExecutor`, the chunks run one after the other in this process;
+* ``workers=N`` (N >= 2): a :class:`ProcessPool` of N processes, owned by the call and shut down
+  after it. It is restarted when a worker process dies (``BrokenProcessPool``);
+* any ``concurrent.futures.Executor`` passed as ``executor=`` -- a ``ThreadPoolExecutor``, a
+  ``ProcessPoolExecutor``, or a Dask cluster's ``distributed.Client(...).get_executor()``.
+
+Everything sent to a process pool must be picklable with the standard :mod:`pickle`: the chunk
+functions of dpaudit are module-level classes, but a user's sampler or statistic must be a
+module-level function (or a bound method / ``functools.partial`` of one), not a lambda or a
+closure. Dask pickles with ``cloudpickle``, which also accepts lambdas and closures.
+
+Failures: a chunk that raises is resubmitted up to ``retries`` times (same seed, so a transient
+failure -- a lost worker, a connection error -- leaves no trace in the result); errors that a rerun
+with the same seed would raise again (``ValueError``, ``TypeError``, ... see :data:`NOT_RETRIED`)
+are reported at once. When a process pool breaks (a worker process died), every chunk in flight
+fails without being the culprit: those chunks are rerun one at a time on a restarted pool, and
+only a chunk that breaks the pool while running alone is charged an attempt. A chunk that still fails raises :class:`ChunkError` naming the job, the
+chunk index and its trial range, chained (``__cause__``) to the worker's exception; the other
+chunks are cancelled. A chunk that returns a different number of trials than it was given is a
+:class:`ChunkError` too, and the merged trial count is checked, so an audit never returns a
+result computed from fewer trials than it says.
 """
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures as cf
+import contextlib
+import multiprocessing
 import numbers
+import pickle
+import threading
+from dataclasses import dataclass
 
 import numpy as np
 
 from dpaudit.core.validation import check_count
 
-__all__ = ["as_seed_sequence", "spawn", "chunk_sizes", "run_chunks", "concat_chunks", "DEFAULT_CHUNK_SIZE"]
+__all__ = [
+    "as_seed_sequence", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
+    "open_executor", "dask_executor",
+    "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
+]
 
 #: default number of trials per chunk (fixed: changing it changes the random streams)
 DEFAULT_CHUNK_SIZE = 10_000
+#: default number of resubmissions of a failed chunk
+DEFAULT_RETRIES = 2
+#: exception types reported without retry: a rerun of a chunk with the same seed raises them again
+NOT_RETRIED = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError, AssertionError,
+               NotImplementedError, pickle.PickleError)
+
+
+# ------------------------------------------------------------------------------------------ seeds
+def _copy_seed(ss: np.random.SeedSequence) -> np.random.SeedSequence:
+    """An equal SeedSequence that does not share the spawn counter of ``ss``."""
+    return np.random.SeedSequence(entropy=ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size,
+                                  n_children_spawned=ss.n_children_spawned)
 
 
 def as_seed_sequence(seed) -> np.random.SeedSequence:
-    """``seed`` (None, int >= 0, or SeedSequence) as a SeedSequence."""
+    """``seed`` (None, int >= 0, or SeedSequence) as a SeedSequence.
+
+    A SeedSequence is copied (same entropy, spawn key and spawn counter), so spawning from the
+    result never advances the caller's object: the same seed object gives the same streams on
+    every call.
+    """
     if isinstance(seed, np.random.SeedSequence):
-        return seed
+        return _copy_seed(seed)
     if seed is None:
         return np.random.SeedSequence()
     if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
@@ -38,7 +94,7 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
 
 
 def spawn(seed, n: int) -> list[np.random.SeedSequence]:
-    """``n`` independent child seed sequences of ``seed``."""
+    """``n`` independent child seed sequences of ``seed`` (children 0..n-1 of its spawn tree)."""
     return as_seed_sequence(seed).spawn(check_count(n, "n", minimum=1))
 
 
@@ -50,8 +106,315 @@ def chunk_sizes(trials: int, chunk_size: int) -> list[int]:
     return [chunk_size] * full + ([rem] if rem else [])
 
 
-def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None) -> list:
-    """Run ``fn(size, seed_sequence)`` on every chunk; return the results in chunk order.
+# ------------------------------------------------------------------------------------- executors
+class InProcessExecutor(cf.Executor):
+    """Runs each submitted call at once, in the calling thread (the default executor).
+
+    ``submit`` returns an already finished ``Future`` holding the result or the exception.
+    """
+
+    def __init__(self):
+        self._shutdown = False
+
+    def submit(self, fn, /, *args, **kwargs):
+        if self._shutdown:
+            raise RuntimeError("cannot submit to an InProcessExecutor after shutdown")
+        fut = cf.Future()
+        fut.set_running_or_notify_cancel()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - delivered through the future, like any executor
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            fut.set_exception(exc)
+        return fut
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        self._shutdown = True
+
+
+def _mp_context(context):
+    if context is not None:
+        return multiprocessing.get_context(context) if isinstance(context, str) else context
+    # forkserver: workers are forked from a clean server process, not from this (possibly
+    # multi-threaded) one; spawn where forkserver does not exist (Windows).
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+class ProcessPool(cf.Executor):
+    """A ``ProcessPoolExecutor`` of ``workers`` processes that can be restarted.
+
+    A worker process that dies (killed, out of memory, ``os._exit``) breaks a
+    ``ProcessPoolExecutor`` for good; :func:`run_jobs` then calls :meth:`restart` and resubmits
+    the lost chunks. ``context`` is a multiprocessing start method or context (default
+    ``"forkserver"`` where available, else ``"spawn"``). The pool starts lazily.
+    """
+
+    def __init__(self, workers: int, context=None):
+        self.workers = check_count(workers, "workers", minimum=1)
+        self._ctx = _mp_context(context)
+        self._pool = None
+        self._lock = threading.Lock()
+        self.restarts = 0
+
+    def _current(self) -> cf.ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
+            return self._pool
+
+    def submit(self, fn, /, *args, **kwargs):
+        return self._current().submit(fn, *args, **kwargs)
+
+    def restart(self) -> None:
+        """Drop the current (broken) pool; the next submission starts a fresh one."""
+        with self._lock:
+            old, self._pool = self._pool, None
+            self.restarts += 1
+        if old is not None:
+            old.shutdown(wait=False, cancel_futures=True)
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        with self._lock:
+            old, self._pool = self._pool, None
+        if old is not None:
+            old.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+@contextlib.contextmanager
+def open_executor(executor=None, workers=None):
+    """The executor to run chunks on, as a context manager.
+
+    ``executor`` given: yielded as is (never shut down here). ``workers`` None or 1: an
+    :class:`InProcessExecutor`. ``workers >= 2``: a :class:`ProcessPool` shut down on exit. Use it
+    to share one pool between several :func:`run_jobs` calls.
+    """
+    if executor is not None and workers is not None:
+        raise ValueError("give either executor= or workers=, not both")
+    if executor is not None:
+        if not callable(getattr(executor, "submit", None)):
+            raise ValueError("executor must be a concurrent.futures.Executor (an object with submit(fn, *args))")
+        yield executor
+        return
+    workers = 1 if workers is None else check_count(workers, "workers", minimum=1)
+    ex = InProcessExecutor() if workers == 1 else ProcessPool(workers)
+    try:
+        yield ex
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+def _is_process_pool(executor) -> bool:
+    return isinstance(executor, (cf.ProcessPoolExecutor, ProcessPool))
+
+
+def check_picklable(executor, obj, what: str) -> None:
+    """Raise ``ValueError`` (naming ``what``) if ``executor`` is a process pool and ``obj`` does not pickle."""
+    if _is_process_pool(executor):
+        _check_picklable(obj, what)
+
+
+def _check_picklable(fn, what: str) -> None:
+    try:
+        pickle.dumps(fn)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure has the same remedy
+        raise ValueError(
+            f"{what} cannot be sent to a process pool (workers=N): {exc}. Use module-level functions "
+            "for the sampler and the statistic (no lambdas or closures), or run in-process (workers=1) "
+            "or on a Dask executor (cloudpickle)") from exc
+
+
+# ------------------------------------------------------------------------------------ errors
+class ChunkError(RuntimeError):
+    """A chunk failed (after its retries) or returned the wrong number of trials.
+
+    Attributes: ``job`` (index of the job), ``job_name``, ``chunk`` (index of the chunk in its
+    job), ``start``, ``stop`` (its trials are ``start .. stop - 1`` of the job's ``trials``),
+    ``attempts``. The worker's exception is ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, job: int, job_name: str, chunk: int, start: int, stop: int,
+                 trials: int, attempts: int):
+        super().__init__(message)
+        self.job, self.job_name, self.chunk = job, job_name, chunk
+        self.start, self.stop, self.trials, self.attempts = start, stop, trials, attempts
+
+
+class ChunkValueError(ChunkError, ValueError):
+    """:class:`ChunkError` caused by a ``ValueError`` (still caught by ``except ValueError``)."""
+
+
+class ChunkTypeError(ChunkError, TypeError):
+    """:class:`ChunkError` caused by a ``TypeError``."""
+
+
+def _chunk_error(cause, *, reason: str, **where) -> ChunkError:
+    cls = ChunkValueError if isinstance(cause, ValueError) else (
+        ChunkTypeError if isinstance(cause, TypeError) else ChunkError)
+    name = f" of {where['job_name']}" if where["job_name"] else (f" of job {where['job']}" if where["job"] else "")
+    n = where["attempts"]
+    msg = (f"chunk {where['chunk']}{name} (trials {where['start']}-{where['stop'] - 1} of {where['trials']}) "
+           f"{reason} after {n} attempt{'s' if n != 1 else ''}")
+    if cause is not None:
+        msg += f": {type(cause).__name__}: {cause}"
+    return cls(msg, **where)
+
+
+# ------------------------------------------------------------------------------------ running
+@dataclass(frozen=True)
+class Job:
+    """``trials`` trials of ``fn(size, seed_sequence)`` seeded from ``seed``; ``name`` for messages."""
+
+    fn: object
+    trials: int
+    seed: object = None
+    name: str = ""
+
+
+def _call_chunk(fn, size, seed_seq, attempt):
+    """What executors run: ``fn(size, seed_seq)``. ``attempt`` only makes the call of a retry
+    distinct for executors that cache calls by their arguments (a Dask client with
+    ``pure=True``, its default, would otherwise hand back the failed task)."""
+    return fn(size, seed_seq)
+
+
+def _default_count(result):
+    """Trials held by a chunk result: first axis of an array, ``None`` (unchecked) otherwise."""
+    shape = getattr(result, "shape", None)
+    if shape is not None and len(shape) >= 1:
+        return int(shape[0])
+    return None
+
+
+def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
+             retries: int = DEFAULT_RETRIES, label: str = "audit") -> list[list]:
+    """Run several jobs' chunks concurrently; return, per job, its chunk results in chunk order.
+
+    Parameters
+    ----------
+    jobs : sequence of :class:`Job` or ``(fn, trials, seed)`` tuples
+        ``fn(size, seed_sequence)`` must be a pure function of its arguments (picklable for
+        process pools). Job ``j`` is split by :func:`chunk_sizes` and its chunk ``i`` gets child
+        ``i`` of ``SeedSequence(seed_j).spawn(n_chunks_j)``.
+    chunk_size : int
+        Trials per chunk: part of the random-stream layout (keep it fixed to reproduce a result).
+    executor : concurrent.futures.Executor, optional
+        Where chunks run (see the module docstring). Mutually exclusive with ``workers``.
+    workers : int, optional
+        ``N >= 2``: a process pool of N workers for this call; 1 or None: in this process.
+    retries : int
+        Resubmissions of a failing chunk (exceptions in :data:`NOT_RETRIED` are not retried).
+    label : str
+        Prefix of the progress line (stderr, only on a terminal; :mod:`dpaudit.core.progress`).
+
+    Raises
+    ------
+    ChunkError
+        A chunk failed after its retries, or returned a different number of trials.
+    """
+    from dpaudit.core.progress import Progress  # stderr progress, quiet off-TTY / --json (issue 7)
+
+    jobs = [j if isinstance(j, Job) else Job(*j) for j in jobs]
+    if not jobs:
+        return []
+    retries = check_count(retries, "retries")
+    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
+    tasks = []  # (job index, chunk index, start, size, seed)
+    for j, job in enumerate(jobs):
+        if not callable(job.fn):
+            raise ValueError(f"the function of job {j} must be callable as fn(size, seed_sequence)")
+        sizes = chunk_sizes(job.trials, chunk_size)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+        for i, (start, size, ss) in enumerate(zip(starts, sizes, spawn(job.seed, len(sizes)))):
+            tasks.append((j, i, start, size, ss))
+    results = [[None] * len(chunk_sizes(job.trials, chunk_size)) for job in jobs]
+    completed = [[False] * len(r) for r in results]
+    done_trials = [0] * len(jobs)
+
+    with open_executor(executor, workers) as ex:
+        if _is_process_pool(ex):
+            for j, job in enumerate(jobs):
+                _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}")
+        in_process = isinstance(ex, InProcessExecutor)
+        window = 1 if in_process else len(tasks)  # in-process: stop at the first failure
+        queue = collections.deque((t, 1) for t in range(len(tasks)))  # (task, attempt) to submit
+        pending: dict = {}  # future -> (task, attempt, ran alone)
+        suspects: set = set()  # tasks lost with a broken pool: rerun one at a time
+
+        def where(t, attempts):
+            j, i, start, size, _ = tasks[t]
+            return dict(job=j, job_name=jobs[j].name, chunk=i, start=start, stop=start + size,
+                        trials=jobs[j].trials, attempts=attempts)
+
+        def submit(t, attempt):
+            _, _, _, size, ss = tasks[t]
+            fn = jobs[tasks[t][0]].fn
+            try:
+                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)  # a fresh copy: same stream
+            except cf.BrokenExecutor as exc:
+                if not callable(getattr(ex, "restart", None)):
+                    raise _chunk_error(exc, reason="could not be submitted", **where(t, attempt)) from exc
+                ex.restart()
+                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)
+            pending[fut] = (t, attempt, bool(suspects))
+
+        def fill():
+            if suspects:  # isolation: one suspect at a time, alone, so a crash is charged to its culprit
+                if not pending:
+                    k = next(k for k, (t, _) in enumerate(queue) if t in suspects)
+                    t, attempt = queue[k]
+                    del queue[k]
+                    submit(t, attempt)
+                return
+            while queue and len(pending) < window:
+                submit(*queue.popleft())
+
+        try:
+            with Progress(sum(job.trials for job in jobs), label=label) as progress:
+                fill()
+                while pending:
+                    finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
+                    for fut in sorted(finished, key=lambda f: pending[f][0]):
+                        t, attempt, alone = pending.pop(fut)
+                        j, i, _, size, _ = tasks[t]
+                        try:
+                            res = fut.result()
+                        except Exception as exc:  # noqa: BLE001 - classified below
+                            if isinstance(exc, cf.BrokenExecutor) and not alone and t not in suspects:
+                                # the pool died under several chunks: not attributable, not charged
+                                suspects.add(t)
+                                queue.appendleft((t, attempt))
+                                continue
+                            if isinstance(exc, NOT_RETRIED) or attempt > retries:
+                                raise _chunk_error(exc, reason="failed", **where(t, attempt)) from exc
+                            queue.appendleft((t, attempt + 1))
+                            continue
+                        suspects.discard(t)
+                        got = _default_count(res)
+                        if got is not None and got != size:
+                            raise _chunk_error(None, reason=f"returned {got} trials instead of {size}",
+                                               **where(t, attempt))
+                        if completed[j][i]:  # a duplicate delivery must not count twice
+                            continue
+                        results[j][i] = res
+                        completed[j][i] = True
+                        done_trials[j] += size
+                        progress.update(size)
+                    fill()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    for j, job in enumerate(jobs):  # never a result from fewer trials than announced
+        if done_trials[j] != job.trials or not all(completed[j]):
+            raise RuntimeError(f"job {j}: merged {done_trials[j]} trials, expected {job.trials}")
+    return results
+
+
+def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, *,
+               workers=None, retries: int = DEFAULT_RETRIES, label: str = "audit") -> list:
+    """Run ``fn(size, seed_sequence)`` on every chunk of one job; return the results in chunk order.
 
     Parameters
     ----------
@@ -62,22 +425,43 @@ def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE,
         Root seed; chunk i uses ``SeedSequence(seed).spawn(n_chunks)[i]``.
     chunk_size : int
         Trials per chunk. Part of the random-stream layout: keep it fixed for reproducibility.
-    executor : object with ``map``, optional
-        Runs the chunks (e.g. ``concurrent.futures.ThreadPoolExecutor``); default: in this process.
+    executor, workers, retries, label : see :func:`run_jobs`.
     """
-    sizes = chunk_sizes(trials, chunk_size)
-    seeds = spawn(seed, len(sizes))
-    from dpaudit.core.progress import Progress  # stderr progress, quiet off-TTY / --json (issue 7)
+    return run_jobs([Job(fn, trials, seed)], chunk_size=chunk_size, executor=executor, workers=workers,
+                    retries=retries, label=label)[0]
 
-    results = map(fn, sizes, seeds) if executor is None else executor.map(fn, sizes, seeds)
-    out = []
-    with Progress(trials, label="audit") as progress:
-        for size, result in zip(sizes, results):
-            out.append(result)
-            progress.update(size)
+
+def concat_chunks(results, expected: int | None = None) -> np.ndarray:
+    """Merge per-chunk score arrays (exact sufficient statistics of threshold tests) in order.
+
+    With ``expected``, the merged number of trials (first axis) is checked against it.
+    """
+    out = np.concatenate([np.asarray(r) for r in results], axis=0)
+    if expected is not None:
+        check_merged(out, expected)
     return out
 
 
-def concat_chunks(results) -> np.ndarray:
-    """Merge per-chunk score arrays (exact sufficient statistics of threshold tests) in order."""
-    return np.concatenate([np.asarray(r) for r in results], axis=0)
+def check_merged(array, expected: int, what: str = "merged chunks") -> np.ndarray:
+    """Raise ``RuntimeError`` unless ``array`` holds exactly ``expected`` trials (first axis)."""
+    n = int(np.shape(array)[0]) if np.ndim(array) else 1
+    if n != int(expected):
+        raise RuntimeError(f"{what}: {n} trials, expected {int(expected)} (a chunk was lost)")
+    return array
+
+
+@contextlib.contextmanager
+def dask_executor(address: str):
+    """A Dask distributed client's executor for the scheduler at ``address`` (needs ``dpaudit[dask]``).
+
+    Yields ``distributed.Client(address).get_executor()``; the client is closed on exit.
+    """
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError("a Dask scheduler needs the 'dask' extra: pip install 'dpaudit[dask]'") from None
+    client = Client(address)
+    try:
+        yield client.get_executor()
+    finally:
+        client.close()

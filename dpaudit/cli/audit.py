@@ -1,12 +1,14 @@
 """``dpaudit audit``: audit an optimizer of ``dpaudit.optimizers`` against its own claim.
 
     dpaudit audit OPTIMIZER [--trials N] [--seed S] [--confidence C] [--delta D] [--method M]
-                  [--plot FILE] [--json]
+                  [--plot FILE] [--json] [--workers N | --scheduler ADDRESS]
 
 Prints the claim, the certified epsilon lower bound, the method, the number of trials and the
 verdict (plus the GDP estimate, labelled with its assumption). Exit status 1 when the lower
 bound exceeds the claim (a violation), 0 otherwise, 2 on bad arguments. ``--plot FILE`` draws the
 empirical ROC of the attack with the region allowed by (epsilon, delta)-DP (needs matplotlib).
+``--workers N`` runs the trials on N processes and ``--scheduler ADDRESS`` on a Dask cluster;
+the result is the same as in one process.
 """
 
 from __future__ import annotations
@@ -31,6 +33,27 @@ def _int_like(text: str) -> int:
     return int(value)
 
 
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of workers: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"workers must be an integer >= 1, got {value}")
+    return value
+
+
+def _executor(args):
+    """Executor context for --workers / --scheduler (scale-out, issue 8)."""
+    from dpaudit.audit.runner import dask_executor, open_executor
+
+    if args.scheduler is not None:
+        if args.workers is not None:
+            raise ValueError("give either --workers or --scheduler, not both")
+        return dask_executor(args.scheduler)
+    return open_executor(workers=args.workers)
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     from dpaudit.optimizers import names
 
@@ -46,6 +69,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="threshold: certified bound (default); gdp: estimate assuming mu-GDP")
     p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--workers", type=_workers, default=None, metavar="N",
+                   help="run the trials on N processes (same result as 1; default: in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run the trials on the Dask cluster at ADDRESS (needs dpaudit[dask]; same result)")
     __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
     p.set_defaults(run=run)
     return p
@@ -94,7 +121,9 @@ def run(args) -> int:
         opts["delta"] = args.delta
     if args.json:  # progress on stderr stays quiet in --json mode (issue 7)
         __import__("dpaudit.core.progress").core.progress.set_default(False)
-    result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed, **opts)
+    with _executor(args) as ex:  # --workers / --scheduler: the result does not depend on them
+        result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed,
+                                 executor=ex, **opts)
     if args.plot:
         plot_roc(result, args.plot)
     __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
