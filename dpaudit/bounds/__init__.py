@@ -31,6 +31,24 @@ _EXPORTS = {
     # Lee, Kifer 2018
     "dp_agd_budget": "dpaudit.bounds.dp_agd",
     "ZCDPFilter": "dpaudit.bounds.dp_agd",
+    "BudgetExceededError": "dpaudit.bounds.dp_agd",
+    "DPAGDBudgets": "dpaudit.bounds.dp_agd",
+    "dp_agd_initial_budgets": "dpaudit.bounds.dp_agd",
+    "noisy_max_scale": "dpaudit.bounds.dp_agd",
+    "noisy_max_charge": "dpaudit.bounds.dp_agd",
+    "gradient_noise_sigma": "dpaudit.bounds.dp_agd",
+    "gradavg": "dpaudit.bounds.dp_agd",
+    "gradavg_charge": "dpaudit.bounds.dp_agd",
+    "gradavg_variance": "dpaudit.bounds.dp_agd",
+    # Ghazi, Guzman, Kamath, Kumar, Manurangsi 2024
+    "SparseCalibration": "dpaudit.bounds.sparse",
+    "sparse_mean_sensitivity": "dpaudit.bounds.sparse",
+    "projection_mechanism_calibration": "dpaudit.bounds.sparse",
+    "l1_recovery_calibration": "dpaudit.bounds.sparse",
+    "output_perturbation_calibration": "dpaudit.bounds.sparse",
+    "bias_reduced_level_probabilities": "dpaudit.bounds.sparse",
+    "bias_reduced_step_cost": "dpaudit.bounds.sparse",
+    "RandomStoppingFilter": "dpaudit.bounds.sparse",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = make_getattr(__name__, _EXPORTS)
