@@ -558,3 +558,9 @@ def test_rgm_ptr_claim_adds_the_test_cost():
     assert math.isinf(run.claim.epsilon(5e-7))              # below the PTR delta: no guarantee
     failing = make_optimizer("rgm-gd", ptr=True, **{**hp, "ptr_threshold": 10.0}).run(X, y, trials=3, seed=0)
     assert not failing.extra["ptr_passed"].any() and np.all(failing.params == 0)
+
+
+def test_dp_agd_alpha_cap():
+    X, y = make_dense(300, 3, seed=10)
+    run = make_optimizer("dp-agd", epsilon=0.05, splits=5, alpha_cap=2.0).run(X, y, trials=6, seed=0)
+    assert np.all(run.extra["alpha_max"] <= 2.0)

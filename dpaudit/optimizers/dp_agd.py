@@ -32,7 +32,9 @@ Documented choices (sheet B.6):
    one-sided exponential noise and an argmin);
 4. Phi = linspace(0, alpha_max, grid_size) with grid_size = m = 20 points, index 0 being alpha = 0 (the
    code uses 21 points);
-5. alpha_max = (1 + eta) max(last tau accepted alpha), uncapped, and the recorded alpha is the applied one;
+5. alpha_max = (1 + eta) max(last tau accepted alpha), uncapped by default as in the paper, and the recorded
+   alpha is the applied one; ``alpha_cap`` (default None) reproduces the code's cap min(., 2.0) -- useful at
+   very small epsilon, where noise-dominated selections otherwise let alpha_max drift upwards;
 6. GradAvg averages the current unnormalised estimate;
 7. regulariser: ``l2 > 0`` puts (l2/2)||w||^2 into f consistently -- its gradient l2 w is added to the noisy
    clipped sum and the scores add (l2/2)||w - alpha g^||^2 (data-independent, so no privacy cost); default l2 = 0
@@ -109,7 +111,7 @@ class DPAGD(Optimizer):
     supports_canary = True
     defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
                 "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
-                "alpha_growth": 0.1, "l2": 0.0, "noise": True,
+                "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True,
                 "record_charges": False}
 
     def _validate(self):
@@ -124,6 +126,8 @@ class DPAGD(Optimizer):
         self._pos("alpha_max")
         self._count("tau", minimum=1)
         self._nonneg("alpha_growth")
+        if self.hp["alpha_cap"] is not None:
+            self._pos("alpha_cap")
         self._nonneg("l2")
         for key in ("noise", "record_charges"):
             if not isinstance(self.hp[key], bool):
@@ -274,6 +278,8 @@ class DPAGD(Optimizer):
                 renew = acc[accepted[acc] % tau == 0]
                 if renew.size:
                     alpha_max[renew] = (1.0 + growth) * history[renew].max(axis=1)
+                    if self.hp["alpha_cap"] is not None:
+                        alpha_max[renew] = np.minimum(alpha_max[renew], self.hp["alpha_cap"])
             # rejected: GradAvg with a larger budget (lines 16-19)
             rej = idx[~ok]
             if rej.size:
