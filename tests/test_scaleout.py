@@ -111,7 +111,7 @@ def pool4():
 def dask_executor():
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=50)
+                                       dashboard_address=":0", silence_logs=50)
     client = distributed.Client(cluster)
     try:
         yield client.get_executor()
