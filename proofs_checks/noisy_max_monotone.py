@@ -15,7 +15,6 @@ probabilities sum to 1 (checked). Non-monotone moves are shown for contrast only
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import sys

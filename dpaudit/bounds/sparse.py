@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
     check_count,
     check_delta,

@@ -1,0 +1,175 @@
+"""``dpaudit proofs``: run every numerical proof check and print one summary table.
+
+    dpaudit proofs [--json] [--path DIR] [-k PATTERN] [--timeout SECONDS] [--verbose]
+
+Each ``proofs_checks/<name>.py`` (files starting with ``_`` and ``conftest.py`` are helpers)
+runs in its own subprocess (``python <file>``, working directory = the parent of the checks
+directory, so ``python proofs_checks/<name>.py`` semantics hold). The summary has one row per
+check: name, status (``ok`` / ``FAIL`` / ``TIMEOUT``), the worst margin parsed from the
+check's ``worst margin`` lines (the minimum when a check prints several tables) and the
+run time in seconds. Exit status 1 if any check failed or timed out, 0 otherwise; a missing
+checks directory or a pattern that selects nothing is a bad argument (exit 2).
+
+The checks directory is ``--path`` if given, else ``./proofs_checks``, else
+``<package dir>/../proofs_checks`` (a source checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["add_parser", "run", "find_checks_dir", "list_checks", "run_check", "parse_worst_margin"]
+
+_MARGIN_RE = re.compile(r"worst margin\s+([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan))", re.IGNORECASE)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "proofs",
+        help="run the numerical proof checks (proofs_checks/*.py) and print a summary table",
+        description="Run every proofs_checks/<name>.py in a subprocess and print one summary table "
+                    "(check, status, worst margin, seconds). Exit status 1 if any check fails.",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--path", metavar="DIR", help="directory of the checks (default ./proofs_checks, "
+                                                 "else the one next to the package)")
+    p.add_argument("-k", dest="pattern", metavar="PATTERN",
+                   help="run only checks whose name contains PATTERN (or matches it as a glob)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="per-check time limit in seconds (default 600)")
+    p.add_argument("--verbose", action="store_true", help="also print each check's own output")
+    p.set_defaults(run=run)
+    return p
+
+
+def find_checks_dir(path: str | None = None) -> Path:
+    """The checks directory: ``path``, else ``./proofs_checks``, else ``<package>/../proofs_checks``."""
+    if path is not None:
+        d = Path(path)
+        if not d.is_dir():
+            raise ValueError(f"--path must be an existing directory, got {path!r}")
+        return d.resolve()
+    for d in (Path.cwd() / "proofs_checks", Path(__file__).resolve().parents[2] / "proofs_checks"):
+        if d.is_dir():
+            return d.resolve()
+    raise ValueError("no proofs_checks directory found (looked in ./proofs_checks and next to the package); "
+                     "use --path DIR")
+
+
+def _matches(name: str, pattern: str | None) -> bool:
+    if not pattern:
+        return True
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatch(name, pattern)
+    return pattern in name
+
+
+def list_checks(directory: Path, pattern: str | None = None) -> list[Path]:
+    """Check scripts in ``directory`` (sorted; helpers ``_*.py`` and ``conftest.py`` excluded)."""
+    return sorted(p for p in Path(directory).glob("*.py")
+                  if not p.name.startswith("_") and p.name != "conftest.py" and _matches(p.stem, pattern))
+
+
+def parse_worst_margin(output: str) -> float | None:
+    """The smallest value on the ``worst margin X`` lines of a check's output (None if absent)."""
+    vals = []
+    for m in _MARGIN_RE.finditer(output):
+        try:
+            vals.append(float(m.group(1)))
+        except ValueError:  # pragma: no cover - the regex only matches floats
+            continue
+    if not vals:
+        return None
+    if any(math.isnan(v) for v in vals):
+        return math.nan
+    return min(vals)
+
+
+def run_check(script: Path, *, timeout: float = 600.0) -> dict:
+    """Run one check in a subprocess; return its summary row as a dict."""
+    env = dict(os.environ)
+    env.setdefault("PYTHONHASHSEED", "0")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, str(script)], cwd=str(script.parent.parent), env=env,
+                              capture_output=True, text=True, timeout=timeout)
+        status = "ok" if proc.returncode == 0 else "FAIL"
+        out, err, code = proc.stdout, proc.stderr, proc.returncode
+    except subprocess.TimeoutExpired as exc:
+        status = "TIMEOUT"
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        code = None
+    seconds = time.perf_counter() - t0
+    margin = parse_worst_margin(out)
+    return {"check": script.stem, "status": status, "worst_margin": margin, "seconds": round(seconds, 3),
+            "returncode": code, "stdout": out, "stderr": err}
+
+
+def _fmt_margin(m) -> str:
+    return "-" if m is None else f"{m:.3e}"
+
+
+def _print_table(results: list[dict]) -> None:
+    header = ["check", "status", "worst margin", "seconds"]
+    body = [[r["check"], r["status"], _fmt_margin(r["worst_margin"]), f"{r['seconds']:.1f}"] for r in results]
+    widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    for row in body:
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+    failed = [r for r in results if r["status"] != "ok"]
+    print(f"{len(results)} checks, {len(results) - len(failed)} ok, {len(failed)} failed"
+          + (": " + ", ".join(r["check"] for r in failed) if failed else ""))
+
+
+def _json_number(x):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return None if x is None or math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def run(args) -> int:
+    timeout = float(args.timeout)
+    if not timeout > 0 or math.isnan(timeout):
+        raise ValueError(f"--timeout must be > 0, got {args.timeout}")
+    directory = find_checks_dir(args.path)
+    checks = list_checks(directory, args.pattern)
+    if not checks:
+        raise ValueError(f"no proof checks in {directory}" + (f" match -k {args.pattern!r}" if args.pattern else ""))
+    results = []
+    for script in checks:
+        res = run_check(script, timeout=timeout)
+        results.append(res)
+        if args.verbose and not args.json:
+            print(res["stdout"], end="")
+            if res["stderr"]:
+                print(res["stderr"], end="", file=sys.stderr)
+        elif res["status"] != "ok" and not args.json:
+            # show the failing check's output so the violation is visible
+            print(f"--- {res['check']} ({res['status']}) ---")
+            print(res["stdout"][-4000:], end="")
+            if res["stderr"]:
+                print(res["stderr"][-4000:], end="", file=sys.stderr)
+    ok = all(r["status"] == "ok" for r in results)
+    if args.json:
+        print(json.dumps({
+            "command": "proofs",
+            "directory": str(directory),
+            "ok": ok,
+            "passed": sum(r["status"] == "ok" for r in results),
+            "failed": sum(r["status"] != "ok" for r in results),
+            "checks": [{"check": r["check"], "status": r["status"], "worst_margin": _json_number(r["worst_margin"]),
+                        "seconds": r["seconds"], "returncode": r["returncode"]} for r in results],
+        }))
+    else:
+        _print_table(results)
+    return 0 if ok else 1
