@@ -37,6 +37,7 @@ _EXPORTS = {
     "renyi_divergence": "dpaudit.audit",
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",
+    "ChunkError": "dpaudit.audit",
     "make_optimizer": "dpaudit.optimizers",
     # sub-modules named in API.md
     "conversions": "dpaudit.conversions",

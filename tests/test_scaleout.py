@@ -328,6 +328,22 @@ def test_process_pools_need_picklable_samplers():
         assert np.array_equal(clone(o), stat(o)) and clone.description == stat.description
 
 
+def test_functions_of_an_interactive_main_are_refused_for_process_pools(monkeypatch):
+    """A notebook's (or ``python -c``'s) __main__ cannot be imported by workers: refused up front."""
+    import sys
+    import types
+
+    from dpaudit.audit.runner import check_picklable
+
+    main = types.ModuleType("__main__")  # no __file__, like an interactive session
+    exec("def sampler(x, rng, size):\n    return rng.normal(x, 1.0, size)\n", main.__dict__)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with pytest.raises(ValueError, match="interactive session"):
+        check_picklable(ProcessPool(2), main.sampler, "sampler")
+    check_picklable(InProcessExecutor(), main.sampler, "sampler")  # only process pools care
+    check_picklable(ProcessPool(2), GAUSS, "sampler")
+
+
 def test_dask_accepts_closures(dask_executor):
     """cloudpickle (Dask) sends lambdas and closures; the answer is still the in-process one."""
     scale = 1.0
@@ -380,6 +396,46 @@ def test_in_process_executor_and_open_executor():
 def test_progress_is_quiet_off_a_terminal(capsys):
     run_chunks(normal_chunk, 5000, 0, 100)
     assert capsys.readouterr().err == ""
+
+
+@pytest.fixture
+def progress_log(monkeypatch):
+    """Record every Progress the runner creates (its total, enabled state and updates)."""
+    import dpaudit.core.progress as progress
+
+    log = []
+
+    class Recording(progress.Progress):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            self.updates = []
+            log.append(self)
+
+        def update(self, n=1):
+            self.updates.append(n)
+            super().update(n)
+
+    monkeypatch.setattr(progress, "Progress", Recording)
+    return log
+
+
+def test_progress_counts_every_trial_once_on_a_pool(progress_log, tmp_path):
+    with cf.ThreadPoolExecutor(3) as ex:
+        run_jobs([Job(Flaky(tmp_path), 2500, 1), Job(normal_chunk, 700, 2)], chunk_size=300, executor=ex)
+    (p,) = progress_log
+    assert p.total == 3200 and sum(p.updates) == 3200 and len(p.updates) == 9 + 3  # retried chunks count once
+
+
+def test_progress_follows_the_terminal_rules_in_the_cli(progress_log, monkeypatch, capsys):
+    from dpaudit.cli import main
+
+    monkeypatch.setenv("DPAUDIT_PROGRESS", "1")  # as if on a terminal
+    assert main(["renyi", "--steps", "2", "--alpha", "2", "--trials", "500", "--workers", "2"]) == 0
+    assert progress_log and all(p.enabled for p in progress_log)
+    progress_log.clear()
+    assert main(["renyi", "--steps", "2", "--alpha", "2", "--trials", "500", "--json"]) == 0
+    assert progress_log and not any(p.enabled for p in progress_log)  # --json: quiet
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["trials"] == 500
 
 
 def test_cli_workers_flag_gives_the_same_json(capsys):

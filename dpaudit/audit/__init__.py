@@ -7,7 +7,9 @@
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
 probability >= confidence for every mechanism; GDP numbers are estimates labelled with their
-assumption (auditing.md sec. 4). See the modules for the statistics used.
+assumption (auditing.md sec. 4). See the modules for the statistics used. Trials run in
+seed-deterministic chunks on any ``concurrent.futures`` executor (``workers=N``, ``executor=``;
+:mod:`dpaudit.audit.runner`, docs/scaling.md): the result never depends on where they ran.
 """
 
 from dpaudit._lazy import make_getattr
@@ -31,6 +33,10 @@ _EXPORTS = {
     "one_run_p_value": "dpaudit.audit.one_run",
     "one_run_audit": "dpaudit.audit.one_run",
     "run_chunks": "dpaudit.audit.runner",
+    "run_jobs": "dpaudit.audit.runner",
+    "ChunkError": "dpaudit.audit.runner",
+    "ProcessPool": "dpaudit.audit.runner",
+    "InProcessExecutor": "dpaudit.audit.runner",
     "linear_instance_table": "dpaudit.audit.linear_instance",
     "simulate_noisy_gd": "dpaudit.audit.linear_instance",
 }

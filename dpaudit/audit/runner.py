@@ -47,6 +47,7 @@ import contextlib
 import multiprocessing
 import numbers
 import pickle
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -217,12 +218,20 @@ def check_picklable(executor, obj, what: str) -> None:
 
 def _check_picklable(fn, what: str) -> None:
     try:
-        pickle.dumps(fn)
+        data = pickle.dumps(fn)
     except Exception as exc:  # noqa: BLE001 - any pickling failure has the same remedy
         raise ValueError(
             f"{what} cannot be sent to a process pool (workers=N): {exc}. Use module-level functions "
             "for the sampler and the statistic (no lambdas or closures), or run in-process (workers=1) "
             "or on a Dask executor (cloudpickle)") from exc
+    main = sys.modules.get("__main__")
+    if b"__main__" in data and getattr(main, "__file__", None) is None:
+        # pickled by reference to an interactive __main__ (notebook, python -c): workers cannot
+        # import it and would die unpickling it
+        raise ValueError(
+            f"{what} cannot be sent to a process pool (workers=N): it uses a function or class defined "
+            "in an interactive session, which worker processes cannot import. Move it to a module, or run "
+            "in-process (workers=1) or on a Dask executor (cloudpickle)")
 
 
 # ------------------------------------------------------------------------------------ errors
@@ -258,6 +267,9 @@ def _chunk_error(cause, *, reason: str, **where) -> ChunkError:
            f"{reason} after {n} attempt{'s' if n != 1 else ''}")
     if cause is not None:
         msg += f": {type(cause).__name__}: {cause}"
+    if isinstance(cause, cf.BrokenExecutor):
+        msg += (" (its worker process died: killed, out of memory, or unable to import a function it was "
+                "sent; the worker's traceback, if any, is on stderr)")
     return cls(msg, **where)
 
 

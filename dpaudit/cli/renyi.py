@@ -15,6 +15,7 @@ with the same rows as in one process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 
@@ -131,7 +132,10 @@ def run(args) -> int:
         raise ValueError(f"trials must be an integer >= 2, got {args.trials}")
     methods = ("gaussian", "nonparametric") if args.method == "all" else (args.method,)
     steps = _step_range(args.steps)
-    with _executor(args) as ex:  # --workers / --scheduler: the rows do not depend on them
+    from dpaudit.core.progress import disabled
+
+    quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr
+    with quiet, _executor(args) as ex:  # --workers / --scheduler: the rows do not depend on them
         rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n,
                                      trials=args.trials, confidence=args.confidence, seed=args.seed,
                                      methods=methods, executor=ex)
