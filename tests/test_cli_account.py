@@ -129,7 +129,6 @@ def test_calibration_subsampled(capsys):
         (["laplace", "--delta", "1e-5"], "scale"),
         (["pure", "--delta", "1e-5"], "epsilon"),
         (["gaussian", "--sigma", "1"], "delta"),
-        (["gaussian", "--target-epsilon", "1"], "delta"),
         (["gaussian", "--target-epsilon", "-1", "--delta", "1e-5"], "target-epsilon"),
         (["laplace", "--scale", "1", "--target-epsilon", "1", "--delta", "1e-5"], "gaussian"),
         (["gaussian", "--sigma", "1", "--delta", "1e-5", "--accountant", "prv"], "accountant"),
@@ -167,3 +166,18 @@ def test_help(capsys):
     assert exc_info.value.code == 0
     out, _ = capsys.readouterr()
     assert "--target-epsilon" in out and "--accountant" in out
+
+
+def test_target_epsilon_without_delta_uses_stated_default(capsys):
+    """API.md lists --delta and --target-epsilon as alternatives: calibration then uses delta = 1e-5
+    and says so in the table and in the JSON (never silently)."""
+    from dpaudit.accounting.calibration import calibrate_sigma
+    from dpaudit.cli.account import DEFAULT_CALIBRATION_DELTA
+
+    assert DEFAULT_CALIBRATION_DELTA == 1e-5
+    code, out, _ = run_cli(capsys, "gaussian", "--target-epsilon", "1", "--accountant", "rdp")
+    assert code == 0 and "default delta" in out and "1e-05" in out
+    code, out, _ = run_cli(capsys, "gaussian", "--target-epsilon", "1", "--accountant", "rdp", "--json")
+    doc = json.loads(out)
+    assert doc["delta"] == 1e-5 and doc["parameters"]["delta_source"] == "default"
+    assert doc["results"]["rdp"]["sigma"] == calibrate_sigma(1.0, 1e-5, accountant="rdp")

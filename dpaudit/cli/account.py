@@ -7,8 +7,9 @@
 MECHANISM is ``gaussian`` (needs --sigma), ``laplace`` (--scale), ``pure`` or ``exponential``
 (--epsilon). ``--q`` < 1 wraps it in Poisson subsampling. With ``--delta`` the command prints each
 requested accountant's epsilon and what produced it (RDP order, zCDP rho, tCDP (rho, omega), PLD
-interval). With ``--target-epsilon`` (Gaussian only, together with ``--delta``) it calibrates the
-smallest sigma meeting (target epsilon, delta) under each accountant instead.
+interval). With ``--target-epsilon`` (Gaussian only) it calibrates the smallest sigma meeting
+(target epsilon, delta) under each accountant instead; delta is ``--delta`` when given, otherwise
+``DEFAULT_CALIBRATION_DELTA`` = 1e-5, and the output always states which delta was used.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--steps", type=_int_like, default=1, help="number of compositions (default 1)")
     p.add_argument("--delta", type=float, help="report epsilon at this delta")
     p.add_argument("--target-epsilon", type=float, dest="target_epsilon",
-                   help="calibrate sigma (gaussian) to meet this epsilon at --delta")
+                   help="calibrate sigma (gaussian) to meet this epsilon at --delta (default delta 1e-5)")
     p.add_argument("--accountant", choices=ACCOUNTANTS, default="all", help="accountant(s) to use (default all)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
@@ -210,12 +211,17 @@ def run(args) -> int:
         return 2
 
 
+#: delta used by ``--target-epsilon`` when ``--delta`` is not given
+DEFAULT_CALIBRATION_DELTA = 1e-5
+
+
 def _run(args) -> int:
     from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_positive
 
-    if args.delta is None:
-        raise _UsageError("one of --delta or --target-epsilon (with --delta) is required")
-    delta = check_delta(args.delta, "--delta")
+    if args.delta is None and args.target_epsilon is None:
+        raise _UsageError("one of --delta or --target-epsilon is required")
+    delta_default = args.delta is None
+    delta = DEFAULT_CALIBRATION_DELTA if delta_default else check_delta(args.delta, "--delta")
     steps = check_count(args.steps, "--steps", minimum=1)
     check_positive("--sensitivity", args.sensitivity)
     names = _accountant_names(args.accountant)
@@ -228,6 +234,7 @@ def _run(args) -> int:
         if args.mechanism != "gaussian":
             raise _UsageError("--target-epsilon calibrates sigma and needs MECHANISM gaussian")
         params.pop("sigma", None)
+        params["delta_source"] = "default" if delta_default else "--delta"
         return _calibrate(args, names, target, delta, steps, params)
 
     mech = _build_mechanism(args)
@@ -278,7 +285,8 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
                                     "results": results})))
         return 0
     rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", "")) for name, r in results.items()]
-    title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}), q = {q:g}, "
+    note = " (default delta; pass --delta to choose)" if params.get("delta_source") == "default" else ""
+    title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}){note}, q = {q:g}, "
              f"{steps} step(s), sensitivity {args.sensitivity:g}")
     print(_table(title, ("accountant", "sigma", "note"), rows))
     return 0
