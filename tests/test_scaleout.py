@@ -436,6 +436,13 @@ def test_progress_follows_the_terminal_rules_in_the_cli(progress_log, monkeypatc
     assert main(["renyi", "--steps", "2", "--alpha", "2", "--trials", "500", "--json"]) == 0
     assert progress_log and not any(p.enabled for p in progress_log)  # --json: quiet
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["trials"] == 500
+    progress_log.clear()
+    assert main(["audit", "output-perturbation", "--trials", "300", "--json"]) in (0, 1)
+    assert progress_log and not any(p.enabled for p in progress_log)
+    import dpaudit.core.progress as progress
+
+    assert progress.progress_enabled()  # the process-wide default is left as it was
+    assert json.loads(capsys.readouterr().out)["trials"] == 300
 
 
 def test_cli_workers_flag_gives_the_same_json(capsys):

@@ -14,6 +14,7 @@ the result is the same as in one process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -119,9 +120,11 @@ def run(args) -> int:
     opts = {"method": args.method}
     if args.delta is not None:
         opts["delta"] = args.delta
-    if args.json:  # progress on stderr stays quiet in --json mode (issue 7)
-        __import__("dpaudit.core.progress").core.progress.set_default(False)
-    with _executor(args) as ex:  # --workers / --scheduler: the result does not depend on them
+    from dpaudit.core.progress import disabled
+
+    # progress on stderr stays quiet in --json mode (issue 7), without changing the process-wide default
+    quiet = disabled() if args.json else contextlib.nullcontext()
+    with quiet, _executor(args) as ex:  # --workers / --scheduler: the result does not depend on them
         result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed,
                                  executor=ex, **opts)
     if args.plot:
