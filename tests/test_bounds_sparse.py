@@ -210,7 +210,9 @@ def test_random_stopping_filter_thresholds():
     assert math.sqrt(2 * math.log(4 / delta) * s2) + 0.5 * s2 <= eps / 2
     assert math.fsum(taken_delta) <= delta / 4
     assert f.steps == len(taken_eps2) > 10
-    assert f.claim().epsilon(delta / 4) == eps / 2
+    # filter slack delta/4 (the ln(4/delta)) + delta-arm budget delta/4 = delta/2
+    assert f.claim().epsilon(delta / 2) == eps / 2
+    assert f.claim().epsilon(delta / 4) == math.inf
     # refused step leaves state unchanged and repeated refusal is consistent
     assert not f.allows(e_t, d_t) and f.steps == len(taken_eps2)
 

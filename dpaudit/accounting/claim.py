@@ -115,8 +115,8 @@ class PrivacyClaim:
         return cls(
             neighbouring=neighbouring,
             description=description,
-            epsilon_fn=lambda d: epsilon if d >= delta0 else math.inf,
-            delta_fn=lambda e: delta0 if e >= epsilon else 1.0,
+            epsilon_fn=_SinglePoint(epsilon, delta0).epsilon,
+            delta_fn=_SinglePoint(epsilon, delta0).delta,
             source=source,
             details={"epsilon": epsilon, "delta": delta0, **(details or {})},
         )
@@ -125,8 +125,9 @@ class PrivacyClaim:
     def best_of(cls, claims: Sequence["PrivacyClaim"], *, description: str | None = None) -> "PrivacyClaim":
         """The pointwise minimum of several valid claims about the same algorithm.
 
-        Each query is answered by the claim that gives the smallest bound; the ``details``
-        record which one that was (``details["chosen"]`` after each query).
+        Each query is answered by the claim that gives the smallest bound;
+        ``details["chosen"]`` records which one answered the latest query. The result holds no
+        closures, so it pickles (process pools and Dask workers receive claims).
         """
         claims = list(claims)
         if not claims:
@@ -134,36 +135,20 @@ class PrivacyClaim:
         rel = claims[0].neighbouring
         if any(c.neighbouring != rel for c in claims):
             raise ValueError("claims must all refer to the same neighbouring relation")
-        out_details: dict = {"candidates": [c.source for c in claims]}
-
-        def eps_fn(d):
-            vals = [c.epsilon(d) for c in claims]
-            i = int(np.argmin(vals))
-            out_details["chosen"] = claims[i].source
-            return vals[i]
-
-        def delta_fn(e):
-            vals = [c.delta(e) for c in claims]
-            i = int(np.argmin(vals))
-            out_details["chosen"] = claims[i].source
-            return vals[i]
-
-        rdp_claims = [c for c in claims if c.has_rdp]
-        rdp_fn = None
-        if rdp_claims:
-            def rdp_fn(orders):
-                return np.min([c.rdp(orders) for c in rdp_claims], axis=0)
+        best = _BestOf(claims)
+        rdp_fn = best.rdp if any(c.has_rdp for c in claims) else None
         rhos = [c.rho for c in claims if c.rho is not None]
-        return cls(
+        out = cls(
             neighbouring=rel,
             description=description or " / ".join(c.description for c in claims),
-            epsilon_fn=eps_fn,
-            delta_fn=delta_fn,
+            epsilon_fn=best.epsilon,
+            delta_fn=best.delta,
             rdp_fn=rdp_fn,
             rho=min(rhos) if rhos else None,
             source="min(" + ", ".join(c.source for c in claims) + ")",
-            details=out_details,
         )
+        out.details = best.details  # shared, so "chosen" is visible after each query
+        return out
 
     def to_dict(self, delta: float | None = None) -> dict:
         """JSON-serialisable summary (with ``epsilon`` at ``delta`` when given)."""
@@ -180,3 +165,38 @@ class PrivacyClaim:
 
     def __repr__(self) -> str:
         return f"PrivacyClaim(source={self.source!r}, neighbouring={self.neighbouring!r}, {self.description!r})"
+
+
+class _BestOf:
+    """Picklable pointwise minimum over claims (used by :meth:`PrivacyClaim.best_of`)."""
+
+    def __init__(self, claims):
+        self.claims = list(claims)
+        self.details: dict = {"candidates": [c.source for c in self.claims]}
+
+    def _pick(self, values):
+        i = int(np.argmin(values))
+        self.details["chosen"] = self.claims[i].source
+        return values[i]
+
+    def epsilon(self, delta):
+        return self._pick([c.epsilon(delta) for c in self.claims])
+
+    def delta(self, epsilon):
+        return self._pick([c.delta(epsilon) for c in self.claims])
+
+    def rdp(self, orders):
+        return np.min([c.rdp(orders) for c in self.claims if c.has_rdp], axis=0)
+
+
+class _SinglePoint:
+    """Picklable (epsilon, delta) statement: epsilon(d) and delta(e) of one point."""
+
+    def __init__(self, epsilon: float, delta: float):
+        self.eps, self.dlt = epsilon, delta
+
+    def epsilon(self, d):
+        return self.eps if d >= self.dlt else math.inf
+
+    def delta(self, e):
+        return self.dlt if e >= self.eps else 1.0

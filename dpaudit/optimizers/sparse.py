@@ -274,7 +274,7 @@ class BiasReducedSGD(_SparseBase):
     constant vector (replace-one; it must be s-sparse with norm <= L).
 
     Claim: (epsilon, delta)-DP (replace-one) as stated by the paper for Algorithm 4; the SGD phase itself is
-    covered by the filter (thresholds epsilon/2 with log(4/delta), delta/4), the rest of the budget is the
+    covered by the filter (thresholds epsilon/2 with log(4/delta), delta/4: (epsilon/2, delta/2)-DP), the rest of the budget is the
     paper's reserve for private selection. The per-step costs are [unconfirmed] (sheet C.5).
     """
 
@@ -311,7 +311,8 @@ class BiasReducedSGD(_SparseBase):
         return PrivacyClaim.approx_dp(
             eps, delta, neighbouring="replace_one", source="ghazi2024-bias-reduced-sgd",
             description=f"Ghazi et al. 2024 Alg. 4 (random stopping): ({eps:g}, {delta:g})-DP, replace-one; "
-                        "SGD phase covered by the filter (epsilon/2, log(4/delta), delta/4) [unconfirmed step costs]",
+                        "SGD phase covered by the filter ((epsilon/2, delta/2): thresholds epsilon/2, log(4/delta), delta/4) "
+                        "[unconfirmed step costs]",
             details={"epsilon": eps, "delta": delta})
 
     def _sigmas(self, n: int) -> np.ndarray:
