@@ -7,7 +7,6 @@ relative, from below: sigma is rounded up), and the finite-K* curve through the 
 conversion must not exceed epsilon.
 """
 
-import math
 import os
 import sys
 

@@ -15,7 +15,6 @@ import math
 import os
 import sys
 
-import numpy as np
 from scipy import integrate
 
 sys.path.insert(0, os.path.dirname(__file__))

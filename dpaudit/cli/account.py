@@ -19,6 +19,8 @@ import json
 import math
 import sys
 
+from dpaudit.cli._args import int_like
+
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
 ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "all")
 
@@ -27,19 +29,6 @@ class _UsageError(ValueError):
     """Bad command-line arguments (exit status 2)."""
 
 
-def _int_like(text: str) -> int:
-    """Integer argument that also accepts integral floats such as ``1e9``."""
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
-    if not math.isfinite(value) or not value.is_integer():
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}")
-    return int(value)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -55,7 +44,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, help="epsilon of a pure-DP or exponential mechanism")
     p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (default 1)")
     p.add_argument("--q", type=float, default=1.0, help="Poisson sampling rate in [0, 1] (default 1: none)")
-    p.add_argument("--steps", type=_int_like, default=1, help="number of compositions (default 1)")
+    p.add_argument("--steps", type=int_like, default=1, help="number of compositions (default 1)")
     p.add_argument("--delta", type=float, help="report epsilon at this delta")
     p.add_argument("--target-epsilon", type=float, dest="target_epsilon",
                    help="calibrate sigma (gaussian) to meet this epsilon at --delta (default delta 1e-5)")

@@ -19,40 +19,13 @@ import json
 import math
 import sys
 
-
-def _int_like(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
-    if not math.isfinite(value) or not value.is_integer():
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}")
-    return int(value)
+from dpaudit.cli._args import add_executor_arguments, executor_from_args, int_like
 
 
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number of workers: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"workers must be an integer >= 1, got {value}")
-    return value
 
 
-def _executor(args):
-    """Executor context for --workers / --scheduler (scale-out, issue 8)."""
-    from dpaudit.audit.runner import dask_executor, open_executor
 
-    if args.scheduler is not None:
-        if args.workers is not None:
-            raise ValueError("give either --workers or --scheduler, not both")
-        return dask_executor(args.scheduler)
-    return open_executor(workers=args.workers)
+
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -61,8 +34,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help="empirical epsilon lower bound of an optimizer vs its claim",
                               description=__doc__.split("\n\n", 2)[2].strip())
     p.add_argument("optimizer", choices=names, metavar="OPTIMIZER", help="one of: " + ", ".join(names))
-    p.add_argument("--trials", type=_int_like, default=10_000, help="runs per neighbouring dataset (default 10000)")
-    p.add_argument("--seed", type=_int_like, default=0, help="random seed (default 0)")
+    p.add_argument("--trials", type=int_like, default=10_000, help="runs per neighbouring dataset (default 10000)")
+    p.add_argument("--seed", type=int_like, default=0, help="random seed (default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--delta", type=float, default=None,
                    help="delta of the audited statement (default: the optimizer's delta, else 1e-5)")
@@ -70,10 +43,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="threshold: certified bound (default); gdp: estimate assuming mu-GDP")
     p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--workers", type=_workers, default=None, metavar="N",
-                   help="run the trials on N processes (same result as 1; default: in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on the Dask cluster at ADDRESS (needs dpaudit[dask]; same result)")
+    add_executor_arguments(p)
     __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
     p.set_defaults(run=run)
     return p
@@ -124,7 +94,7 @@ def run(args) -> int:
 
     # progress on stderr stays quiet in --json mode (issue 7), without changing the process-wide default
     quiet = disabled() if args.json else contextlib.nullcontext()
-    with quiet, _executor(args) as ex:  # --workers / --scheduler: the result does not depend on them
+    with quiet, executor_from_args(args) as ex:  # --workers / --scheduler: the result does not depend on them
         result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed,
                                  executor=ex, **opts)
     if args.plot:

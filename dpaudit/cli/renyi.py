@@ -19,6 +19,8 @@ import contextlib
 import json
 import math
 
+from dpaudit.cli._args import add_executor_arguments, executor_from_args
+
 
 def _ints(text: str) -> list[int]:
     try:
@@ -40,25 +42,8 @@ def _floats(text: str) -> list[float]:
     return vals
 
 
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number of workers: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"workers must be an integer >= 1, got {value}")
-    return value
 
 
-def _executor(args):
-    """Executor context for --workers / --scheduler (scale-out, issue 8)."""
-    from dpaudit.audit.runner import dask_executor, open_executor
-
-    if args.scheduler is not None:
-        if args.workers is not None:
-            raise ValueError("give either --workers or --scheduler, not both")
-        return dask_executor(args.scheduler)
-    return open_executor(workers=args.workers)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -76,10 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--plot", metavar="FILE", help="save epsilon(alpha) against steps to FILE (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--workers", type=_workers, default=None, metavar="N",
-                   help="run the trials on N processes (same result as 1; default: in this process)")
-    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                   help="run the trials on the Dask cluster at ADDRESS (needs dpaudit[dask]; same result)")
+    add_executor_arguments(p)
     __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
     p.set_defaults(run=run)
     return p
@@ -135,7 +117,7 @@ def run(args) -> int:
     from dpaudit.core.progress import disabled
 
     quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr
-    with quiet, _executor(args) as ex:  # --workers / --scheduler: the rows do not depend on them
+    with quiet, executor_from_args(args) as ex:  # --workers / --scheduler: the rows do not depend on them
         rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n,
                                      trials=args.trials, confidence=args.confidence, seed=args.seed,
                                      methods=methods, executor=ex)

@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from scipy import optimize
 from scipy.special import log_ndtr
 
 from dpaudit.accounting.pld.distribution import (
-    DiscretePLD,
     PLDTooLargeError,
     compose,
     delta_for_epsilon,
