@@ -1,16 +1,21 @@
 """audit_optimizer: every optimizer of API.md runs; broken optimizers are flagged; true claims hold."""
 
+import dataclasses
 import json
 import math
+import time
 
 import numpy as np
 import pytest
+from scipy.stats import binom
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.audit import audit_optimizer
 from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
-from dpaudit.optimizers import names
+from dpaudit.optimizers import make_optimizer, names
 from dpaudit.optimizers.base import Run
+from dpaudit.optimizers.dp_agd import DPAGD
+from dpaudit.optimizers.sparse import L1Recovery
 
 FAST_TRIALS = {"dp-agd": 200, "l1-recovery": 60}
 
@@ -111,3 +116,122 @@ def test_true_claims_soundness_repeated(name):
         kw = {"steps": 10} if name in ("dp-gd", "noisy-gd", "dp-sgd") else {}
         hits += audit_optimizer(name, trials=300, seed=3000 + s, **kw).violation
     assert hits <= R * 0.05 + 3 * math.sqrt(R * 0.05 * 0.95)
+
+
+# --- dp-agd and l1-recovery: small problems so that 200+ repeated audits stay within ~2 minutes ------------------
+# DP-AGD: few outer iterations (splits=5 -> about 3 accepted steps before the zCDP filter stops), n=10 records in
+# dimension 3; audited at the optimizer's own delta (1e-5) with its own rho-zCDP claim.
+# l1-recovery: n=20 rows in dimension 8, sparsity 1 -> a 4 x 8 sketch, i.e. a real basis-pursuit LP (m < d) per
+# trial (with a 2 x 8 sketch, n=10, the LP misses coordinate 0 so often that 150 trials lack power).
+AGD_HP = {"epsilon": 1.0, "delta": 1e-5, "splits": 5}
+AGD_AUDIT = {"n": 10, "dim": 3}
+AGD_TRIALS = 2_000
+L1_HP = {"epsilon": 0.5, "delta": 1e-6, "sparsity": 1}
+L1_AUDIT = {"n": 20, "dim": 8}
+L1_TRIALS = 150
+BROKEN_FACTOR = 100.0
+
+
+def violation_limit(audits, confidence, level=0.999):
+    """Largest violation count accepted: the `level` quantile of Bin(audits, 1 - confidence).
+
+    Under a sound auditor each audit of a true claim violates with probability <= 1 - confidence,
+    so the count is stochastically below Bin(audits, 1 - confidence); the test fails spuriously
+    with probability <= 1 - level.
+    """
+    return int(binom.ppf(level, audits, 1.0 - confidence))
+
+
+class _QuietGaussian(np.random.Generator):
+    """A Generator whose standard normal draws are BROKEN_FACTOR times too small (Laplace draws unchanged)."""
+
+    def standard_normal(self, *args, **kwargs):
+        return super().standard_normal(*args, **kwargs) / BROKEN_FACTOR
+
+
+class BrokenAGDNoise(DPAGD):
+    """DP-AGD whose gradient noise (line 6 and GradAvg) is 100x too small; the claim is unchanged."""
+
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None):
+        rng = _QuietGaussian(np.random.default_rng(seed).bit_generator)
+        return super().run(X, y, trials=trials, seed=rng, canary_gradient=canary_gradient)
+
+
+class BrokenAGDClip(DPAGD):
+    """DP-AGD that skips clipping for one record: the canary's gradient has norm 100 C_grad and enters unclipped."""
+
+    def _clipped_sum(self, X, y, row_norms, w, g_c):
+        return super()._clipped_sum(X, y, row_norms, w, None if g_c is None else BROKEN_FACTOR * g_c)
+
+
+class BrokenL1Recovery(L1Recovery):
+    """l1-recovery whose sketch noise is calibrated 100x too small; the claim is unchanged."""
+
+    def calibration(self, n, d):
+        cal = super().calibration(n, d)
+        return dataclasses.replace(cal, scale=cal.scale / BROKEN_FACTOR)
+
+
+def test_violation_limit_is_the_binomial_quantile():
+    assert violation_limit(200, 0.95) == 21  # P[Bin(200, 0.05) > 21] = 4.8e-4 <= 1e-3 < P[> 20]
+    assert binom.sf(21, 200, 0.05) <= 1e-3 < binom.sf(20, 200, 0.05)
+
+
+def test_small_configurations_are_real_audits():
+    """The small dp-agd / l1-recovery settings still run the algorithm: steps are taken, the LP path is used."""
+    agd = make_optimizer("dp-agd", **AGD_HP)
+    X = np.zeros((AGD_AUDIT["n"], AGD_AUDIT["dim"]))
+    X[:, 1] = 1.0
+    run = agd.run(X, np.ones(AGD_AUDIT["n"]), trials=200, seed=0)
+    assert run.extra["steps"].mean() >= 2 and np.all(run.extra["remaining"] >= 0)
+    l1 = make_optimizer("l1-recovery", **L1_HP)
+    assert l1.calibration(L1_AUDIT["n"], L1_AUDIT["dim"]).details["m"] < L1_AUDIT["dim"]  # basis pursuit, not lstsq
+    r = audit_optimizer(l1, trials=20, seed=0, **L1_AUDIT)
+    assert r.epsilon_claimed == pytest.approx(L1_HP["epsilon"]) and r.details["n"] == L1_AUDIT["n"]
+
+
+@pytest.mark.parametrize("broken", [BrokenAGDNoise, BrokenAGDClip])
+def test_broken_dp_agd_is_flagged(broken):
+    """POWER: a DP-AGD with a 100x privacy bug and its original claim is flagged by the small-config audit."""
+    opt = broken(**AGD_HP)
+    r = audit_optimizer(opt, trials=AGD_TRIALS, seed=11, **AGD_AUDIT)
+    assert r.violation, (broken.__name__, r.epsilon_lower, r.epsilon_claimed)
+    ok = audit_optimizer(DPAGD(**AGD_HP), trials=AGD_TRIALS, seed=11, **AGD_AUDIT)
+    assert ok.epsilon_claimed == r.epsilon_claimed and not ok.violation
+
+
+def test_broken_l1_recovery_is_flagged():
+    r = audit_optimizer(BrokenL1Recovery(**L1_HP), trials=L1_TRIALS, seed=11, **L1_AUDIT)
+    assert r.violation, (r.epsilon_lower, r.epsilon_claimed)
+
+
+def _repeated(opt, trials, audit_kw, seeds):
+    """Violation count and epsilon_lower of audits of ``opt`` over ``seeds``."""
+    res = [audit_optimizer(opt, trials=trials, seed=s, **audit_kw) for s in seeds]
+    return sum(r.violation for r in res), np.array([r.epsilon_lower for r in res]), res[0].epsilon_claimed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dp-agd", "l1-recovery"])
+def test_true_claims_soundness_repeated_small(name):
+    """200 audits (different seeds) of dp-agd / l1-recovery with their true claims: violations <= Bin quantile.
+
+    The same audit configuration must flag the 100x-broken variant in (nearly) every one of 20 audits,
+    so this soundness check is made with an audit that has power against a real privacy bug.
+    """
+    R, confidence = 200, 0.95
+    if name == "dp-agd":
+        good, bad, trials, kw = DPAGD(**AGD_HP), BrokenAGDNoise(**AGD_HP), AGD_TRIALS, AGD_AUDIT
+    else:
+        good, bad, trials, kw = L1Recovery(**L1_HP), BrokenL1Recovery(**L1_HP), L1_TRIALS, L1_AUDIT
+    t0 = time.perf_counter()
+    hits, lower, claimed = _repeated(good, trials, kw, range(5000, 5000 + R))
+    elapsed = time.perf_counter() - t0
+    assert hits <= violation_limit(R, confidence), (name, hits, claimed, lower.max())
+    assert np.all(lower >= 0) and np.all(np.isfinite(lower))
+    bad_hits, bad_lower, bad_claimed = _repeated(bad, trials, kw, range(9000, 9020))
+    assert bad_claimed == claimed
+    assert bad_hits >= 18, (name, bad_hits, bad_lower)
+    print(f"{name}: {R} audits x {trials} trials/side in {elapsed:.1f} s; violations {hits} "
+          f"(limit {violation_limit(R, confidence)}); max epsilon_lower {lower.max():.3f} vs claim {claimed:.3f}; "
+          f"broken variant flagged {bad_hits}/20")

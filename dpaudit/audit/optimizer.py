@@ -155,6 +155,10 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     hyper-parameters passed to ``make_optimizer``. ``trials`` runs per neighbouring dataset. The
     result depends only on ``seed``, ``trials`` and ``chunk_size``, never on where the chunks ran.
     The claim is that of a one-trial run on D (claims do not depend on the random draws).
+    ``delta`` is always the AUDIT's delta (the claim is evaluated there); to change an
+    optimizer's own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration
+    of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
+    delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
     """
     from dpaudit.optimizers import make_optimizer
 
