@@ -43,6 +43,18 @@ Documented choices (sheet B.6):
    line 14 is subsumed: the selection was paid for);
 9. full batch (no code-only mini-batches).
 
+Reference-code variant (sheet B.6 items 1, 3, 4, 5), for utility comparisons only; the privacy
+accounting is the same as the paper's and stays exactly valid:
+``noisy_max="exponential"`` selects argmax_j (-Omega_j + Exp(C_obj/sqrt(2 rho_nmax))) (report-noisy-max with
+one-sided exponential noise, i.e. permute-and-flip (Ding et al. 2021); with monotone scores it is
+sqrt(2 rho_nmax)-DP, checked exactly in tests/test_optimizers_utility.py). The reference code instead computes
+argmin_j (Omega_j + Exp(.)) -- the noise is added to the cost, not to the utility -- whose privacy loss reaches
+(m - 1) sqrt(2 rho_nmax) with m candidates (exact computation in the same test file): that orientation is
+not offered, since the rho_nmax charge would not cover it. ``applied_step="previous"`` applies
+alpha_{i-1} (no move when i = 1) while recording alpha_i for the alpha_max update; ``grid_size=21`` and
+``alpha_cap=2.0``. ``DPAGD.REFERENCE_CODE`` holds these four settings. Not reproduced: the code's second
+rho_ng charge after an accepted step (a pure waste of budget) and its regulariser on the direction.
+
 Privacy: add/remove neighbours (clipped sum sensitivity C_grad; clipped losses in [0, C_obj] move
 all scores the same way, the monotone report-noisy-max, sheet B.5). Every trial spends at most rho,
 so the claim is rho-zCDP with rho = dp_agd_budget(epsilon, delta), composed in a ZCDPAccountant.
@@ -73,7 +85,7 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import Logistic, get_loss
 
 __all__ = ["DPAGD", "initial_budgets"]
 
@@ -104,6 +116,15 @@ def _normalise(v: np.ndarray) -> np.ndarray:
         return np.where(norms > 0, v / norms, 0.0)
 
 
+#: entries of the (trials, candidates, n) score tensor evaluated at once
+SCORE_ENTRIES = 2_000_000
+
+
+def _logistic_value(z, y):
+    """log(1 + e^z) - y z as max(z, 0) + log1p(e^-|z|) - y z (stable, ~5x faster than logaddexp)."""
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z
+
+
 class DPAGD(Optimizer):
     """DP-AGD (Algorithm 2 of Lee & Kifer 2018); see the module docstring."""
 
@@ -112,7 +133,9 @@ class DPAGD(Optimizer):
     defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
                 "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
                 "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True,
-                "record_charges": False}
+                "noisy_max": "laplace", "applied_step": "chosen", "record_charges": False}
+    #: the public reference code's choices (ppmlguy/DP-AGD, sheet B.6 items 1, 3, 4, 5)
+    REFERENCE_CODE = {"noisy_max": "exponential", "applied_step": "previous", "grid_size": 21, "alpha_cap": 2.0}
 
     def _validate(self):
         self.loss = get_loss(self.hp["loss"])
@@ -129,6 +152,10 @@ class DPAGD(Optimizer):
         if self.hp["alpha_cap"] is not None:
             self._pos("alpha_cap")
         self._nonneg("l2")
+        if self.hp["noisy_max"] not in ("laplace", "exponential"):
+            raise ValueError(f"noisy_max must be 'laplace' or 'exponential', got {self.hp['noisy_max']!r}")
+        if self.hp["applied_step"] not in ("chosen", "previous"):
+            raise ValueError(f"applied_step must be 'chosen' or 'previous', got {self.hp['applied_step']!r}")
         for key in ("noise", "record_charges"):
             if not isinstance(self.hp[key], bool):
                 raise ValueError(f"{key} must be True or False, got {self.hp[key]!r}")
@@ -167,24 +194,54 @@ class DPAGD(Optimizer):
 
     # -- helpers ----------------------------------------------------------------------
     def _clipped_sum(self, X, y, row_norms, w, g_c):
+        """g = sum_i clip_{C_grad}(grad l(w; d_i)) per trial (line 5), plus the canary's clipped gradient."""
         scalars = self.loss.derivative(w @ X.T, y)
-        total, _ = clipped_gradient_sum(X, scalars, row_norms, self.hp["clip"])
+        C = self.hp["clip"]
+        norms = np.abs(scalars) * row_norms
+        with np.errstate(divide="ignore"):
+            factor = np.minimum(1.0, C / norms)       # C / 0 = inf -> factor 1
+        total = (X.T @ (scalars * factor).T).T
         if g_c is not None:
             total = total + g_c
         return total
 
+    def _losses(self, z, y):
+        if type(self.loss) is Logistic:
+            return _logistic_value(z, y)
+        return self.loss.value(z, y)
+
     def _scores(self, X, y, w, direction, alphas):
-        """Omega[k, j] = sum_i min(l(w_k - alphas[k, j] direction_k; d_i), C_obj) (+ regulariser)."""
+        """Omega[k, j] = sum_i min(l(w_k - alphas[k, j] direction_k; d_i), C_obj) (+ regulariser) (line 10)."""
         z = w @ X.T
         dz = direction @ X.T
         c_obj, l2 = self.hp["clip_obj"], self.hp["l2"]
-        out = np.empty(alphas.shape)
-        for j in range(alphas.shape[1]):
-            a = alphas[:, j:j + 1]
-            out[:, j] = np.minimum(self.loss.value(z - a * dz, y), c_obj).sum(axis=1)
-            if l2 > 0:
-                out[:, j] += 0.5 * l2 * np.sum((w - a * direction) ** 2, axis=1)
+        k, m = alphas.shape
+        n = z.shape[1]
+        out = np.empty((k, m))
+        block = max(1, SCORE_ENTRIES // max(1, m * n))
+        for s in range(0, k, block):
+            sl = slice(s, s + block)
+            zz = z[sl, None, :] - alphas[sl, :, None] * dz[sl, None, :]
+            out[sl] = np.minimum(self._losses(zz, y), c_obj).sum(axis=2)
+        if l2 > 0:
+            moved = w[:, None, :] - alphas[:, :, None] * direction[:, None, :]
+            out += 0.5 * l2 * np.sum(moved**2, axis=2)
         return out
+
+    def _select(self, scores, rng, scale):
+        """NoisyMax(-Omega, C_obj, sqrt(2 rho_nmax)) (line 12): index of the selected step size per trial.
+
+        ``"laplace"`` (paper): argmax_j (-Omega_j + Lap(scale)); ``"exponential"``: argmax_j (-Omega_j + Exp(scale)),
+        report-noisy-max with exponential noise = permute-and-flip (Ding et al. 2021). Both are C_obj/scale-DP for
+        monotone scores (checked exactly in tests/test_optimizers_utility.py). NOT the reference code's
+        argmin_j (Omega_j + Exp(scale)) (noise added to the cost): its privacy loss reaches (m - 1) C_obj/scale
+        with m candidates, so it is not covered by the rho_nmax charge. Ties (noise off) go to the smallest index.
+        """
+        if not self.hp["noise"]:
+            return np.argmin(scores, axis=1)
+        if self.hp["noisy_max"] == "laplace":
+            return np.argmax(-scores + rng.laplace(0.0, scale, size=scores.shape), axis=1)
+        return np.argmax(-scores + rng.exponential(scale, size=scores.shape), axis=1)
 
     # -- run --------------------------------------------------------------------------
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
@@ -201,6 +258,7 @@ class DPAGD(Optimizer):
         row_norms = np.linalg.norm(X, axis=1)
         C, c_obj, gamma, noise = self.hp["clip"], self.hp["clip_obj"], self.hp["budget_increase"], self.hp["noise"]
         m, tau, growth, l2 = self.hp["grid_size"], self.hp["tau"], self.hp["alpha_growth"], self.hp["l2"]
+        shift = 1 if self.hp["applied_step"] == "previous" else 0
         total = self.rho
         rho_nmax, rho_ng0 = self.initial_budgets
         from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
@@ -262,16 +320,14 @@ class DPAGD(Optimizer):
             direction = g_est[idx] + l2 * w[idx]
             direction = _normalise(direction)
             alphas = alpha_max[idx, None] * unit_grid[None, :]
-            scores = -self._scores(X, y, w[idx], direction, alphas)
-            if noise:
-                scores = scores + rng.laplace(0.0, lap_scale, size=scores.shape)
-            choice = np.argmax(scores, axis=1)
+            choice = self._select(self._scores(X, y, w[idx], direction, alphas), rng, lap_scale)
             ok = choice > 0
-            # accepted: move by alpha_i (line 14)
+            # accepted: move by alpha_i (line 14; the reference code applies alpha_{i-1})
             acc = idx[ok]
             if acc.size:
                 a = alphas[ok, choice[ok]]
-                w[acc] = w[acc] - a[:, None] * direction[ok]
+                applied = a if shift == 0 else alphas[ok, choice[ok] - 1]
+                w[acc] = w[acc] - applied[:, None] * direction[ok]
                 history[acc, accepted[acc] % tau] = a
                 accepted[acc] += 1
                 phase[acc] = 0

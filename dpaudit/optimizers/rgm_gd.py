@@ -22,10 +22,25 @@ A + B ||g_D(x)|| (D.8). Two modes:
   trial -- and run GD only on trials whose test passes (a failed trial outputs x_0 = 0, i.e. "bottom").
   The claim adds the test's cost: epsilon(delta) = ptr_epsilon + eps_RGM(delta - ptr_delta).
 
-gamma: given, or calibrated so that the main term of Theorem 1 (5*) over all steps is about
-``rdp_epsilon`` at order ``alpha``: gamma = B sqrt(alpha steps / (2 rdp_epsilon)); sigma = gamma A / B
-(D.2). The claim composes ``RelativeGaussian(sigma, gamma, A, B, d)`` ``steps`` times in an
-RDPAccountant and reports the resulting epsilon exactly (not the target).
+gamma: given, or calibrated to the target ``rdp_epsilon`` at order ``alpha`` over all ``steps`` releases:
+
+* ``gamma_rule="main_term"`` (default): gamma = B sqrt(alpha steps / (2 rdp_epsilon)), so that only the main
+  term alpha B^2 / (2 gamma^2) of Theorem 1 (5*) sums to ``rdp_epsilon``; the claimed RDP is larger (the
+  (1-u) factor and the norm-leakage term d(-log(1+B) - log(1-u)/(2(alpha-1))) come on top);
+* ``gamma_rule="exact"``: the smallest gamma (found numerically on ``dpaudit.bounds.rgm_rdp``) with
+  steps * rgm_rdp(alpha; A, B, gamma, d) <= rdp_epsilon, so the claimed total RDP at ``alpha`` meets the
+  target (up to float rounding, from below). ValueError when the norm-leakage term alone exceeds the
+  target (no gamma achieves it: sheet D.4, "not all (alpha, epsilon) are achievable").
+
+sigma = gamma A / B (D.2). The claim composes ``RelativeGaussian(sigma, gamma, A, B, d)`` ``steps`` times
+in an RDPAccountant and reports the resulting epsilon exactly (not the target).
+
+Absolute constant A (data-dependent mode only): ``absolute="bound"`` (default) takes the paper's bound
+A = B ||b_D|| + (||b_1|| + ||b_1'||)/n (D.8, via ``ridge_relative_sensitivity``); ``absolute="optimum"``
+evaluates the quantity that bound majorises, A = sup_D' ||grad f_D'(x*_D)|| (D.8 eq. 10): the regulariser
+cancels, grad f_D'(x*_D) = (g_{new}(x*_D) - g_i(x*_D))/n with g_i(x) = x_i (x_i.x - y_i), and with the same
+data-envelope convention as B (the new record's ||g(x*_D)|| at most max_i ||g_i(x*_D)||),
+A = 2 max_i ||g_i(x*_D)|| / n -- the replace-one sensitivity of a sum clipped at C* = max_i ||g_i(x*_D)||.
 
 step_size: given, or 0.5 / lambda_max(A_D) as in the paper's experiments (D.10; data-dependent,
 outside the claim -- pass ``step_size`` to make it public).
@@ -56,7 +71,7 @@ from dpaudit.optimizers.base import (
     no_guarantee_claim,
 )
 
-__all__ = ["RGMGD", "ridge_quantities", "relative_sensitivity"]
+__all__ = ["RGMGD", "ridge_quantities", "relative_sensitivity", "optimum_absolute_constant", "calibrate_gamma"]
 
 
 def ridge_quantities(X: np.ndarray, y: np.ndarray, l2: float):
@@ -75,6 +90,59 @@ def relative_sensitivity(X, y, l2) -> tuple[float, float]:
     return float(A), float(B)
 
 
+def optimum_absolute_constant(X, y, l2) -> float:
+    """A = 2 max_i ||x_i (x_i.x*_D - y_i)|| / n: sup ||grad f_D'(x*_D)|| of eq. (10) (sheet D.8), envelope domain.
+
+    Replace-one neighbours of equal size: grad f_D'(x*_D) = grad f_D(x*_D) + (g'(x*_D) - g_i(x*_D))/n with
+    grad f_D(x*_D) = 0 and the l2 terms cancelling; both per-example terms are bounded by the largest one on
+    the data (the convention ``ridge_relative_sensitivity`` uses for B). Rounded up (with a relative margin
+    for the linear solve).
+    """
+    from dpaudit.core.numeric import round_up
+    X, y = check_data(X, y)
+    n, d = X.shape
+    A_D, b_D = ridge_quantities(X, y, l2)
+    ev = np.linalg.eigvalsh(A_D)
+    x_star = np.linalg.solve(A_D, b_D)
+    per = np.linalg.norm(X * (X @ x_star - y)[:, None], axis=1)
+    margin = 1.0 + 64.0 * d * np.finfo(float).eps * float(ev[-1] / ev[0])
+    return round_up(2.0 * float(per.max()) / n * margin)
+
+
+def calibrate_gamma(rdp_epsilon: float, *, alpha: float, steps: int, A: float, B: float, dim: int,
+                    start: float | None = None) -> float:
+    """Smallest gamma (to ~1e-12 relative) with ``steps * rgm_rdp(alpha; A, B, gamma, dim) <= rdp_epsilon``.
+
+    Theorem 1 (5*) of Hendrikx et al. 2024 with sigma = gamma A / B: the RDP decreases in gamma towards the
+    norm-leakage term, so the target is reachable iff steps * leakage < rdp_epsilon (ValueError otherwise,
+    naming rdp_epsilon). Bracketing by doubling, then bisection on the rounded-up ``rgm_rdp`` itself, keeping
+    the feasible end: the returned gamma always satisfies the inequality as evaluated by ``rgm_rdp``.
+    """
+    from dpaudit.bounds.rgm import rgm_rdp
+
+    def total(g):
+        return steps * float(rgm_rdp(alpha, A=A, B=B, gamma=g, dim=dim))
+
+    if not total(1e100) < rdp_epsilon:
+        raise ValueError(f"rdp_epsilon={rdp_epsilon:g} is not achievable at alpha={alpha:g} over {steps} steps: "
+                         f"the norm-leakage term alone gives {total(1e100):.6g} (B={B:g}, dim={dim})")
+    hi = start if start and start > 0 else B
+    while not total(hi) <= rdp_epsilon:
+        hi *= 2.0
+    lo = hi / 2.0
+    while total(lo) <= rdp_epsilon and lo > 1e-300:
+        lo /= 2.0
+    for _ in range(200):
+        if hi - lo <= 1e-13 * hi:
+            break
+        mid = 0.5 * (lo + hi)
+        if total(mid) <= rdp_epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 class RGMGD(Optimizer):
     """Private ridge GD with the Relative Gaussian Mechanism (see the module docstring)."""
 
@@ -82,7 +150,8 @@ class RGMGD(Optimizer):
     supports_canary = True
     defaults = {"l2": 3e-2, "steps": 40, "step_size": None, "alpha": 2.0, "rdp_epsilon": 1.0, "gamma": None,
                 "A": None, "B": None, "ptr": False, "ptr_threshold": None, "record_bound": 1.0,
-                "label_bound": 1.0, "ptr_epsilon": 0.1, "ptr_delta": 1e-6, "noise": True}
+                "label_bound": 1.0, "ptr_epsilon": 0.1, "ptr_delta": 1e-6, "noise": True,
+                "gamma_rule": "main_term", "absolute": "bound"}
 
     def _validate(self):
         self._pos("l2")
@@ -110,6 +179,10 @@ class RGMGD(Optimizer):
         for key in ("ptr", "noise"):
             if not isinstance(self.hp[key], bool):
                 raise ValueError(f"{key} must be True or False, got {self.hp[key]!r}")
+        if self.hp["gamma_rule"] not in ("main_term", "exact"):
+            raise ValueError(f"gamma_rule must be 'main_term' or 'exact', got {self.hp['gamma_rule']!r}")
+        if self.hp["absolute"] not in ("bound", "optimum"):
+            raise ValueError(f"absolute must be 'bound' or 'optimum', got {self.hp['absolute']!r}")
         if self.hp["ptr"] and self.hp["ptr_threshold"] is None:
             raise ValueError("ptr_threshold (the proposed lower bound mu0 on lambda_min(A_D)) is required when ptr=True")
 
@@ -132,19 +205,28 @@ class RGMGD(Optimizer):
         if X is None:
             raise ValueError("A and B must be given (or ptr=True) to state the claim without data; "
                              "use claim_for(X, y) for data-dependent constants")
-        return relative_sensitivity(X, y, self.hp["l2"])
+        A, B = relative_sensitivity(X, y, self.hp["l2"])
+        if self.hp["absolute"] == "optimum":
+            A = optimum_absolute_constant(X, y, self.hp["l2"])
+        return A, B
 
-    def gamma_for(self, B: float) -> float:
-        """gamma given, or B sqrt(alpha steps / (2 rdp_epsilon)) (main term of (5*) ~ rdp_epsilon)."""
+    def gamma_for(self, B: float, A: float | None = None, dim: int | None = None) -> float:
+        """gamma given, or calibrated to ``rdp_epsilon`` at ``alpha`` over ``steps`` (``gamma_rule``)."""
         if self.hp["gamma"] is not None:
             return self.hp["gamma"]
         if B == 0:
             raise ValueError("B = 0: give gamma explicitly (and A > 0 acts as a plain Gaussian sensitivity)")
-        return B * math.sqrt(self.hp["alpha"] * self.hp["steps"] / (2.0 * self.hp["rdp_epsilon"]))
+        main = B * math.sqrt(self.hp["alpha"] * self.hp["steps"] / (2.0 * self.hp["rdp_epsilon"]))
+        if self.hp["gamma_rule"] == "main_term":
+            return main
+        if A is None or dim is None:
+            raise ValueError("gamma_rule='exact' needs A and dim")
+        return calibrate_gamma(self.hp["rdp_epsilon"], alpha=self.hp["alpha"], steps=self.hp["steps"],
+                               A=A, B=B, dim=dim, start=main)
 
     def mechanism(self, A: float, B: float, dim: int):
         from dpaudit.mechanisms.relative_gaussian import RelativeGaussian
-        gamma = self.gamma_for(B)
+        gamma = self.gamma_for(B, A, dim)
         sigma = gamma * A / B if B > 0 else None
         if sigma is None:
             raise ValueError("B must be > 0 for the RGM's default sigma = gamma A / B")
