@@ -54,7 +54,7 @@ def test_default_orders_superset_of_dp_accounting():
     assert set(np.asarray(DEFAULT_RDP_ORDERS, dtype=float)) <= set(DEFAULT_ORDERS)
     assert set(DPA_DEFAULT_ORDERS) == set(np.asarray(DEFAULT_RDP_ORDERS, dtype=float))
     assert np.all(np.diff(DEFAULT_ORDERS) > 0) and DEFAULT_ORDERS[0] > 1
-    assert DEFAULT_ORDERS[-1] == 2.0**20
+    assert DEFAULT_ORDERS[-2] == 2.0**20 and DEFAULT_ORDERS[-1] == math.inf
 
 
 def test_gaussian_reference_rdp_and_zcdp():

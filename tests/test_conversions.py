@@ -137,6 +137,7 @@ def test_rdp_to_dp_at_least_as_tight_as_dp_accounting():
 
     rng = np.random.default_rng(0)
     orders = np.array(DEFAULT_ORDERS, dtype=float)
+    orders = orders[np.isfinite(orders)]  # dp_accounting has no alpha = inf (it returns 0 there)
     for _ in range(200):
         scale = 10 ** rng.uniform(-6, 1)
         power = rng.uniform(0.5, 2.0)

@@ -43,6 +43,9 @@ _EXTRA_ORDERS = (
     # rho is below ~1e-5 at delta = 1e-5 (q ~ 1e-3 with few steps) or delta is tiny
     # (delta = 1e-300 gives log(1/delta) = 690); 2^20 covers rho down to ~1e-11.
     + [2.0**k for k in range(11, 21)]
+    # alpha = inf: D_inf is the pure-DP epsilon (Mironov 2017, Prop. 3 at alpha -> inf), so
+    # compositions of pure-DP mechanisms are never charged more than basic composition.
+    + [math.inf]
 )
 
 #: Default order grid: a strict superset of dp_accounting's ``DEFAULT_RDP_ORDERS`` (so the
@@ -171,14 +174,16 @@ class RDPAccountant:
     def _record(self, order: float, value: float, trivial: bool, stacklevel: int) -> None:
         self.last_order = order
         n = self.orders.size
-        # alpha = inf (pure DP) is the true end of the order range: nothing to extend there
-        at_end = (n > 1 and not trivial and math.isfinite(order)
-                  and (order == self.orders[0] or order == self.orders[-1]))
+        # alpha = inf (pure DP) is the true end of the order range: nothing to extend there;
+        # otherwise the ends are the smallest and the largest FINITE orders
+        finite = self.orders[np.isfinite(self.orders)]
+        at_end = (finite.size > 1 and not trivial and math.isfinite(order)
+                  and (order == finite[0] or order == finite[-1]))
         self.at_grid_end = bool(at_end)
         if at_end and self.warn_at_grid_end:
             warnings.warn(
                 f"RDPAccountant: the optimal order {order:g} is at the end of the order grid "
-                f"[{self.orders[0]:g}, {self.orders[-1]:g}]; extend the grid for a tighter bound",
+                f"[{finite[0]:g}, {finite[-1]:g}]; extend the grid for a tighter bound",
                 OrderGridWarning,
                 stacklevel=stacklevel,
             )
