@@ -163,6 +163,8 @@ def main() -> int:
 
     def competitive(mm, key, against):
         base = [mm[b] for b in against if mm[b] is not None]
+        if not base:
+            return None                                      # baseline not run at this epsilon
         best_obj = min(b[2] for b in base)
         best_acc = max(b[0] for b in base)
         return bool(mm[key][2] <= 1.05 * best_obj or mm[key][0] >= best_acc - 0.5)
