@@ -105,17 +105,100 @@ def test_reproducible_and_options():
         audit_optimizer(BrokenGD("none"), trials=10, steps=3)
 
 
+# --- repeated-audit soundness near the audit's power limit ------------------------------------------------------
+# For each optimizer: hyper-parameters and an audit configuration (audit delta 1e-2, few steps / moderate noise,
+# tight claims where the optimizer offers them: the PLD accountant, the exact Balle-Wang calibration; a worst-case
+# canary) chosen so that the mean epsilon_lower over the repeated audits is a large fraction of the claim, so the
+# soundness check (violations <= binomial limit) could fail. Entries: (hyper-parameters, broken-twin overrides, audit options, trials/side, minimum
+# mean ratio); the minimum is the measured mean ratio (200 audits of the test, printed by it) minus a margin. The broken twin runs with the noise divided by
+# BROKEN_NOISE (or epsilon multiplied by it for the calibrated mechanisms) while stating the original claim.
+# Measured on the dev machine (200 audits, seeds 3000..3199): see the comments on each line.
+BROKEN_NOISE = 4.0
+SOUND_CONFIGS = {
+    # full-batch Gaussian composition, mu = 1: exactly Gaussian canary; mean ratio 0.764
+    "dp-gd": ({"steps": 4, "noise_multiplier": 2.0, "accountant": "pld"}, {"noise_multiplier": 0.5},
+              {"delta": 1e-2}, 10_000, 0.65),
+    # 3 steps of the Poisson-subsampled Gaussian (q = 0.5), last iterate only; mean ratio 0.705
+    "dp-sgd": ({"steps": 3, "noise_multiplier": 1.0, "sampling_rate": 0.5, "accountant": "pld"},
+               {"noise_multiplier": 0.25}, {"delta": 1e-2}, 10_000, 0.6),
+    # 30 steps of step 1 (contraction 0.9 per step, near stationarity); the claim (min of Theorem 1 and
+    # composition, as RDP -> (eps, delta)) is loose by the RDP conversion; mean ratio 0.446
+    "noisy-gd": ({"sigma": 0.3, "step_size": 1.0, "steps": 30}, {"sigma": 0.075}, {"delta": 1e-2}, 10_000, 0.38),
+    # public constants A = 2 (covers the -g/+g canary difference 2), small B = 0.01 so that Theorem 1's
+    # norm-leakage term is small (with B = 0.1 the mean ratio drops to 0.26); mean ratio 0.572
+    "rgm-gd": ({"A": 2.0, "B": 0.01, "steps": 4, "rdp_epsilon": 0.5}, {"rdp_epsilon": 8.0}, {"delta": 1e-2},
+               10_000, 0.5),
+    # sparsity 1 (the -L e_0 / +L e_0 row change is the worst case), exact calibration at (1, 1e-2)
+    # and dim 1 (the l1-ball projection is then a clip); mean ratio 0.720
+    "projection": ({"epsilon": 1.0, "delta": 1e-2, "sparsity": 1, "calibration": "analytic"}, {"epsilon": 4.0},
+                   {"dim": 1}, 10_000, 0.58),
+    # hinge loss: the label flip of (R e_0, y) moves the gradient by exactly 2 R / n inside the margin, so the
+    # ERM moves by the full sensitivity 2L/(n lambda); exact calibration; dim 2 and one chunk per side keep
+    # the L-BFGS solves few; mean ratio 0.717
+    "output-perturbation": ({"epsilon": 1.0, "delta": 1e-2, "loss": "hinge", "calibration": "analytic"},
+                            {"epsilon": 4.0}, {"dim": 2, "chunk_size": 10_000}, 10_000, 0.6),
+}
+
+
+class BrokenTwin:
+    """``good``'s interface and claim, ``quiet``'s outputs (an optimizer with too little noise)."""
+
+    def __init__(self, good, quiet):
+        self.good, self.quiet = good, quiet
+        self.name, self.hp, self.neighbouring = good.name, good.hp, good.neighbouring
+        self.supports_canary = getattr(good, "supports_canary", False)
+        for attr in ("sensitivity", "loss"):
+            if hasattr(good, attr):
+                setattr(self, attr, getattr(good, attr))
+
+    def run(self, X, y, *, trials=1, seed=None, **kw):
+        r = self.quiet.run(X, y, trials=trials, seed=seed, **kw)
+        claim = self.good.run(X, y, trials=1, seed=0, **kw).claim
+        return Run(params=r.params, claim=claim, extra=r.extra)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["dp-gd", "noisy-gd", "dp-sgd", "rgm-gd", "projection", "output-perturbation",
-                                  "bias-reduced-sgd"])
+@pytest.mark.parametrize("name", list(SOUND_CONFIGS))
 def test_true_claims_soundness_repeated(name):
-    """200 audits with different seeds of each optimizer with its true claim: violation rate <= beta."""
+    """200 audits (different seeds) near the power limit: violations <= Bin quantile, mean bound >= MIN_RATIO claim.
+
+    The same configuration flags the broken twin (noise / BROKEN_NOISE, same claim) in nearly every one of 20 audits.
+    """
+    R, confidence = 200, 0.95
+    hp, broken_hp, audit_kw, trials, min_ratio = SOUND_CONFIGS[name]
+    good = make_optimizer(name, **hp)
+    t0 = time.perf_counter()
+    hits, lower, claimed = _repeated(good, trials, audit_kw, range(3000, 3000 + R))
+    elapsed = time.perf_counter() - t0
+    assert math.isfinite(claimed) and claimed > 0
+    assert hits <= violation_limit(R, confidence), (name, hits, claimed, lower.max())
+    assert np.all(lower >= 0) and np.all(np.isfinite(lower))
+    ratio = lower.mean() / claimed
+    assert ratio >= min_ratio, (name, ratio, claimed)
+    bad = BrokenTwin(good, make_optimizer(name, **{**hp, **broken_hp}))
+    bad_hits, bad_lower, bad_claimed = _repeated(bad, trials, audit_kw, range(9000, 9020))
+    assert bad_claimed == claimed
+    assert bad_hits >= 18, (name, bad_hits, bad_lower)
+    print(f"{name}: {R} audits x {trials} trials/side in {elapsed:.1f} s; violations {hits} "
+          f"(limit {violation_limit(R, confidence)}); mean epsilon_lower / claim = {ratio:.3f} "
+          f"(claim {claimed:.3f}, max lower {lower.max():.3f}); broken twin flagged {bad_hits}/20")
+
+
+@pytest.mark.slow
+def test_bias_reduced_sgd_soundness_repeated():
+    """bias-reduced-sgd: violation count of 200 audits only; its audit cannot approach the claim.
+
+    No configuration within the time budget gives a positive lower bound: every release is a projection
+    mechanism at (epsilon/32, delta/16) with the classical calibration (mu ~ 0.008 per release at epsilon = 1),
+    the canary record enters the batch means with probability ~ batch/n and G_i with probability 1/n, the
+    random-stopping filter allows ~5 steps at (1, 1e-2) and the output is the average of the iterates.
+    Measured at (epsilon, delta) = (1, 1e-2), n = 20, dim 2: mean shift of the score 5e-4 against a standard
+    deviation of 0.40 (mu ~ 1e-3); epsilon_lower = 0 in every audit with 2000 trials/side, even with the noise
+    100x too small (the data-dependent randomness of the level and batch sampling dominates).
+    """
     R = 200
-    hits = 0
-    for s in range(R):
-        kw = {"steps": 10} if name in ("dp-gd", "noisy-gd", "dp-sgd") else {}
-        hits += audit_optimizer(name, trials=300, seed=3000 + s, **kw).violation
-    assert hits <= R * 0.05 + 3 * math.sqrt(R * 0.05 * 0.95)
+    hits = sum(audit_optimizer("bias-reduced-sgd", trials=300, seed=3000 + s).violation for s in range(R))
+    assert hits <= violation_limit(R, 0.95)
 
 
 # --- dp-agd and l1-recovery: small problems so that 200+ repeated audits stay within ~2 minutes ------------------
@@ -123,6 +206,11 @@ def test_true_claims_soundness_repeated(name):
 # dimension 3; audited at the optimizer's own delta (1e-5) with its own rho-zCDP claim.
 # l1-recovery: n=20 rows in dimension 8, sparsity 1 -> a 4 x 8 sketch, i.e. a real basis-pursuit LP (m < d) per
 # trial (with a 2 x 8 sketch, n=10, the LP misses coordinate 0 so often that 150 trials lack power).
+# The l1-recovery soundness check stays at epsilon_lower = 0 (only its broken twin shows power): the claim's
+# classical calibration sigma = sqrt(18 ln(2.5/delta)) L / (n epsilon) with epsilon < 1 (enforced) leaves the
+# -L e_0 / +L e_0 canary at mu = 2 epsilon / sqrt(18 ln(2.5/delta)) <= 0.18 (delta = 1e-2), i.e. a true
+# epsilon(1e-2) <= 0.23 even without the LP; a threshold audit needs >~ 10^4 trials/side to certify a positive
+# bound at that mu, and one basis-pursuit LP costs ~3 ms, so 200 such audits would take hours.
 AGD_HP = {"epsilon": 1.0, "delta": 1e-5, "splits": 5}
 AGD_AUDIT = {"n": 10, "dim": 3}
 AGD_TRIALS = 2_000
@@ -130,6 +218,15 @@ L1_HP = {"epsilon": 0.5, "delta": 1e-6, "sparsity": 1}
 L1_AUDIT = {"n": 20, "dim": 8}
 L1_TRIALS = 150
 BROKEN_FACTOR = 100.0
+# Repeated-audit configuration of dp-agd: the audit near its power limit. The claim (rho-zCDP from eq. (5) at
+# (8, 1e-2), read at the audit delta 1e-2: 6.86) is inherently loose for a gradient canary: it includes the
+# NoisyMax budget (half of each split), the classical-Gaussian conversion of rho_ng and the budget the filter
+# leaves unspent; the canary sees about 2 accepted gradient steps, mu ~ 0.5 (GDP estimate ~ 0.75). Measured
+# mean epsilon_lower / claim 0.08 (mean epsilon_lower ~ 0.55) at 6000 trials/side; asserted >= 0.05.
+AGD_SOUND_HP = {"epsilon": 8.0, "delta": 1e-2, "splits": 3}
+AGD_SOUND_TRIALS = 6_000
+AGD_MIN_RATIO = 0.05
+AGD_BROKEN_TRIALS = 5 * AGD_SOUND_TRIALS
 
 
 def violation_limit(audits, confidence, level=0.999):
@@ -221,7 +318,8 @@ def test_true_claims_soundness_repeated_small(name):
     """
     R, confidence = 200, 0.95
     if name == "dp-agd":
-        good, bad, trials, kw = DPAGD(**AGD_HP), BrokenAGDNoise(**AGD_HP), AGD_TRIALS, AGD_AUDIT
+        good, bad = DPAGD(**AGD_SOUND_HP), BrokenAGDNoise(**AGD_SOUND_HP)
+        trials, kw = AGD_SOUND_TRIALS, {**AGD_AUDIT, "delta": AGD_SOUND_HP["delta"]}
     else:
         good, bad, trials, kw = L1Recovery(**L1_HP), BrokenL1Recovery(**L1_HP), L1_TRIALS, L1_AUDIT
     t0 = time.perf_counter()
@@ -229,9 +327,15 @@ def test_true_claims_soundness_repeated_small(name):
     elapsed = time.perf_counter() - t0
     assert hits <= violation_limit(R, confidence), (name, hits, claimed, lower.max())
     assert np.all(lower >= 0) and np.all(np.isfinite(lower))
-    bad_hits, bad_lower, bad_claimed = _repeated(bad, trials, kw, range(9000, 9020))
+    if name == "dp-agd":  # a soundness check that can fail: the bound is clearly positive in every audit
+        assert lower.mean() >= AGD_MIN_RATIO * claimed and np.mean(lower > 0) >= 0.9, (lower.mean(), claimed)
+    # dp-agd's claim (6.86) is close to what 6000 trials/side can certify at all (~7.0 with no false positive,
+    # sec. 2 of auditing.md; the broken twin reaches ~6.2 there), so its twin is audited with 5x the trials
+    bad_trials = AGD_BROKEN_TRIALS if name == "dp-agd" else trials
+    bad_hits, bad_lower, bad_claimed = _repeated(bad, bad_trials, kw, range(9000, 9020))
     assert bad_claimed == claimed
     assert bad_hits >= 18, (name, bad_hits, bad_lower)
     print(f"{name}: {R} audits x {trials} trials/side in {elapsed:.1f} s; violations {hits} "
-          f"(limit {violation_limit(R, confidence)}); max epsilon_lower {lower.max():.3f} vs claim {claimed:.3f}; "
+          f"(limit {violation_limit(R, confidence)}); mean / max epsilon_lower {lower.mean():.3f} / {lower.max():.3f} "
+          f"vs claim {claimed:.3f}; "
           f"broken variant flagged {bad_hits}/20")
