@@ -175,3 +175,18 @@ def test_cli_report_end_to_end(tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert code in (0, 1) and payload["path"] == str(out)
     assert len(_embedded_pngs(out.read_text())) == 3
+
+
+@pytest.mark.parametrize("name,hp", [("dp-gd", {}), ("dp-gd", {"neighbouring": "replace_one"}),
+                                     ("dp-sgd", {}), ("dp-sgd", {"sampling_rate": 0.3, "steps": 7})])
+def test_optimizer_mechanism_reproduces_the_optimizers_rdp_claim(name, hp):
+    """The report's accountant comparison uses the optimizer's per-step mechanism: composed
+    `steps` times in the RDP accountant it must give exactly the optimizer's own claim."""
+    from dpaudit import RDPAccountant
+    from dpaudit.optimizers import make_optimizer
+    from dpaudit.report.data import optimizer_mechanism
+
+    opt = make_optimizer(name, **hp)
+    mech, steps = optimizer_mechanism(opt)
+    eps = RDPAccountant().compose(mech, steps).epsilon(1e-5)
+    assert eps == pytest.approx(opt.claim(1000).epsilon(1e-5), rel=1e-12)

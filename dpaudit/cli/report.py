@@ -20,7 +20,9 @@ import json
 import sys
 import time
 
-__all__ = ["add_parser", "run", "optimizer_mechanism"]
+from dpaudit.report.data import optimizer_mechanism
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -47,29 +49,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object (path and key numbers) on stdout")
     p.set_defaults(run=run)
     return p
-
-
-def optimizer_mechanism(opt):
-    """The per-step mechanism of a Gaussian-noise optimizer, with its number of steps.
-
-    ``Gaussian(noise_multiplier)`` (sensitivity 1; the clip norm cancels), Poisson-subsampled
-    at ``sampling_rate`` when the optimizer samples. Returns ``(None, steps)`` when the optimizer
-    has no noise multiplier.
-    """
-    from dpaudit.mechanisms import Gaussian
-
-    hp = getattr(opt, "hp", {})
-    steps = int(hp.get("steps", 1))
-    nm = hp.get("noise_multiplier")
-    if not nm:
-        return None, steps
-    mech = Gaussian(float(nm), 1.0, "add_remove")
-    q = hp.get("sampling_rate")
-    if q is not None and float(q) < 1.0:
-        from dpaudit.mechanisms import PoissonSampled
-
-        mech = PoissonSampled(mech, float(q))
-    return mech, steps
 
 
 def run(args) -> int:

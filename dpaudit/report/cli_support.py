@@ -33,8 +33,7 @@ def maybe_write_report(args, *, audit=None, renyi=None, accountants=None, optimi
     from dpaudit.report.writer import write_report
 
     if optimizer is not None and accountants is None:
-        from dpaudit.cli.report import optimizer_mechanism
-        from dpaudit.report.data import compare_accountants, default_steps
+        from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
 
         opt = optimizer
         if isinstance(optimizer, str):

@@ -27,7 +27,8 @@ from dpaudit.core.validation import (
     check_positive,
 )
 
-__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps"]
+__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
+           "optimizer_mechanism"]
 
 #: accountant key -> (class name in dpaudit, label in plots)
 ACCOUNTANT_LABELS = {"rdp": ("RDPAccountant", "RDP"), "zcdp": ("ZCDPAccountant", "zCDP"),
@@ -130,3 +131,29 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
                                  n=check_count(n, "n", minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
                                  trials=trials, confidence=confidence, seed=seed, methods=("gaussian",))
     return [{**r, "trials": trials, "confidence": confidence} for r in rows]
+
+
+def optimizer_mechanism(opt):
+    """The per-step mechanism of a Gaussian-noise optimizer, with its number of steps.
+
+    ``Gaussian(noise_multiplier)`` with sensitivity 1 in units of the clip norm (2 under
+    replace-one), Poisson-subsampled at ``sampling_rate`` when the optimizer samples. Returns
+    ``(None, steps)`` when the optimizer has no noise multiplier. Composing it ``steps`` times in
+    the RDP accountant reproduces the optimizer's own RDP claim (tested).
+    """
+    from dpaudit.mechanisms import Gaussian
+
+    hp = getattr(opt, "hp", {})
+    steps = int(hp.get("steps", 1))
+    nm = hp.get("noise_multiplier")
+    if not nm:
+        return None, steps
+    # clipped-sum sensitivity in units of the clip norm: 1 (add/remove), 2 (replace-one)
+    relation = getattr(opt, "neighbouring", "add_remove")
+    mech = Gaussian(float(nm), 2.0 if relation == "replace_one" else 1.0, relation)
+    q = hp.get("sampling_rate")
+    if q is not None and float(q) < 1.0:
+        from dpaudit.mechanisms import PoissonSampled
+
+        mech = PoissonSampled(mech, float(q))
+    return mech, steps
