@@ -206,10 +206,13 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
                 + sum_{i>=2} s0_i + sum_{i>=0} s1_i - (1 - a q) P0(z>z0) - a q P1(z>z0)
 
     where P0/P1 are N(0, s^2)/N(1, s^2) probabilities and s0_i, s1_i are the [MTZ] terms.
-    The floating-point error (16 eps times the sum of |terms|) and the series tail (bounded
+    The floating-point error (64 eps times the sum of |terms|, plus 4 eps m_i |t_i| for each
+    series term, m_i the summed magnitudes of the logarithms inside it, since exp(l) inherits
+    l's absolute error) and the series tail (bounded
     by N times the last terms' magnitude; terms decay like i^-(a+2)) are *added* to A - 1,
-    so the result is an upper bound.  Returns (log_a, ok) where ok=False marks orders for
-    which the error budget exceeded 1e-6 relative (callers then use the interpolation bound).
+    so the result is an upper bound.  Returns (log_a, ok, budget) where ok=False marks orders
+    for which the error budget exceeded 1e-6 relative (callers then use another bound) and
+    budget is the relative error budget that was added to A - 1.
     """
     alphas = np.asarray(alphas, dtype=float)
     s2 = sigma * sigma
@@ -219,6 +222,7 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
     a = alphas[:, None]
     log_a = np.full(alphas.shape, np.inf)
     ok = np.zeros(alphas.shape, dtype=bool)
+    budget = np.full(alphas.shape, np.inf)
 
     # closed pieces (log |.|, sign)
     lp0_r0 = log_ndtr(z0 / sigma)
@@ -246,8 +250,15 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
         j = ar - i
         logc, sgn = _log_comb(ar, i)
         with np.errstate(divide="ignore", invalid="ignore"):
-            l0 = logc + i * lq + j * l1q + (i * i - i) * c + log_ndtr((z0 - i) / sigma)
-            l1 = logc + j * lq + i * l1q + (j * j - j) * c + log_ndtr((j - z0) / sigma)
+            n0 = log_ndtr((z0 - i) / sigma)
+            n1 = log_ndtr((j - z0) / sigma)
+            l0 = logc + i * lq + j * l1q + (i * i - i) * c + n0
+            l1 = logc + j * lq + i * l1q + (j * j - j) * c + n1
+            # magnitude of the summed logarithms: exp(l) carries a relative rounding error of
+            # about eps times this (each log component is accurate to eps relative)
+            m_t = (np.abs(logc) + np.abs(i * lq) + np.abs(j * l1q) + np.abs(i * i - i) * c
+                   + np.abs(j * j - j) * c + np.abs(n0) + np.abs(n1))
+            m_t = np.where(np.isfinite(m_t), m_t, 0.0)
         l0 = np.where(i >= 2, l0, -np.inf)  # i = 0, 1 are inside the closed pieces
         lt = np.logaddexp(l0, l1)  # |s0_i + s1_i| (same sign sgn_i)
         st = np.where(np.isneginf(lt), 0.0, sgn * np.ones_like(lt))
@@ -268,18 +279,64 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
                  & (last_l < val + math.log(1e-11))) | negligible)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             tail = np.where((last_s < 0) & ~negligible, last_l, -np.inf)
-            err = np.logaddexp(math.log(16 * _EPS) + total_abs, tail)
+            # rounding: 64 eps on every piece, plus eps * 4 m_t on each series term
+            term_err = logsumexp(lt + np.log(4.0 * _EPS * m_t + 1e-300), axis=1)
+            err = np.logaddexp(np.logaddexp(math.log(64 * _EPS) + total_abs, term_err), tail)
             rel_err = np.exp(err - val)
         good = (vsign > 0) & conv & np.isfinite(val) & (rel_err < 1e-6)
         log_excess = val + np.log1p(np.where(good, rel_err, 0.0))
         done = conv | (n_terms >= max_terms)
         log_a[rows[done]] = np.where(good, _log1p_exp(log_excess), np.inf)[done]
         ok[rows[done]] = good[done]
+        budget[rows[done]] = np.where(good, rel_err, np.inf)[done]
         active[rows[done]] = False
         if not np.any(active):
             break
         n_terms = min(2 * n_terms, max_terms)
-    return log_a, ok
+    return log_a, ok, budget
+
+
+@functools.lru_cache(maxsize=8)
+def _hermite_rule(n: int):
+    """Gauss-Hermite nodes and weights for E[f(u)], u ~ N(0, 1) (probabilists' rule)."""
+    u, w = np.polynomial.hermite_e.hermegauss(n)
+    return u, w / math.sqrt(2.0 * math.pi)
+
+
+def _pg_log_a_gauss_hermite(q, sigma, alphas, nodes=(160, 240)):
+    """log A_alpha (an upper bound) by Gauss-Hermite quadrature.
+
+    With u ~ N(0, 1) and x = q expm1(u/sigma - 1/(2 sigma^2)) (the z = sigma u form of [MTZ]'s
+    A_alpha), A = E[(1 + x)^alpha] and E[x] = 0 exactly, so
+
+        A - 1 = E[h(x)],   h(x) = (1 + x)^alpha - 1 - alpha x = expm1mx(L) + alpha log1pmx(x),
+        L = alpha log1p(x),
+
+    a quadrature of the non-negative function h (convexity): no cancellation against 1 nor
+    between first-order terms. The integrand is analytic in the strip |Im u| < pi sigma, so for
+    sigma >= 1 Gauss-Hermite converges geometrically; the value is accepted only if two rules
+    (160 and 240 nodes) agree to 1e-11 relative, and it is inflated by that difference, by
+    1e-10 relative, and by a rounding bound of 16 eps alpha/(alpha - 1) relative (the two terms
+    of h cancel by at most that factor). Orders where the rules disagree get ``inf`` (the
+    caller keeps its other bounds). Returns log A.
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    out = np.full(alphas.shape, np.inf)
+    vals = []
+    for n in nodes:
+        u, w = _hermite_rule(n)
+        x = q * np.expm1(u / sigma - 0.5 / (sigma * sigma))  # > -q >= -1
+        with np.errstate(over="ignore", invalid="ignore"):
+            big_l = alphas[:, None] * np.log1p(x)[None, :]
+            h = expm1mx(big_l) + alphas[:, None] * log1pmx(x)[None, :]
+        vals.append(np.maximum(h, 0.0) @ w)
+    v1, v2 = vals
+    with np.errstate(invalid="ignore", divide="ignore"):
+        good = np.isfinite(v1) & np.isfinite(v2) & (v2 > 0) & (np.abs(v1 - v2) <= 1e-11 * np.abs(v2))
+        rel = np.abs(v1 - v2) / np.abs(v2) + 1e-10 + 16 * _EPS * alphas / (alphas - 1.0)
+        excess = np.maximum(v1, v2) * (1.0 + rel)
+        out[good] = np.log1p(excess[good])
+    return out
 
 
 def _interpolated_log_a(alphas, int_log_a_fn):
@@ -311,9 +368,11 @@ def poisson_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
     * integer alpha: ``A - 1 = sum_{k>=2} C(a,k) q^k (1-q)^(a-k) expm1((k^2-k)/(2 sigma^2))``
       (the binomial sum of [MTZ] Sec. 3.3 with the k = 0, 1 terms cancelled exactly);
     * fractional alpha: the signed two-sided series of [MTZ] Sec. 3.3 (see
-      :func:`_pg_fractional_log_a`), with its error budget added; where that budget is too
-      large (tiny q) the convex interpolation of log A between integer orders is used, and
-      the minimum of the two valid bounds is returned;
+      :func:`_pg_fractional_log_a`), with its error budget added; for sigma >= 1 and alpha <= 64
+      also Gauss-Hermite quadrature with its error inflation (:func:`_pg_log_a_gauss_hermite`;
+      it is what stays accurate for large sigma with alpha near 1, where the series converges
+      slowly); and the convex interpolation of log A between integer orders (tiny q); the
+      minimum of these upper bounds is returned;
     * q = 0 -> 0; q = 1 -> alpha/(2 sigma^2); alpha = inf -> inf; integer orders above
       ``MAX_INTEGER_ORDER`` -> the unsampled value alpha/(2 sigma^2) (valid by quasi-convexity).
 
@@ -338,7 +397,13 @@ def poisson_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
         small = al <= 4096.0
         res = np.full(al.shape, np.inf)
         if np.any(small):
-            la, _ = _pg_fractional_log_a(q, sigma, al[small])
+            la, _, budget = _pg_fractional_log_a(q, sigma, al[small])
+            gh = (al[small] <= 64.0) & (budget > 1e-10)
+            if sigma >= 1.0 and np.any(gh):
+                # where the series did not converge or its error budget is large (large sigma,
+                # alpha near 1), Gauss-Hermite quadrature is accurate: keep the smaller bound
+                la = la.copy()
+                la[gh] = np.minimum(la[gh], _pg_log_a_gauss_hermite(q, sigma, al[small][gh]))
             res[small] = la
         interp = _interpolated_log_a(al, lambda ints: _pg_integer_log_a(q, sigma, ints))
         res = np.minimum(res, interp)
