@@ -19,6 +19,26 @@ advance), and the epsilon lower bound comes from :func:`dpaudit.audit.mechanism.
 (held-out threshold, Clopper-Pearson, delta term; GDP estimate in the details). The claim is
 the optimizer's own ``run.claim`` at ``delta`` (default: the optimizer's ``delta``
 hyper-parameter if it has one, else 1e-5).
+
+``method="one-run"`` (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846, Theorem 3.1 with
+the delta term of their Theorem 5.2; auditing.md sec. 5), for optimizers that host many canaries
+(``supports_canaries``: dp-gd, dp-sgd) under add/remove neighbours:
+
+* the model has ``dim + m`` coordinates: the ``dim`` data features of the usual data set followed
+  by m zero columns; canary j is the Dirac gradient ``C e_{dim+j}`` (norm the clip bound). Distinct
+  coordinates, rather than random directions, make the canaries exactly orthogonal to each other
+  and to every data gradient (the data rows are zero there), so a canary's score carries only its
+  own signal and the noise, and ``l2`` acts on each coordinate separately;
+* the auditor draws the m fair inclusion coins from its own random stream, independent of the
+  training noise; ONE training run hosts the included canaries (``canary_gradients`` /
+  ``canary_mask`` of the optimizer);
+* score of canary j: ``-theta_T[dim+j]`` (gradient descent moves against an included canary, a
+  direction fixed in advance); guess "in" for the k highest scores and "out" for the k lowest;
+* k is fixed (``guesses=k``) or chosen on an independent calibration run (its own coins and
+  noise) as the best of a fixed grid of fractions of m/2 (10% of m/2 if none certifies anything
+  there) -- never on the audit run's coins;
+* the v correct guesses out of r = 2k give epsilon_lower through
+  :func:`dpaudit.audit.one_run.one_run_epsilon_lower` at the audit's delta.
 """
 
 from __future__ import annotations
@@ -29,17 +49,26 @@ import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.mechanism import _split, audit_scores
+from dpaudit.audit.one_run import one_run_epsilon_lower
+from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, run_jobs
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 
-__all__ = ["audit_optimizer", "optimizer_scenario", "CANARY_SEMANTICS"]
+__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "CANARY_SEMANTICS"]
 
 #: how ``canary_gradient`` enters each optimizer (see the module docstring)
 CANARY_SEMANTICS = {"noisy-gd": "offset", "bias-reduced-sgd": "replace"}
 _MEAN_ESTIMATION = ("projection", "l1-recovery")
 _AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim", "chunk_size", "executor",
-               "workers", "retries")
+               "workers", "retries", "canaries", "guesses")
 DEFAULT_OPTIMIZER_CHUNK = 2_000
+#: canaries of a one-run optimizer audit (``method="one-run"``, option ``canaries``)
+DEFAULT_ONE_RUN_CANARIES = 1_000
+#: candidate guess counts of the calibration run, as fractions of m/2 guesses per side
+ONE_RUN_GUESS_FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
+#: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
+ONE_RUN_DEFAULT_FRACTION = 0.1
+ONE_RUN_METHOD = "one-run (Steinke-Nasr-Jagielski 2023)"
 
 
 def _base_data(n: int, dim: int, seed: int = 0):
@@ -143,17 +172,142 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
             "statistic": stat, "description": desc, "n": n}
 
 
+def _one_run_scenario(opt, m: int, n: int, dim: int):
+    """Data padded with m zero columns and the m Dirac canaries ``C e_{dim+j}`` (see the module docstring)."""
+    if not getattr(opt, "supports_canaries", False):
+        raise ValueError(f"method='one-run' needs an optimizer that hosts many canaries in one run "
+                         f"(dp-gd, dp-sgd); {opt.name!r} accepts at most a single canary_gradient")
+    if opt.neighbouring != "add_remove":
+        raise ValueError(f"method='one-run' audits add/remove of each canary; the claim of {opt.name!r} is "
+                         f"{opt.neighbouring!r} (use neighbouring='add_remove')")
+    X, y = _base_data(n, dim)
+    Xp = np.concatenate([X, np.zeros((n, m))], axis=1)
+    G = np.zeros((m, dim + m))
+    G[np.arange(m), dim + np.arange(m)] = _canary_norm(opt)
+    return Xp, y, G
+
+
+def _one_run_scores(opt, X, y, G, coins, seed):
+    """One training run per row of ``coins``: scores ``-theta_T`` along each canary coordinate, and the claim."""
+    m = G.shape[0]
+    run = opt.run(X, y, trials=coins.shape[0], seed=seed, canary_gradients=G, canary_mask=coins)
+    return -run.params[:, X.shape[1] - m:], run.claim
+
+
+def _correct_counts(scores, coins, ks):
+    """v[a, i]: correct guesses of audit a with ks[i] "in" (top scores) and ks[i] "out" (bottom) guesses.
+
+    Guesses use only ``scores`` (stable sort); ``coins`` only count them (as in ``one_run_audit``).
+    """
+    order = np.argsort(scores, axis=1, kind="stable")
+    z = np.take_along_axis(coins, order, axis=1)
+    m = z.shape[1]
+    out_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(~z, axis=1)], axis=1)  # bottom j
+    in_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(z[:, ::-1], axis=1)], axis=1)  # top j
+    ks = np.asarray(ks, dtype=int)  # callers keep 2 k <= m
+    return out_ok[:, ks] + in_ok[:, ks]
+
+
+class _EpsilonTable:
+    """``one_run_epsilon_lower`` memoised on (r, v) (many audits share their counts)."""
+
+    def __init__(self, m, delta, confidence):
+        self.m, self.delta, self.confidence, self.cache = m, delta, confidence, {}
+
+    def __call__(self, r: int, v: int) -> float:
+        key = (int(r), int(v))
+        if key not in self.cache:
+            self.cache[key] = one_run_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
+                                                    confidence=self.confidence)
+        return self.cache[key]
+
+
+def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, audits: int = 1, seed=None,
+                             delta: float = 1e-5, confidence: float = 0.95, guesses=None, n: int = 20,
+                             dim: int = 5) -> dict:
+    """``audits`` independent one-run audits of ``opt`` (module docstring), batched as trials.
+
+    Each audit a draws its own coins, trains once, and gets its own epsilon_lower from that run
+    alone (with k from its own calibration run unless ``guesses`` fixes k). Returns arrays of
+    length ``audits``: ``epsilon_lower``, ``r``, ``v`` (correct), ``k``, ``included`` (canaries in
+    the audit run), plus ``m``, ``claim`` and the scalar settings.
+    """
+    m = check_count(canaries, "canaries", minimum=2)
+    audits = check_count(audits, "audits", minimum=1)
+    confidence = check_confidence(confidence)
+    delta = check_delta(delta)
+    n = check_count(n, "n", minimum=2)
+    dim = check_count(dim, "dim", minimum=1)
+    X, y, G = _one_run_scenario(opt, m, n, dim)
+    root = as_seed_sequence(seed)
+    s_coins, s_train, s_cal_coins, s_cal_train = root.spawn(4)
+    table = _EpsilonTable(m, delta, confidence)
+    if guesses is None:  # calibration: an independent run with independent coins chooses k
+        cal_coins = np.random.default_rng(s_cal_coins).random((audits, m)) < 0.5
+        cal_scores, _ = _one_run_scores(opt, X, y, G, cal_coins, s_cal_train)
+        ks = np.unique([max(1, int(f * m / 2)) for f in ONE_RUN_GUESS_FRACTIONS if max(1, int(f * m / 2)) <= m // 2])
+        v_cal = _correct_counts(cal_scores, cal_coins, ks)
+        eps_cal = np.array([[table(2 * k, v) for k, v in zip(ks, row)] for row in v_cal])
+        k = ks[np.argmax(eps_cal, axis=1)]  # first (fewest guesses) among the best
+        k_default = max(1, int(ONE_RUN_DEFAULT_FRACTION * m / 2))
+        k = np.where(eps_cal.max(axis=1) > 0.0, k, k_default)  # nothing certified on calibration: default
+    else:
+        k_fixed = check_count(guesses, "guesses", minimum=1)
+        if 2 * k_fixed > m:
+            raise ValueError(f"guesses must be <= canaries // 2 = {m // 2} (k 'in' and k 'out'), got {k_fixed}")
+        k = np.full(audits, k_fixed)
+    coins = np.random.default_rng(s_coins).random((audits, m)) < 0.5
+    scores, claim = _one_run_scores(opt, X, y, G, coins, s_train)
+    counts = _correct_counts(scores, coins, np.arange(m // 2 + 1))
+    v = counts[np.arange(audits), k]
+    eps = np.array([table(2 * kk, vv) for kk, vv in zip(k, v)])
+    return {"epsilon_lower": eps, "r": 2 * k, "v": v, "k": k, "included": coins.sum(axis=1), "m": m,
+            "claim": claim, "delta": delta, "confidence": confidence, "calibrated": guesses is None,
+            "n": n, "dim": dim}
+
+
+def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
+    unused = sorted(set(audit_opts) & {"selection", "selection_fraction", "chunk_size", "executor", "workers",
+                                      "retries"})
+    if unused:
+        raise ValueError(f"options {unused} do not apply to method='one-run' (one training run per audit)")
+    res = one_run_optimizer_audits(opt, canaries=audit_opts.get("canaries", DEFAULT_ONE_RUN_CANARIES), audits=1,
+                                   seed=seed, delta=delta, confidence=confidence, guesses=audit_opts.get("guesses"),
+                                   n=audit_opts.get("n", 20), dim=audit_opts.get("dim", 5))
+    claim = res["claim"]
+    eps_claimed = float(claim.epsilon(delta))
+    eps_lower = float(res["epsilon_lower"][0])
+    m, r, v = res["m"], int(res["r"][0]), int(res["v"][0])
+    return AuditResult(
+        epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=float(delta), confidence=float(confidence),
+        violation=bool(eps_lower > eps_claimed), method=ONE_RUN_METHOD, trials=1,
+        details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}),
+                 "m": m, "r": r, "correct": v, "k_in": r // 2, "k_out": r // 2,
+                 "canaries_included": int(res["included"][0]),
+                 "guesses_chosen_by": "calibration run" if res["calibrated"] else "fixed (guesses option)",
+                 "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "
+                           f"{res['dim']}..{res['dim'] + m - 1} (data columns zero there), fair coins",
+                 "statistic": "-theta_T along each canary coordinate; 'in' for the top k, 'out' for the bottom k",
+                 "claim": claim.to_dict(delta), "n": res["n"], "dim": res["dim"] + m},
+    )
+
+
 def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: float = 0.95, seed=None,
                     **options):
     """Audit an optimizer (a name from ``dpaudit.optimizers.names`` or a built optimizer).
 
-    ``options`` are audit settings -- ``delta``, ``method`` ("threshold" or "gdp"),
+    ``options`` are audit settings -- ``delta``, ``method`` ("threshold", "gdp" or "one-run"),
     ``selection``, ``selection_fraction`` (default 0.3), ``n`` (records, default 20), ``dim``
     (default 5), ``chunk_size`` (default 2000; part of the random-stream layout), ``executor``
     (any ``concurrent.futures.Executor``, e.g. a Dask client's ``get_executor()``), ``workers``
     (N >= 2: a process pool of N workers), ``retries`` -- and, when a name is given,
     hyper-parameters passed to ``make_optimizer``. ``trials`` runs per neighbouring dataset. The
     result depends only on ``seed``, ``trials`` and ``chunk_size``, never on where the chunks ran.
+    ``method="one-run"`` (dp-gd and dp-sgd, add/remove; module docstring) instead trains ONCE with
+    ``canaries`` (default 1000) Dirac canaries on their own coordinates, included by fair coins,
+    plus one independent calibration run that picks the number of guesses unless ``guesses=k``
+    fixes it (k "in" and k "out"); ``trials`` is then not used (the result's ``trials`` is 1) and
+    ``n``/``dim`` keep their meaning for the data part of the model.
     The claim is that of a one-trial run on D (claims do not depend on the random draws).
     ``delta`` is always the AUDIT's delta (the claim is evaluated there); to change an
     optimizer's own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration
@@ -182,6 +336,10 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     executor = audit_opts.get("executor")
     workers = audit_opts.get("workers")
     retries = audit_opts.get("retries", DEFAULT_RETRIES)
+    if audit_opts.get("method") == "one-run":
+        return _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed, audit_opts=audit_opts)
+    if "canaries" in audit_opts or "guesses" in audit_opts:
+        raise ValueError("options 'canaries' and 'guesses' apply only to method='one-run'")
     default_dim = 5
     if opt.name == "l1-recovery":  # compressed sensing needs sparsity < dim
         default_dim = max(20, 4 * int(opt.hp.get("sparsity", 5)))

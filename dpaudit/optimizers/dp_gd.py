@@ -23,6 +23,18 @@ included with probability ``sampling_rate`` independently at each step and trial
 stays the one of the n rows of ``X``, so runs with and without the canary differ exactly by the
 canary's (clipped) contribution to S_t: the add/remove pair the claim covers.
 
+Many canaries (one-run auditing, Steinke, Nasr, Jagielski 2023, arXiv:2305.08846):
+``canary_gradients`` of shape (m, dim) with ``canary_mask`` of shape (trials, m) (booleans, the
+auditor's inclusion coins, drawn by the caller) add, in trial t, one extra record per canary j with
+``canary_mask[t, j]`` whose per-example gradient is the constant row ``canary_gradients[j]`` at
+every step; each row is clipped to C on its own and, in DP-SGD, each included canary is Poisson
+sampled at rate ``sampling_rate`` independently per step, canary and trial, exactly like a record.
+The normaliser is still that of the n rows of ``X``, so adding or removing canary j changes S_t by
+its clipped gradient alone: the run is (epsilon, delta)-DP with respect to every canary under the
+add/remove claim, whatever the other canaries do. The single-canary path is unchanged (same seed,
+same parameters); with ``canary_gradients`` the chunks hold at most CHUNK_ENTRIES / (n + m) trials
+and DP-SGD draws, per step, the record mask, then the canary mask, then the noise.
+
 Batching: all trials advance together (``theta`` has shape (trials, d)); the Poisson mask is a
 (trials, n) Bernoulli array per step. Trials are processed in chunks bounding the (chunk, n)
 arrays to a few million entries; each chunk has its own child SeedSequence, so a seed gives the same
@@ -72,6 +84,8 @@ class _ClippedNoisyDescent(Optimizer):
     """Shared machinery of DP-GD and DP-SGD."""
 
     supports_canary = True
+    #: ``run`` accepts ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
+    supports_canaries = True
     _sampled = False
 
     def _validate(self):
@@ -111,11 +125,45 @@ class _ClippedNoisyDescent(Optimizer):
         return float(n)
 
     # -- run -------------------------------------------------------------------------
-    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+    def _check_canaries(self, canary_gradients, canary_mask, trials: int, dim: int):
+        """Validate the (m, dim) canary gradients and the (trials, m) inclusion mask; clip each row to C."""
+        G = np.asarray(canary_gradients, dtype=float)
+        if G.ndim != 2 or G.shape[0] < 1 or G.shape[1] != dim or not np.all(np.isfinite(G)):
+            raise ValueError(f"canary_gradients must be a finite array of shape (m, {dim}) with m >= 1, "
+                             f"got shape {G.shape}")
+        m = G.shape[0]
+        if canary_mask is None:
+            raise ValueError("canary_mask (shape (trials, m), the auditor's inclusion coins) must be given "
+                             "with canary_gradients")
+        mask = np.asarray(canary_mask)
+        if mask.dtype != bool:
+            raise ValueError(f"canary_mask must be a boolean array, got dtype {mask.dtype}")
+        if mask.shape != (trials, m):
+            raise ValueError(f"canary_mask must have shape (trials, m) = ({trials}, {m}), got {mask.shape}")
+        if math.isfinite(self.clip):
+            norms = np.linalg.norm(G, axis=1, keepdims=True)
+            G = G * np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))
+        return G, mask
+
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None, canary_gradients=None,
+            canary_mask=None) -> Run:
+        """Run ``trials`` independent trainings (see the module docstring for the canary arguments).
+
+        ``canary_gradient`` (dim,): one canary present in every trial. ``canary_gradients`` (m, dim)
+        with ``canary_mask`` (trials, m) booleans: canary j is a record of trial t iff
+        ``canary_mask[t, j]``. The two forms cannot be combined.
+        """
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
         n, d = X.shape
+        if canary_gradients is not None:
+            if canary_gradient is not None:
+                raise ValueError("give canary_gradient or canary_gradients, not both")
+            G, mask = self._check_canaries(canary_gradients, canary_mask, trials, d)
+            return self._run_canaries(X, y, trials, seed, G, mask)
+        if canary_mask is not None:
+            raise ValueError("canary_mask is only used with canary_gradients")
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None and math.isfinite(self.clip):
             norm = float(np.linalg.norm(g_c))
@@ -130,6 +178,70 @@ class _ClippedNoisyDescent(Optimizer):
             out[start:start + size] = self._run_chunk(X, y, row_norms, size, np.random.default_rng(child), g_c)
             start += size
         return Run(params=out, claim=self.claim(n), extra={"n": n, "canary": g_c is not None})
+
+    def _run_canaries(self, X, y, trials, seed, G, mask) -> Run:
+        n, d = X.shape
+        m = G.shape[0]
+        row_norms = np.linalg.norm(X, axis=1)
+        sizes = chunk_sizes(trials, n + m)
+        children = _seed_sequence(seed).spawn(len(sizes))
+        out = np.empty((trials, d))
+        start = 0
+        for size, child in zip(sizes, children):
+            out[start:start + size] = self._run_canary_chunk(X, y, row_norms, size, np.random.default_rng(child),
+                                                             G, mask[start:start + size])
+            start += size
+        return Run(params=out, claim=self.claim(n),
+                   extra={"n": n, "canary": False, "canaries": m, "canaries_included": mask.sum(axis=1)})
+
+    @staticmethod
+    def _canary_adder(G):
+        """``add(total, W)``: ``total += W @ G`` for a (trials, m) 0/1 weight W.
+
+        Dirac canaries on distinct coordinates (one non-zero per row, distinct columns) are added by
+        indexing, which gives the same numbers as the product (each column sums one term) at O(trials m)
+        instead of O(trials m dim).
+        """
+        rows, cols = np.nonzero(G)
+        if rows.size == G.shape[0] and np.array_equal(rows, np.arange(G.shape[0])) and np.unique(cols).size == cols.size:
+            vals = G[rows, cols]
+
+            def add(total, W):
+                total[:, cols] += W * vals
+        else:
+            def add(total, W):
+                total += W @ G
+        return add
+
+    def _run_canary_chunk(self, X, y, row_norms, trials, rng, G, cmask):
+        """``_run_chunk`` with many canaries; data gradients only on the columns where some row of X is non-zero."""
+        n, d = X.shape
+        q = self._sampling_rate()
+        m = self._normaliser(n)
+        eta, l2, clip = self.hp["step_size"], self.hp["l2"], self.clip
+        std = self.noise_std
+        active = np.flatnonzero(np.any(X != 0.0, axis=0))  # other columns get no data gradient
+        Xa = X[:, active]
+        add = self._canary_adder(G)
+        fixed = None
+        if not self._sampled:  # full batch: the same canary sum at every step
+            fixed = np.zeros((trials, d))
+            add(fixed, cmask.astype(float))
+        theta = np.zeros((trials, d))
+        for _ in range(self.hp["steps"]):
+            scalars = self.loss.derivative(theta[:, active] @ Xa.T, y)
+            mask = rng.random((trials, n)) < q if self._sampled else None
+            data, _ = clipped_gradient_sum(Xa, scalars, row_norms, clip, weights=mask)
+            if fixed is not None:
+                total = fixed.copy()
+            else:
+                total = np.zeros((trials, d))
+                add(total, ((rng.random(cmask.shape) < q) & cmask).astype(float))
+            total[:, active] += data
+            if std > 0:
+                total += rng.standard_normal((trials, d)) * std
+            theta = theta - eta * (total / m + l2 * theta)
+        return theta
 
     def _run_chunk(self, X, y, row_norms, trials, rng, g_c):
         n, d = X.shape
