@@ -79,3 +79,24 @@ def test_renyi_table_and_json(capsys, tmp_path):
     f = tmp_path / "r.png"
     assert main(["renyi", "--steps", "5", "--trials", "1000", "--plot", str(f)]) == 0
     assert f.stat().st_size > 1000
+
+
+def test_audit_one_run_method(capsys):
+    import json as _json
+
+    assert main(["audit", "dp-gd", "--method", "one-run", "--canaries", "300", "--seed", "2", "--json"]) == 0
+    doc = _json.loads(capsys.readouterr().out)
+    assert doc["method"].startswith("one-run") and doc["details"]["m"] == 300 and doc["trials"] == 1
+    assert 0 <= doc["epsilon_lower"] <= doc["epsilon_claimed"]
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["dp-gd", "--method", "one-run", "--plot", "x.png"], "plot"),
+    (["dp-gd", "--method", "one-run", "--workers", "2"], "workers"),
+    (["dp-gd", "--canaries", "10"], "canaries"),
+    (["noisy-gd", "--method", "one-run"], "canar"),
+])
+def test_audit_one_run_bad_arguments(capsys, argv, fragment):
+    assert main(["audit", *argv]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1

@@ -39,8 +39,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--delta", type=float, default=None,
                    help="delta of the audited statement (default: the optimizer's delta, else 1e-5)")
-    p.add_argument("--method", choices=("threshold", "gdp"), default="threshold",
-                   help="threshold: certified bound (default); gdp: estimate assuming mu-GDP")
+    p.add_argument("--method", choices=("threshold", "gdp", "one-run"), default="threshold",
+                   help="threshold: certified bound (default); gdp: estimate assuming mu-GDP; one-run: "
+                        "certified bound from ONE training run with --canaries canaries (dp-gd, dp-sgd)")
+    p.add_argument("--canaries", type=int_like, default=None, metavar="M",
+                   help="number of canaries for --method one-run (default 1000)")
     p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_executor_arguments(p)
@@ -90,6 +93,15 @@ def run(args) -> int:
     opts = {"method": args.method}
     if args.delta is not None:
         opts["delta"] = args.delta
+    if args.method == "one-run":
+        if args.plot:
+            raise ValueError("--plot draws the ROC of a threshold test; it is not available with --method one-run")
+        if args.workers is not None or args.scheduler is not None:
+            raise ValueError("--method one-run trains once: --workers / --scheduler do not apply")
+        opts["canaries"] = 1000 if args.canaries is None else args.canaries
+        return _print_result(args, audit_optimizer_one_run(args, opts))
+    if args.canaries is not None:
+        raise ValueError("--canaries goes with --method one-run")
     from dpaudit.core.progress import disabled
 
     # progress on stderr stays quiet in --json mode (issue 7), without changing the process-wide default
@@ -99,6 +111,17 @@ def run(args) -> int:
                                  executor=ex, **opts)
     if args.plot:
         plot_roc(result, args.plot)
+    return _print_result(args, result)
+
+
+def audit_optimizer_one_run(args, opts):
+    """One-run audit (Steinke, Nasr, Jagielski 2023): one training run with many canaries."""
+    from dpaudit.audit.optimizer import audit_optimizer
+
+    return audit_optimizer(args.optimizer, confidence=args.confidence, seed=args.seed, **opts)
+
+
+def _print_result(args, result) -> int:
     __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
         args, audit=result, optimizer=args.optimizer)  # --report FILE (issue 7)
     if args.json:
