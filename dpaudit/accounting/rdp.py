@@ -173,7 +173,6 @@ class RDPAccountant:
 
     def _record(self, order: float, value: float, trivial: bool, stacklevel: int) -> None:
         self.last_order = order
-        n = self.orders.size
         # alpha = inf (pure DP) is the true end of the order range: nothing to extend there;
         # otherwise the ends are the smallest and the largest FINITE orders
         finite = self.orders[np.isfinite(self.orders)]

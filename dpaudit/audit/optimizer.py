@@ -201,7 +201,6 @@ def _correct_counts(scores, coins, ks):
     """
     order = np.argsort(scores, axis=1, kind="stable")
     z = np.take_along_axis(coins, order, axis=1)
-    m = z.shape[1]
     out_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(~z, axis=1)], axis=1)  # bottom j
     in_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(z[:, ::-1], axis=1)], axis=1)  # top j
     ks = np.asarray(ks, dtype=int)  # callers keep 2 k <= m
