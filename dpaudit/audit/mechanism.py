@@ -301,6 +301,10 @@ def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, s
         e = one_run_audit(scores_c, coins_c, k_in=k, k_out=k, delta=delta, confidence=confidence)["epsilon_lower"]
         if e > best:
             best, best_f = e, f
+    if best <= 0.0:
+        # nothing certified on calibration: ties would pick the smallest k (often k = 1, which can
+        # never certify); use a default fraction instead (still fixed before the main run's coins)
+        best_f = 0.1
     coins, scores = _one_run_scores(sampler, x, x_prime, statistic, m, main_seed, chunk_size, executor, retries)
     k = max(1, min(int(best_f * m / 2), m // 2))
     res = one_run_audit(scores, coins, k_in=k, k_out=k, delta=delta, confidence=confidence)
