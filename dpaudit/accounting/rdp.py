@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import rdp_to_delta, rdp_to_dp
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
@@ -144,14 +145,7 @@ class RDPAccountant:
                     f"{mechanism!r} is described only by an (epsilon, delta)-DP statement and has no RDP "
                     "guarantee; RDPAccountant cannot compose it (use PrivacyClaim.approx_dp or a PLD accountant)"
                 )
-        relation = getattr(mechanism, "neighbouring", "add_remove")
-        if self.neighbouring is None:
-            self.neighbouring = relation
-        elif relation != self.neighbouring:
-            raise ValueError(
-                f"mechanism neighbouring relation {relation!r} differs from the accountant's "
-                f"{self.neighbouring!r}; curves under different relations cannot be composed"
-            )
+        self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count == 0:
             return self
         with np.errstate(invalid="ignore", over="ignore"):

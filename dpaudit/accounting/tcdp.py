@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
@@ -59,13 +60,7 @@ class TCDPAccountant:
         """
         count = check_count(count)
         rho, omega = _mechanism_tcdp(mechanism)
-        relation = getattr(mechanism, "neighbouring", "add_remove")
-        if self.neighbouring is None:
-            self.neighbouring = relation
-        elif relation != self.neighbouring:
-            raise ValueError(
-                f"mechanism neighbouring relation {relation!r} differs from the accountant's {self.neighbouring!r}"
-            )
+        self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count:
             self.rho = round_up(self.rho + count * rho)
             self.omega = min(self.omega, omega)

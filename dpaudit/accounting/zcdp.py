@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
@@ -61,13 +62,7 @@ class ZCDPAccountant:
         """
         count = check_count(count)
         rho = _mechanism_rho(mechanism)
-        relation = getattr(mechanism, "neighbouring", "add_remove")
-        if self.neighbouring is None:
-            self.neighbouring = relation
-        elif relation != self.neighbouring:
-            raise ValueError(
-                f"mechanism neighbouring relation {relation!r} differs from the accountant's {self.neighbouring!r}"
-            )
+        self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count:
             self.rho = round_up(self.rho + count * rho)
             self._events.append((mechanism, count))

@@ -37,6 +37,7 @@ import math
 from scipy import optimize
 from scipy.special import log_ndtr
 
+from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.pld.distribution import (
     PLDTooLargeError,
     compose,
@@ -151,14 +152,7 @@ class PLDAccountant:
         """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``."""
         count = check_count(count)
         event = event_for_mechanism(mechanism)
-        relation = getattr(mechanism, "neighbouring", "add_remove")
-        if self.neighbouring is None:
-            self.neighbouring = relation
-        elif relation != self.neighbouring:
-            raise ValueError(
-                f"mechanism neighbouring relation {relation!r} differs from the accountant's "
-                f"{self.neighbouring!r}; privacy loss distributions under different relations cannot be composed"
-            )
+        self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count == 0 or event[0] == "identity":
             return self
         if event[0] == "gaussian":
