@@ -413,3 +413,14 @@ def test_extreme_subsampled_inputs(q, sigma):
                 acc = RDPAccountant().compose(PoissonSampled(Gaussian(sigma), q), count=steps)
                 eps = acc.epsilon(delta)
                 assert not math.isnan(eps) and eps >= 0
+
+
+@pytest.mark.parametrize("make", [RDPAccountant, ZCDPAccountant, TCDPAccountant,
+                                  lambda: __import__("dpaudit").PLDAccountant(discretization=1e-3)])
+def test_accountants_refuse_mixed_neighbouring_relations(make):
+    acc = make().compose(Gaussian(1.0))
+    with pytest.raises(ValueError, match="neighbouring relation"):
+        acc.compose(Gaussian(1.0, neighbouring="replace_one"))
+    assert acc.neighbouring == "add_remove"
+    # same relation keeps composing
+    acc.compose(Gaussian(2.0))
