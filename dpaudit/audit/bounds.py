@@ -18,7 +18,7 @@ import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_real
+from dpaudit.core.validation import check_confidence, check_real
 
 __all__ = ["epsilon_lower_from_rates", "epsilon_lower_from_counts", "check_audit_delta", "check_beta"]
 
@@ -32,10 +32,8 @@ def check_audit_delta(delta, name: str = "delta") -> float:
 
 
 def check_beta(beta, name: str = "beta") -> float:
-    beta = check_real(name, beta)
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {beta}")
-    return beta
+    """Failure probability beta = 1 - confidence, in the open interval (0, 1)."""
+    return check_confidence(beta, name)
 
 
 def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
