@@ -13,15 +13,20 @@ Method (auditing.md sec. 2-4):
    With ``selection="bonferroni"`` the threshold grid is fixed before the evaluation samples
    (``grid=`` or quantiles of the selection sample) and every test is charged (1-confidence)/G.
 4. The GDP estimate (Dong-Roth-Su 2019; Nasr et al. 2023) is always computed as well and
-   reported in ``details["gdp"]`` with its assumption; it becomes ``epsilon_lower`` only with
-   ``method="gdp"``, and the result's method then reads ``"gdp (estimate assuming mu-GDP)"``.
+   reported in ``details["gdp"]`` (and ``AuditResult.gdp_estimate``) labelled "estimate,
+   assuming mu-GDP". It is never ``epsilon_lower`` and never sets ``violation``: with
+   ``method="gdp"`` the result still carries the certified threshold bound (the method string
+   says the estimate was requested). On a correct Laplace or randomized-response mechanism the
+   estimate exceeds the true epsilon (its assumption fails), so it cannot decide a verdict.
 5. ``method="one-run"``: Steinke-Nasr-Jagielski 2023 with ``trials`` canaries whose inclusion
    is a fair coin each (each canary's output is one mechanism run on x' if included, on x
    otherwise); the number of guesses is chosen on an independent calibration run.
 
 Soundness: the threshold bound holds with probability >= confidence whatever the mechanism,
 because the selection and evaluation samples are independent; ``violation`` is
-``epsilon_lower > epsilon`` (the claim).
+``epsilon_lower > epsilon`` (the claim). ``details["advice"]`` holds advisory numbers for audits
+that certify nothing (trials that would likely give a positive bound, the ceiling of a threshold
+audit with these trials; :mod:`dpaudit.audit.verdict`); they never change ``epsilon_lower``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
                                   concat_chunks, open_executor, run_jobs)
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
+from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
@@ -45,7 +51,7 @@ __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METH
 
 METHODS = ("threshold", "gdp", "one-run")
 SELECTIONS = ("heldout", "bonferroni")
-#: the ``method`` string of results whose epsilon_lower is the GDP estimate
+#: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
 GDP_METHOD = "gdp (estimate assuming mu-GDP)"
 _DEFAULT_GRID_SIZE = 50
 
@@ -102,30 +108,36 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     thr = run("dp")
     g = run("gdp")
     mu = g["value"]
-    gdp = {"mu_lower": mu, "assumption": GDP_ASSUMPTION, "test": g,
+    gdp = {"mu_lower": mu, "assumption": GDP_ASSUMPTION, "label": GDP_LABEL, "method": GDP_METHOD,
+           "role": "estimate: never sets violation, the verdict or an exit code", "test": g,
            "epsilon": gdp_epsilon_of(mu, delta) if delta > 0.0 else None}
     if delta == 0.0:
         gdp["note"] = "no epsilon at delta = 0: a mu-GDP mechanism with mu > 0 is never pure DP"
+    # epsilon_lower is always the certified threshold bound; method="gdp" only asks for the estimate
+    eps_lower = thr["value"]
+    method_str = (f"threshold test, Clopper-Pearson + delta term, "
+                  f"{'held-out threshold selection' if selection == 'heldout' else 'Bonferroni over a fixed grid'}")
     if method == "gdp":
-        eps_lower, method_str = gdp["epsilon"], GDP_METHOD
-    else:
-        eps_lower = thr["value"]
-        method_str = (f"threshold test, Clopper-Pearson + delta term, "
-                      f"{'held-out threshold selection' if selection == 'heldout' else 'Bonferroni over a fixed grid'}")
+        method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
     eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
+    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
     out = dict(details or {})
     out.update({
         "threshold_test": thr,
         "gdp": gdp,
+        "requested_method": method,
         "selection": selection,
         "n_selection": [int(sel0.size), int(sel1.size)],
         "n_evaluation": [int(eval0.size), int(eval1.size)],
         "roc": roc_points(eval0, eval1, thr["orientation"]),
+        "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
+                                   trials=max(n_trials, int(eval0.size)), selection=selection,
+                                   grid_size=thr.get("grid_size")),
     })
     return AuditResult(
         epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
-        trials=int(trials if trials is not None else eval0.size + sel0.size), details=out,
+        trials=n_trials, details=out,
     )
 
 
@@ -185,7 +197,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         Fixed score function; default built from the selection sample.
     seed : None, int or SeedSequence
     method : {"threshold", "gdp", "one-run"}
-        See the module docstring; only "threshold" and "one-run" are certified lower bounds.
+        See the module docstring. ``epsilon_lower`` is always certified; "gdp" gives the same
+        certified threshold bound and asks for the GDP estimate (``result.gdp_estimate``, an
+        estimate assuming mu-GDP, computed for "threshold" too).
     selection : {"heldout", "bonferroni"}
         Threshold-selection rule for "threshold" and "gdp".
     selection_fraction : float in (0, 1)
@@ -309,10 +323,13 @@ def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, s
     k = max(1, min(int(best_f * m / 2), m // 2))
     res = one_run_audit(scores, coins, k_in=k, k_out=k, delta=delta, confidence=confidence)
     eps_lower = res["epsilon_lower"]
+    details = {"one_run": res, "calibration_canaries": int(m_cal), "guess_fraction": float(best_f),
+               "statistic": getattr(statistic, "description", "user statistic")}
+    if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
+        details["advice"] = one_run_advice(m=res["m"], r=res["r"], v=res["v"], epsilon=epsilon, delta=delta,
+                                           confidence=confidence)
     return AuditResult(
         epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon),
-        method="one-run (Steinke-Nasr-Jagielski 2023)", trials=int(trials),
-        details={"one_run": res, "calibration_canaries": int(m_cal), "guess_fraction": float(best_f),
-                 "statistic": getattr(statistic, "description", "user statistic")},
+        method="one-run (Steinke-Nasr-Jagielski 2023)", trials=int(trials), details=details,
     )

@@ -51,10 +51,13 @@ from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import one_run_epsilon_lower
 from dpaudit.audit.result import AuditResult
+from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.runner import DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, run_jobs
+from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 
-__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "CANARY_SEMANTICS"]
+__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "CANARY_SEMANTICS", "audit_delta",
+           "claim_epsilon", "pure_dp_epsilon", "optimizer_claim", "DEFAULT_AUDIT_DELTA"]
 
 #: how ``canary_gradient`` enters each optimizer (see the module docstring)
 CANARY_SEMANTICS = {"noisy-gd": "offset", "bias-reduced-sgd": "replace"}
@@ -69,6 +72,72 @@ ONE_RUN_GUESS_FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0
 #: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
 ONE_RUN_DEFAULT_FRACTION = 0.1
 ONE_RUN_METHOD = "one-run (Steinke-Nasr-Jagielski 2023)"
+#: delta of an optimizer audit when neither the call nor the optimizer gives one
+DEFAULT_AUDIT_DELTA = 1e-5
+
+
+def audit_delta(opt, delta=None) -> float:
+    """The delta an audit of ``opt`` uses.
+
+    ``None``: the optimizer's ``delta`` hyper-parameter when it has one, else
+    ``DEFAULT_AUDIT_DELTA``. A given value must be in [0, 1); ``0`` asks for a *pure-DP* audit,
+    which :func:`claim_epsilon` allows only when the claim has a pure-DP epsilon (never silently
+    replaced by another delta).
+    """
+    if delta is None:
+        own = opt.hp.get("delta") if hasattr(opt, "hp") else None
+        return check_delta(DEFAULT_AUDIT_DELTA if own in (None, 0, 0.0) else own)
+    return check_audit_delta(delta)
+
+
+def pure_dp_epsilon(claim) -> float:
+    """The pure-DP epsilon of a claim, ``inf`` when it has none.
+
+    From an explicit ``details["pure_epsilon"]``, a single (epsilon, 0) statement, or the RDP curve
+    at order infinity (D_inf <= eps is eps-DP; Mironov 2017, Prop. 3 and the definition of D_inf).
+    """
+    details = getattr(claim, "details", None) or {}
+    if details.get("pure_epsilon") is not None:
+        return float(details["pure_epsilon"])
+    if details.get("delta") == 0 and details.get("epsilon") is not None:
+        return float(details["epsilon"])
+    if getattr(claim, "has_rdp", False):
+        value = float(np.asarray(claim.rdp([math.inf]), dtype=float)[0])
+        if math.isfinite(value):
+            return value
+    return math.inf
+
+
+def claim_epsilon(claim, delta: float, name: str = "the optimizer") -> float:
+    """The claimed epsilon at the audit's delta; at ``delta = 0`` the pure-DP epsilon, or a
+    ``ValueError`` naming delta when the claim has none (auditing it at another delta would
+    answer a question that was not asked)."""
+    if delta > 0.0:
+        return float(claim.epsilon(delta))
+    eps = pure_dp_epsilon(claim)
+    if not math.isfinite(eps):
+        raise ValueError(f"delta = 0 asks for a pure-DP audit, but the claim of {name} has no pure-DP epsilon "
+                         f"({getattr(claim, 'description', claim)}); give delta in (0, 1)")
+    return eps
+
+
+def _claim_dict(claim, delta: float, eps_claimed: float) -> dict:
+    if delta > 0.0:
+        return claim.to_dict(delta)
+    return {**claim.to_dict(), "delta": 0.0, "epsilon": eps_claimed, "pure_dp": True}
+
+
+def optimizer_claim(opt, *, n: int = 20, dim: int | None = None, seed=0):
+    """The claim an audit of ``opt`` checks (from a one-trial run of its audit scenario; claims do
+    not depend on the random draws). Cheap: lets callers validate a request before any trial."""
+    return optimizer_scenario(opt, n=n, dim=_default_dim(opt) if dim is None else dim)["run0"](
+        1, as_seed_sequence(seed)).claim
+
+
+def _default_dim(opt) -> int:
+    if opt.name == "l1-recovery":  # compressed sensing needs sparsity < dim
+        return max(20, 4 * int(opt.hp.get("sparsity", 5)))
+    return 5
 
 
 def _base_data(n: int, dim: int, seed: int = 0):
@@ -277,6 +346,9 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
     eps_claimed = float(claim.epsilon(delta))
     eps_lower = float(res["epsilon_lower"][0])
     m, r, v = res["m"], int(res["r"][0]), int(res["v"][0])
+    advice = {}
+    if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
+        advice["advice"] = one_run_advice(m=m, r=r, v=v, epsilon=eps_claimed, delta=delta, confidence=confidence)
     return AuditResult(
         epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=float(delta), confidence=float(confidence),
         violation=bool(eps_lower > eps_claimed), method=ONE_RUN_METHOD, trials=1,
@@ -287,7 +359,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
                  "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "
                            f"{res['dim']}..{res['dim'] + m - 1} (data columns zero there), fair coins",
                  "statistic": "-theta_T along each canary coordinate; 'in' for the top k, 'out' for the bottom k",
-                 "claim": claim.to_dict(delta), "n": res["n"], "dim": res["dim"] + m},
+                 "claim": claim.to_dict(delta), "n": res["n"], "dim": res["dim"] + m, **advice},
     )
 
 
@@ -308,7 +380,11 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     fixes it (k "in" and k "out"); ``trials`` is then not used (the result's ``trials`` is 1) and
     ``n``/``dim`` keep their meaning for the data part of the model.
     The claim is that of a one-trial run on D (claims do not depend on the random draws).
-    ``delta`` is always the AUDIT's delta (the claim is evaluated there); to change an
+    ``delta`` is always the AUDIT's delta (the claim is evaluated there); ``delta=0`` is a pure-DP
+    audit, refused with a ``ValueError`` (before any trial) when the claim has no pure-DP epsilon.
+    ``method="gdp"`` returns the certified threshold bound in ``epsilon_lower`` like
+    ``"threshold"``; the GDP number is ``result.gdp_estimate``, an estimate assuming mu-GDP that
+    never sets ``violation``. To change an
     optimizer's own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration
     of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
     delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
@@ -326,8 +402,9 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
             raise ValueError(f"unknown audit options {sorted(options)} (hyper-parameters only with a name)")
         if not hasattr(opt, "run") or not hasattr(opt, "name"):
             raise ValueError("name_or_optimizer must be an optimizer name or an optimizer object")
-    delta = audit_opts.get("delta", opt.hp.get("delta", 1e-5) if hasattr(opt, "hp") else 1e-5)
-    delta = check_delta(delta if delta not in (None, 0, 0.0) else 1e-5)
+    delta = audit_delta(opt, audit_opts.get("delta"))
+    if delta == 0.0:  # pure DP: refused (before any trial) unless the claim has a pure-DP epsilon
+        claim_epsilon(optimizer_claim(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim")), 0.0, repr(opt.name))
     frac = check_real("selection_fraction", audit_opts.get("selection_fraction", 0.3))
     if not 0.0 < frac < 1.0:
         raise ValueError(f"selection_fraction must be in (0, 1), got {frac}")
@@ -339,10 +416,7 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
         return _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed, audit_opts=audit_opts)
     if "canaries" in audit_opts or "guesses" in audit_opts:
         raise ValueError("options 'canaries' and 'guesses' apply only to method='one-run'")
-    default_dim = 5
-    if opt.name == "l1-recovery":  # compressed sensing needs sparsity < dim
-        default_dim = max(20, 4 * int(opt.hp.get("sparsity", 5)))
-    sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim", default_dim))
+    sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim", _default_dim(opt)))
     stat = sc["statistic"]
     n_sel, n_eval = _split(trials, frac)
     root = as_seed_sequence(seed)
@@ -350,17 +424,17 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     s_claim = root.spawn(1)[0]  # child 4: the four streams above are unchanged by it
     # the claim comes from a one-trial run here (claims may hold closures, which do not pickle)
     claim = sc["run0"](1, s_claim).claim
+    eps_claimed = claim_epsilon(claim, delta, repr(opt.name))  # before any trial runs
     f0, f1 = _OptimizerScores(sc["run0"], stat), _OptimizerScores(sc["run1"], stat)
     jobs = [Job(f0, n_sel, s_sel0, "selection runs on D"), Job(f1, n_sel, s_sel1, "selection runs on D'"),
             Job(f0, n_eval, s_ev0, "evaluation runs on D"), Job(f1, n_eval, s_ev1, "evaluation runs on D'")]
     with open_executor(executor, workers) as ex:  # all four jobs at once: one pool, no idle phase
         res = run_jobs(jobs, chunk_size=chunk, executor=ex, retries=retries)
     sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
-    eps_claimed = float(claim.epsilon(delta))
     return audit_scores(
         sel0, sel1, ev0, ev1, epsilon=eps_claimed, delta=delta, confidence=confidence,
         method=audit_opts.get("method", "threshold"), selection=audit_opts.get("selection", "heldout"),
         trials=trials,
         details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}), "canary": sc["description"],
-                 "statistic": stat.description, "claim": claim.to_dict(delta), "n": sc["n"]},
+                 "statistic": stat.description, "claim": _claim_dict(claim, delta, eps_claimed), "n": sc["n"]},
     )

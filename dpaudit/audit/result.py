@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpaudit.audit.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
+
 __all__ = ["AuditResult", "Estimate", "to_jsonable"]
 
 
@@ -90,21 +92,26 @@ class AuditResult:
     Attributes
     ----------
     epsilon_lower : float
-        Lower confidence bound on the true epsilon at ``delta`` (rounded down). With
-        ``method`` starting with ``"gdp"`` it is instead an *estimate assuming mu-GDP*.
+        Certified lower confidence bound on the true epsilon at ``delta`` (rounded down), for
+        every method. With ``method="gdp"`` it is still the certified threshold bound; the GDP
+        number is in :attr:`gdp_estimate` (an *estimate, assuming mu-GDP*).
     epsilon_claimed : float
         The epsilon the mechanism/optimizer claims at ``delta`` (``inf``: no claim).
     delta : float
     confidence : float
         ``1 - beta``; the probability that a true claim is flagged is at most ``beta``.
     violation : bool
-        ``epsilon_lower > epsilon_claimed``.
+        ``epsilon_lower > epsilon_claimed`` (certified numbers only; never set by an estimate).
     method : str
         How ``epsilon_lower`` was obtained.
     trials : int
         Number of mechanism/optimizer runs per neighbouring input.
     details : dict
-        Counts, thresholds, the GDP estimate with its assumption, ROC points, ...
+        Counts, thresholds, the GDP estimate with its assumption (``"gdp"``), advisory numbers
+        for audits without power (``"advice"``), ROC points, ...
+
+    Derived: :attr:`verdict` (``"violation"``, ``"consistent"`` or ``"inconclusive"``, see
+    :mod:`dpaudit.audit.verdict`) and :attr:`gdp_estimate`.
     """
 
     epsilon_lower: float
@@ -116,27 +123,44 @@ class AuditResult:
     trials: int
     details: dict = field(default_factory=dict)
 
+    @property
+    def verdict(self) -> str:
+        """``"violation"`` (certified bound above the claim), ``"consistent"`` (a positive certified
+        bound, not above the claim) or ``"inconclusive"`` (the audit certified nothing)."""
+        return verdict_of(self.epsilon_lower, self.epsilon_claimed, self.violation)
+
+    @property
+    def gdp_estimate(self):
+        """The GDP epsilon *estimate, assuming mu-GDP* (``None`` when not computed). Never a bound."""
+        gdp = self.details.get("gdp") if isinstance(self.details, dict) else None
+        eps = gdp.get("epsilon") if isinstance(gdp, dict) else None
+        return None if eps is None else float(eps)
+
     def to_dict(self) -> dict:
-        """JSON-serialisable dictionary (non-finite floats as strings)."""
+        """JSON-serialisable dictionary (non-finite floats as strings), with ``verdict`` and the
+        labelled ``gdp_estimate``."""
         return to_jsonable({
             "epsilon_lower": self.epsilon_lower, "epsilon_claimed": self.epsilon_claimed,
             "delta": self.delta, "confidence": self.confidence, "violation": self.violation,
-            "method": self.method, "trials": self.trials, "details": self.details,
+            "verdict": self.verdict, "method": self.method, "trials": self.trials,
+            "gdp_estimate": self.gdp_estimate, "gdp_estimate_label": f"{GDP_LABEL}; not a bound, never sets the verdict",
+            "details": self.details,
         })
 
     def summary(self) -> str:
         """Multi-line human-readable summary (used by ``dpaudit audit``)."""
-        verdict = "VIOLATION: the claim is contradicted" if self.violation else "consistent with the claim"
         lines = [
             f"claimed epsilon   : {self.epsilon_claimed:.6g} at delta = {self.delta:.3g}",
-            f"epsilon lower     : {self.epsilon_lower:.6g} ({self.confidence:.0%} confidence)",
+            f"epsilon lower     : {self.epsilon_lower:.6g} (certified, {self.confidence:.0%} confidence)",
             f"method            : {self.method}",
             f"trials            : {self.trials} per neighbouring input",
         ]
-        gdp = self.details.get("gdp")
-        if gdp and not self.method.startswith("gdp"):
-            eps = gdp.get("epsilon")
-            if eps is not None:
-                lines.append(f"GDP estimate      : {eps:.6g} (mu >= {gdp['mu_lower']:.4g}; {gdp['assumption']})")
-        lines.append(f"verdict           : {verdict}")
+        gdp = self.details.get("gdp") or {}
+        eps = self.gdp_estimate
+        if eps is not None:
+            lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
+                         "not a bound, never sets the verdict)")
+        lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
+        if self.verdict == "inconclusive":
+            lines += [f"                    {x}" for x in advice_lines(self.details.get("advice"), self.epsilon_claimed)]
         return "\n".join(lines)

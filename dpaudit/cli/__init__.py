@@ -1,24 +1,55 @@
 """Command line: ``dpaudit SUBCOMMAND ...``.
 
 Each subcommand lives in its own module ``dpaudit.cli.<name>`` exposing
-``add_parser(subparsers)`` (registers its arguments) and ``run(args) -> int``.
-Exit status: 0 success; 1 an audit found a violation; 2 bad arguments (one-line message).
+``add_parser(subparsers)`` (registers its arguments) and ``run(args) -> int``. Every subcommand
+checks its arguments, output paths and connections *before* its work starts
+(:mod:`dpaudit.cli._checks`).
+
+Exit status (``EXIT_*`` below):
+
+* 0 -- success (for an audit: no violation, whether the verdict is consistent or inconclusive);
+* 1 -- a certified violation (an audit's lower bound exceeds the claim; a failed proof check);
+  never an error and never an estimate;
+* 2 -- the request cannot be carried out: bad argument values, an output path whose directory
+  is missing or not writable, an unsupported file type, an unreachable scheduler, a missing
+  optional dependency. One line on stderr: ``dpaudit COMMAND: error: ...``;
+* 3 -- internal error: an exception dpaudit did not expect (a bug, or a numerical range it does
+  not handle). One line on stderr, ``dpaudit COMMAND: internal error: ...``, with a hint to rerun
+  with ``DPAUDIT_DEBUG=1``, which also prints the traceback;
+* 130 -- interrupted (Ctrl-C).
+
+A ``ValueError`` raised by dpaudit's own argument checks is a bad argument (2); one raised
+inside a third-party library (numpy, scipy, ...) means dpaudit passed it something it should not
+have, an internal error (3).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
+from pathlib import Path
 
 SUBCOMMANDS = ("account", "audit", "renyi", "proofs", "report")
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+#: environment variable that makes internal errors print their traceback
+DEBUG_ENV = "DPAUDIT_DEBUG"
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits with status 2 and a one-line message on bad arguments."""
 
     def error(self, message):  # noqa: D401 - argparse API
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,17 +66,72 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _raised_by_dpaudit(exc: BaseException) -> bool:
+    """True when the innermost frame of the exception's traceback is in the dpaudit package."""
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return True
+    try:
+        return Path(last.tb_frame.f_code.co_filename).resolve().is_relative_to(_PACKAGE_DIR)
+    except (OSError, ValueError):  # pragma: no cover - exotic file names
+        return False
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def classify(exc: BaseException) -> int:
+    """Exit status for an exception escaping a subcommand (see the module docstring)."""
+    from dpaudit.cli._checks import UsageError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED
+    if isinstance(exc, UsageError):
+        return EXIT_USAGE
+    if isinstance(exc, ValueError):
+        return EXIT_USAGE if _raised_by_dpaudit(exc) else EXIT_INTERNAL
+    if isinstance(exc, (OSError, ImportError)):  # paths, connections, optional dependencies
+        return EXIT_USAGE
+    return EXIT_INTERNAL
+
+
+def report_error(command: str, exc: BaseException) -> int:
+    """Print the one-line message of ``exc`` for ``dpaudit COMMAND`` and return its exit status."""
+    code = classify(exc)
+    prefix = f"dpaudit {command}" if command else "dpaudit"
+    if code == EXIT_INTERRUPTED:
+        print(f"{prefix}: interrupted", file=sys.stderr)
+    elif code == EXIT_USAGE:
+        print(f"{prefix}: error: {_first_line(exc)}", file=sys.stderr)
+    else:
+        if _debug():
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        print(f"{prefix}: internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpaudit or a numerical "
+              f"range it does not handle; rerun with {DEBUG_ENV}=1 for the traceback and report it)", file=sys.stderr)
+    return code
+
+
 def main(argv=None) -> int:
+    """Run ``dpaudit`` with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         return int(args.run(args) or 0)
-    except ValueError as exc:  # bad argument values detected by the library
-        print(f"dpaudit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every error becomes one line + a status
+        return report_error(args.command, exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

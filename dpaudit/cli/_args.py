@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["int_like", "workers", "add_executor_arguments", "executor_from_args"]
+__all__ = ["int_like", "count", "workers", "add_executor_arguments", "executor_from_args", "check_executor_arguments",
+           "MAX_COUNT", "SEED_MAX"]
+
+#: largest count (steps, trials, canaries) a command accepts: integers above 2**53 are not exact as floats
+MAX_COUNT = 2**53
+#: largest seed accepted (numpy SeedSequence entropy of 128 bits)
+SEED_MAX = 2**128 - 1
 
 
 def int_like(text: str) -> int:
@@ -16,11 +22,29 @@ def int_like(text: str) -> int:
         pass
     try:
         value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}") from None
+    except (ValueError, OverflowError):
+        raise argparse.ArgumentTypeError(f"invalid integer value: {_short(text)!r}") from None
     if not math.isfinite(value) or not value.is_integer():
-        raise argparse.ArgumentTypeError(f"invalid integer value: {text!r}")
+        raise argparse.ArgumentTypeError(f"invalid integer value: {_short(text)!r}")
     return int(value)
+
+
+def count(minimum: int = 1, maximum: int = MAX_COUNT):
+    """argparse type: an integer (``1e6`` accepted) in [minimum, maximum]."""
+
+    def parse(text: str) -> int:
+        value = int_like(text)
+        if not minimum <= value <= maximum:
+            top = {MAX_COUNT: "2^53", SEED_MAX: "2^128 - 1"}.get(maximum, str(maximum))
+            raise argparse.ArgumentTypeError(f"must be an integer in [{minimum}, {top}], got {_short(text)}")
+        return value
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 24 else f"{text[:10]}...{text[-6:]} ({len(text)} characters)"
 
 
 def workers(text: str) -> int:
@@ -40,6 +64,16 @@ def add_executor_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the trials on N processes (same result as 1; default: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the trials on the Dask cluster at ADDRESS (needs dpaudit[dask]; same result)")
+
+
+def check_executor_arguments(args) -> None:
+    """Before any work: ``--workers`` and ``--scheduler`` are not both given, and the scheduler answers."""
+    from dpaudit.cli._checks import UsageError, check_scheduler
+
+    if getattr(args, "scheduler", None) is not None:
+        if getattr(args, "workers", None) is not None:
+            raise UsageError("give either --workers or --scheduler, not both")
+        check_scheduler(args.scheduler)
 
 
 def executor_from_args(args):

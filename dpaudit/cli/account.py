@@ -7,7 +7,9 @@
 MECHANISM is ``gaussian`` (needs --sigma), ``laplace`` (--scale), ``pure`` or ``exponential``
 (--epsilon). ``--q`` < 1 wraps it in Poisson subsampling. With ``--delta`` the command prints each
 requested accountant's epsilon and what produced it (RDP order, zCDP rho, tCDP (rho, omega), PLD
-interval). With ``--target-epsilon`` (Gaussian only) it calibrates the smallest sigma meeting
+interval). zCDP and tCDP give Poisson subsampling no amplification here (their value is that
+of the unsampled mechanism): with ``--q`` < 1 their rows say so (``ignores_sampling`` in JSON)
+instead of showing an alarming number silently. With ``--target-epsilon`` (Gaussian only) it calibrates the smallest sigma meeting
 (target epsilon, delta) under each accountant instead; delta is ``--delta`` when given, otherwise
 ``DEFAULT_CALIBRATION_DELTA`` = 1e-5, and the output always states which delta was used.
 """
@@ -19,15 +21,14 @@ import json
 import math
 import sys
 
-from dpaudit.cli._args import int_like
+from dpaudit.cli._args import count
+from dpaudit.cli._checks import UsageError
 
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
 ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "all")
 
 
-class _UsageError(ValueError):
-    """Bad command-line arguments (exit status 2)."""
-
+_UsageError = UsageError  # bad command-line arguments (exit status 2)
 
 
 
@@ -44,7 +45,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, help="epsilon of a pure-DP or exponential mechanism")
     p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (default 1)")
     p.add_argument("--q", type=float, default=1.0, help="Poisson sampling rate in [0, 1] (default 1: none)")
-    p.add_argument("--steps", type=int_like, default=1, help="number of compositions (default 1)")
+    p.add_argument("--steps", type=count(1), default=1, help="number of compositions (default 1, at most 2^53)")
     p.add_argument("--delta", type=float, help="report epsilon at this delta")
     p.add_argument("--target-epsilon", type=float, dest="target_epsilon",
                    help="calibrate sigma (gaussian) to meet this epsilon at --delta (default delta 1e-5)")
@@ -127,7 +128,27 @@ def _pld_class():
 
 
 def _account_one(name: str, mech, steps: int, delta: float) -> dict:
-    """Epsilon of ``steps`` compositions of ``mech`` under accountant ``name`` (a result row)."""
+    """A result row: ``_account_row`` plus ``ignores_sampling``; an unexpected failure of one
+    accountant becomes an ``error`` row (the command then exits 3 after printing the others)."""
+    from dpaudit.cli import EXIT_USAGE, classify
+    from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
+
+    try:
+        row = _account_row(name, mech, steps, delta)
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
+        if classify(exc) == EXIT_USAGE:
+            raise
+        return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                "_exception": exc}
+    if "skipped" not in row:
+        row["ignores_sampling"] = ignores_sampling(name, mech)
+        if row["ignores_sampling"]:
+            row["note"] = NO_AMPLIFICATION
+    return row
+
+
+def _account_row(name: str, mech, steps: int, delta: float) -> dict:
+    """Epsilon of ``steps`` compositions of ``mech`` under accountant ``name``."""
     from dpaudit.core.validation import UnsupportedMechanismError
 
     try:
@@ -165,6 +186,8 @@ def _account_one(name: str, mech, steps: int, delta: float) -> dict:
 def _detail(row: dict) -> str:
     if "skipped" in row:
         return row["skipped"]
+    if "error" in row:
+        return f"FAILED: {row['error']} (internal error)"
     if "order" in row:
         out = f"order {_fmt(row['order'])}"
     elif "omega" in row:
@@ -192,12 +215,32 @@ def _table(title: str, header: tuple[str, str, str], rows: list[tuple[str, str, 
 
 # -- entry point ----------------------------------------------------------------------------
 def run(args) -> int:
-    try:
-        return _run(args)
-    except ValueError as exc:  # includes _UsageError and validation errors
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"dpaudit account: error: {msg}", file=sys.stderr)
-        return 2
+    """Errors propagate to :func:`dpaudit.cli.main` (one line; exit 2 for bad arguments, 3 internal)."""
+    return _run(args)
+
+
+def _finish(results: dict) -> int:
+    """Exit status after the table: 3 (and one line on stderr) when some accountant failed."""
+    from dpaudit.cli import DEBUG_ENV, EXIT_INTERNAL, EXIT_OK, _debug
+
+    failed = {name: row for name, row in results.items() if "error" in row}
+    if not failed:
+        return EXIT_OK
+    if _debug():
+        import traceback
+
+        for row in failed.values():
+            exc = row["_exception"]
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    names = ", ".join(failed)
+    first = next(iter(failed.values()))["error"]
+    print(f"dpaudit account: internal error: {names} failed ({first}; a bug in dpaudit or a numerical range it does "
+          f"not handle; rerun with {DEBUG_ENV}=1 for the traceback and report it)", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _public(results: dict) -> dict:
+    return {name: {k: v for k, v in row.items() if not k.startswith("_")} for name, row in results.items()}
 
 
 #: delta used by ``--target-epsilon`` when ``--delta`` is not given
@@ -229,18 +272,28 @@ def _run(args) -> int:
     mech = _build_mechanism(args)
     results = {name: _account_one(name, mech, steps, delta) for name in names}
     if args.mechanism == "gaussian" and args.q == 1.0 and args.accountant == "all":
-        from dpaudit.accounting.conversions import gaussian_epsilon
-
-        results["exact"] = {"epsilon": gaussian_epsilon(args.sigma / math.sqrt(steps), delta, args.sensitivity),
-                            "note": "closed form (Balle-Wang)"}
+        results["exact"] = _exact_row(args.sigma / math.sqrt(steps), delta, args.sensitivity)
     if args.json:
         print(json.dumps(_jsonable({"command": "account", "mechanism": args.mechanism, "parameters": params,
                                     "delta": delta, "mechanism_description": _describe(mech),
-                                    "results": results})))
-        return 0
+                                    "results": _public(results)})))
+        return _finish(results)
     rows = [(name, _fmt(r["epsilon"]) if "epsilon" in r else "-", _detail(r)) for name, r in results.items()]
     print(_table(f"{_describe(mech)}, {steps} step(s), delta = {delta:g}", ("accountant", "epsilon", "from"), rows))
-    return 0
+    return _finish(results)
+
+
+def _exact_row(sigma: float, delta: float, sensitivity: float) -> dict:
+    from dpaudit.accounting.conversions import gaussian_epsilon
+    from dpaudit.cli import EXIT_USAGE, classify
+
+    try:
+        return {"epsilon": gaussian_epsilon(sigma, delta, sensitivity), "note": "closed form (Balle-Wang)"}
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
+        if classify(exc) == EXIT_USAGE:
+            raise
+        return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                "_exception": exc}
 
 
 def _describe(mech) -> str:
@@ -268,12 +321,20 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
             results[name] = {"skipped": f"not supported: {exc}"}
             continue
         results[name] = {"sigma": sigma, "noise_multiplier": sigma / args.sensitivity}
+        if name in ("zcdp", "tcdp") and q < 1.0:
+            from dpaudit.mechanisms.gaussian import Gaussian
+            from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
+
+            results[name]["ignores_sampling"] = ignores_sampling(name, _subsample(Gaussian(1.0), q))
+            if results[name]["ignores_sampling"]:
+                results[name]["note"] = NO_AMPLIFICATION
     if args.json:
         print(json.dumps(_jsonable({"command": "account", "mechanism": "gaussian", "calibrate": "sigma",
                                     "target_epsilon": target, "delta": delta, "parameters": params,
                                     "results": results})))
         return 0
-    rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", "")) for name, r in results.items()]
+    rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", r.get("note", "")))
+            for name, r in results.items()]
     note = " (default delta; pass --delta to choose)" if params.get("delta_source") == "default" else ""
     title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}){note}, q = {q:g}, "
              f"{steps} step(s), sensitivity {args.sensitivity:g}")

@@ -1,14 +1,18 @@
 """``dpaudit audit``: audit an optimizer of ``dpaudit.optimizers`` against its own claim.
 
     dpaudit audit OPTIMIZER [--trials N] [--seed S] [--confidence C] [--delta D] [--method M]
-                  [--plot FILE] [--json] [--workers N | --scheduler ADDRESS]
+                  [--plot FILE] [--report FILE] [--json] [--workers N | --scheduler ADDRESS]
 
-Prints the claim, the certified epsilon lower bound, the method, the number of trials and the
-verdict (plus the GDP estimate, labelled with its assumption). Exit status 1 when the lower
-bound exceeds the claim (a violation), 0 otherwise, 2 on bad arguments. ``--plot FILE`` draws the
-empirical ROC of the attack with the region allowed by (epsilon, delta)-DP (needs matplotlib).
-``--workers N`` runs the trials on N processes and ``--scheduler ADDRESS`` on a Dask cluster;
-the result is the same as in one process.
+Prints the claim, the certified epsilon lower bound, the method, the number of trials, the GDP
+number (an estimate, assuming mu-GDP: never a bound) and the verdict: violation, consistent, or
+inconclusive (the audit certified nothing; then advisory numbers say how many trials might give
+it power). ``--method gdp`` still certifies with the threshold test and asks for the estimate.
+Exit status 1 only when the certified lower bound exceeds the claim (a violation), 0 otherwise
+(consistent or inconclusive), 2 when the request cannot be carried out (checked before any
+trial: argument values, ``--delta 0`` without a pure-DP claim, output paths, the scheduler),
+3 on an internal error. ``--plot FILE`` draws the empirical ROC of the attack with the region
+allowed by (epsilon, delta)-DP (needs matplotlib). ``--workers N`` runs the trials on N processes
+and ``--scheduler ADDRESS`` on a Dask cluster; the result is the same as in one process.
 """
 
 from __future__ import annotations
@@ -19,13 +23,7 @@ import json
 import math
 import sys
 
-from dpaudit.cli._args import add_executor_arguments, executor_from_args, int_like
-
-
-
-
-
-
+from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -34,15 +32,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help="empirical epsilon lower bound of an optimizer vs its claim",
                               description=__doc__.split("\n\n", 2)[2].strip())
     p.add_argument("optimizer", choices=names, metavar="OPTIMIZER", help="one of: " + ", ".join(names))
-    p.add_argument("--trials", type=int_like, default=10_000, help="runs per neighbouring dataset (default 10000)")
-    p.add_argument("--seed", type=int_like, default=0, help="random seed (default 0)")
+    p.add_argument("--trials", type=count(2), default=10_000, help="runs per neighbouring dataset (default 10000)")
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     p.add_argument("--delta", type=float, default=None,
-                   help="delta of the audited statement (default: the optimizer's delta, else 1e-5)")
+                   help="delta of the audited statement (default: the optimizer's delta, else 1e-5); 0 audits pure "
+                        "DP and is refused when the claim has no pure-DP epsilon")
     p.add_argument("--method", choices=("threshold", "gdp", "one-run"), default="threshold",
-                   help="threshold: certified bound (default); gdp: estimate assuming mu-GDP; one-run: "
-                        "certified bound from ONE training run with --canaries canaries (dp-gd, dp-sgd)")
-    p.add_argument("--canaries", type=int_like, default=None, metavar="M",
+                   help="threshold: certified bound (default); gdp: the same certified bound plus the GDP "
+                        "estimate (assuming mu-GDP; never sets the verdict); one-run: certified bound from ONE "
+                        "training run with --canaries canaries (dp-gd, dp-sgd)")
+    p.add_argument("--canaries", type=count(2), default=None, metavar="M",
                    help="number of canaries for --method one-run (default 1000)")
     p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -79,29 +79,58 @@ def plot_roc(result, path: str) -> None:
     ax.plot([0, 1], [0, 1], ":", color="0.5")
     ax.set_xlabel("false-positive rate")
     ax.set_ylabel("true-positive rate")
-    ax.set_title(f"{result.details.get('optimizer', 'audit')}: verdict "
-                 f"{'VIOLATION' if result.violation else 'consistent'}")
+    ax.set_title(f"{result.details.get('optimizer', 'audit')}: verdict {result.verdict.upper() if result.violation else result.verdict}")
     ax.legend(loc="lower right", fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
 
 
+def preflight(args):
+    """Everything that can fail, checked before the first trial: returns the built optimizer."""
+    from dpaudit.audit.optimizer import audit_delta, claim_epsilon, optimizer_claim
+    from dpaudit.cli._checks import UsageError, check_plot_path, check_report_path
+    from dpaudit.core.validation import check_confidence
+    from dpaudit.optimizers import make_optimizer
+
+    check_confidence(args.confidence, "--confidence")
+    if args.method == "one-run":
+        if args.plot:
+            raise UsageError("--plot draws the ROC of a threshold test; it is not available with --method one-run")
+        if args.workers is not None or args.scheduler is not None:
+            raise UsageError("--method one-run trains once: --workers / --scheduler do not apply")
+    elif args.canaries is not None:
+        raise UsageError("--canaries goes with --method one-run")
+    opt = make_optimizer(args.optimizer)
+    try:
+        delta = audit_delta(opt, args.delta)
+    except ValueError as exc:
+        raise UsageError(str(exc).replace("delta must", "--delta must", 1)) from None
+    if args.method == "gdp" and delta == 0.0:
+        raise UsageError("--method gdp needs --delta in (0, 1): a mu-GDP mechanism is never pure DP")
+    if delta == 0.0:
+        try:
+            claim_epsilon(optimizer_claim(opt), 0.0, args.optimizer)
+        except ValueError as exc:
+            raise UsageError(str(exc).replace("give delta in", "give --delta in")) from None
+    if args.plot:
+        check_plot_path(args.plot, "--plot")
+    if getattr(args, "report", None):
+        check_report_path(args.report, "--report")
+    check_executor_arguments(args)
+    return opt
+
+
 def run(args) -> int:
     from dpaudit.audit.optimizer import audit_optimizer
 
+    preflight(args)
     opts = {"method": args.method}
     if args.delta is not None:
         opts["delta"] = args.delta
     if args.method == "one-run":
-        if args.plot:
-            raise ValueError("--plot draws the ROC of a threshold test; it is not available with --method one-run")
-        if args.workers is not None or args.scheduler is not None:
-            raise ValueError("--method one-run trains once: --workers / --scheduler do not apply")
         opts["canaries"] = 1000 if args.canaries is None else args.canaries
         return _print_result(args, audit_optimizer_one_run(args, opts))
-    if args.canaries is not None:
-        raise ValueError("--canaries goes with --method one-run")
     from dpaudit.core.progress import disabled
 
     # progress on stderr stays quiet in --json mode (issue 7), without changing the process-wide default
@@ -135,7 +164,9 @@ def _print_result(args, result) -> int:
         print(result.summary())
         if args.plot:
             print(f"ROC plot          : {args.plot}")
-    return 1 if result.violation else 0
+    from dpaudit.cli import EXIT_OK, EXIT_VIOLATION
+
+    return EXIT_VIOLATION if result.violation else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

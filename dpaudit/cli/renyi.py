@@ -19,15 +19,17 @@ import contextlib
 import json
 import math
 
-from dpaudit.cli._args import add_executor_arguments, executor_from_args
+from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
 
 
 def _ints(text: str) -> list[int]:
+    """Comma-separated step counts, each an integer in [1, 2^53] (``1e3`` accepted)."""
+    parse = count(1)
     try:
-        vals = [int(float(t)) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid list of integers: {text!r}") from None
-    if not vals or any(v < 1 for v in vals):
+        vals = [parse(t.strip()) for t in text.split(",") if t.strip()]
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if not vals:
         raise argparse.ArgumentTypeError(f"steps must be integers >= 1, got {text!r}")
     return vals
 
@@ -51,14 +53,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               description=__doc__.split("\n\n", 2)[2].strip())
     p.add_argument("--steps", type=_ints, default=[100], help="K, or a list K1,K2,... (default 100)")
     p.add_argument("--alpha", type=_floats, default=[2.0, 5.0, 10.0], help="orders (default 2,5,10)")
-    p.add_argument("--trials", type=int, default=20_000, help="runs per dataset and step count (default 20000)")
+    p.add_argument("--trials", type=count(2), default=20_000, help="runs per dataset and step count (default 20000)")
     p.add_argument("--step-size", type=float, default=0.1, dest="step_size", help="eta in (0, 1) (default 0.1)")
     p.add_argument("--sigma", type=float, default=1.0, help="temperature sigma (default 1)")
-    p.add_argument("--n", type=int, default=1, help="records (default 1)")
+    p.add_argument("--n", type=count(1), default=1, help="records (default 1)")
     p.add_argument("--method", choices=("gaussian", "nonparametric", "gaussian-unequal", "all"), default="gaussian",
                    help="estimator (default gaussian)")
     p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
     p.add_argument("--plot", metavar="FILE", help="save epsilon(alpha) against steps to FILE (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_executor_arguments(p)
@@ -107,13 +109,39 @@ def plot_table(rows, path: str) -> None:
     plt.close(fig)
 
 
+def preflight(args) -> list[int]:
+    """Before any simulation: argument values (through the analytic bounds' own validation), the
+    output paths and the scheduler. Returns the step counts to run."""
+    from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
+    from dpaudit.cli._checks import UsageError, check_plot_path, check_report_path
+    from dpaudit.core.validation import check_confidence, check_positive
+
+    check_confidence(args.confidence, "--confidence")
+    check_positive("--sigma", args.sigma)
+    eta = check_positive("--step-size", args.step_size)
+    if not eta < 1.0:
+        raise UsageError(f"--step-size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {eta}")
+    steps = _step_range(args.steps)
+    kw = dict(sensitivity=1.0, step_size=args.step_size, sigma=args.sigma, n=args.n)
+    for a in args.alpha:  # the analytic columns of every row, computed once here: cheap, and they validate
+        for k in (steps[0], steps[-1]):
+            linear_gaussian_rdp(a, steps=k, **kw)
+            langevin_rdp(a, strong_convexity=1.0, steps=k, **kw)
+            langevin_lower_rdp(a, steps=k, **kw)
+            composition_rdp(a, steps=k, **kw)
+    if args.plot:
+        check_plot_path(args.plot, "--plot")
+    if getattr(args, "report", None):
+        check_report_path(args.report, "--report")
+    check_executor_arguments(args)
+    return steps
+
+
 def run(args) -> int:
     from dpaudit.audit.linear_instance import linear_instance_table
 
-    if args.trials < 2:
-        raise ValueError(f"trials must be an integer >= 2, got {args.trials}")
+    steps = preflight(args)
     methods = ("gaussian", "nonparametric") if args.method == "all" else (args.method,)
-    steps = _step_range(args.steps)
     from dpaudit.core.progress import disabled
 
     quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr

@@ -10,7 +10,11 @@ multiplier, Poisson-subsampled at its sampling rate when it has one) is composed
 times (default: the optimizer's ``steps``) under the RDP, zCDP and PLD accountants, beside the
 exact curve where one exists. The Renyi section runs noisy GD on the squared-loss instance of
 Chourasia, Ye, Shokri (2021). ``--out`` ends in ``.html`` (one self-contained file, the default
-``dpaudit-report.html``) or ``.md`` (plus PNG files). Exit status 1 if the audit found a violation.
+``dpaudit-report.html``) or ``.md`` (plus PNG files); its directory must exist. The audit section
+states the verdict (violation / consistent / inconclusive) and labels the GDP number as an
+estimate, assuming mu-GDP; the accountant section says where a notion (zCDP) gives subsampling no
+amplification. Exit status 1 only if the audit certified a violation; 2 when the request cannot
+be carried out (checked before any work); 3 on an internal error.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import sys
 import time
 
+from dpaudit.cli._args import SEED_MAX, count
 from dpaudit.report.data import optimizer_mechanism
 
 __all__ = ["add_parser", "run"]
@@ -30,17 +35,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                               description=__doc__.split("\n\n", 2)[2].strip())
     p.add_argument("optimizer", nargs="?", default="dp-sgd", metavar="OPTIMIZER",
                    help="optimizer to audit (default dp-sgd; see dpaudit.optimizers)")
-    p.add_argument("--trials", type=int, default=20_000, help="audit runs per neighbouring dataset (default 20000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--trials", type=count(2), default=20_000, help="audit runs per neighbouring dataset (default 20000)")
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="audit confidence in (0, 1) (default 0.95)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta of every epsilon shown (default 1e-5)")
     p.add_argument("--out", default="dpaudit-report.html", metavar="FILE",
                    help="report file, .html (self-contained) or .md (default dpaudit-report.html)")
-    p.add_argument("--max-steps", type=int, default=None, dest="max_steps",
+    p.add_argument("--max-steps", type=count(1), default=None, dest="max_steps",
                    help="largest number of compositions in the accountant comparison (default: the optimizer's steps)")
-    p.add_argument("--renyi-trials", type=int, default=20_000, dest="renyi_trials",
+    p.add_argument("--renyi-trials", type=count(2), default=20_000, dest="renyi_trials",
                    help="noisy-GD runs per dataset for the Renyi table (default 20000)")
-    p.add_argument("--renyi-steps", type=int, nargs="+", default=[1, 2, 5, 10, 20, 50, 100], dest="renyi_steps",
+    p.add_argument("--renyi-steps", type=count(1), nargs="+", default=[1, 2, 5, 10, 20, 50, 100], dest="renyi_steps",
                    metavar="K", help="noisy-GD step counts of the Renyi table (default 1 2 5 10 20 50 100)")
     p.add_argument("--no-audit", action="store_true", dest="no_audit", help="skip the audit section")
     p.add_argument("--no-accountants", action="store_true", dest="no_accountants",
@@ -51,19 +56,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
-def run(args) -> int:
-    from dpaudit.core.progress import disabled
-    from dpaudit.core.validation import check_confidence, check_count, check_delta
+def preflight(args):
+    """Before any work: argument values, the optimizer (built by the library), the output path."""
+    from dpaudit.cli._checks import UsageError, check_report_path
+    from dpaudit.core.validation import check_confidence, check_delta
 
-    check_count(args.trials, "--trials", minimum=1)
-    check_count(args.renyi_trials, "--renyi-trials", minimum=2)
     check_confidence(args.confidence, "--confidence")
     check_delta(args.delta, "--delta")
-    if not str(args.out).lower().endswith((".html", ".htm", ".md", ".markdown")):
-        raise ValueError(f"--out must end in .html or .md, got {args.out!r}")
-    from dpaudit.report.plots import require_matplotlib
+    if args.no_audit and args.no_accountants and args.no_renyi:
+        raise UsageError("nothing to report: every section was skipped")
+    opt = None
+    if not (args.no_audit and args.no_accountants):
+        from dpaudit.optimizers import make_optimizer
 
-    require_matplotlib()  # fail before the long computations
+        opt = make_optimizer(args.optimizer)
+    check_report_path(args.out, "--out")
+    return opt
+
+
+def run(args) -> int:
+    from dpaudit.core.progress import disabled
+
+    args._optimizer = preflight(args)
     if args.json:
         with disabled():
             return _run(args)
@@ -80,11 +94,7 @@ def _run(args) -> int:
     from dpaudit.report.writer import write_report
 
     timings, audit, accountants, renyi = {}, None, None, None
-    opt = None
-    if not (args.no_audit and args.no_accountants):
-        from dpaudit.optimizers import make_optimizer
-
-        opt = make_optimizer(args.optimizer)
+    opt = getattr(args, "_optimizer", None)
     if not args.no_audit:
         from dpaudit.audit import audit_optimizer
 
@@ -109,7 +119,10 @@ def _run(args) -> int:
         renyi = renyi_table(steps=args.renyi_steps, trials=args.renyi_trials, seed=args.seed)
         timings["renyi_s"] = time.perf_counter() - t0
     if audit is None and accountants is None and renyi is None:
-        raise ValueError("nothing to report: every section was skipped")
+        from dpaudit.cli._checks import UsageError
+
+        raise UsageError(f"nothing to report: {args.optimizer} has no Gaussian noise multiplier for the accountant "
+                         "comparison and the other sections were skipped")
     path = write_report(args.out, audit=audit, renyi=renyi, accountants=accountants,
                         title=f"dpaudit report: {args.optimizer}")
     if args.json:
@@ -117,8 +130,11 @@ def _run(args) -> int:
 
         print(json.dumps(to_jsonable({
             "command": "report", "path": str(path), "optimizer": args.optimizer,
-            "audit": None if audit is None else {k: v for k, v in audit.to_dict().items() if k != "details"},
+            "audit": None if audit is None else {**{k: v for k, v in audit.to_dict().items() if k != "details"},
+                                                 "advice": audit.details.get("advice")},
             "accountants": accountants, "renyi": renyi, "timings": timings})))
     else:
         print(f"report written to {path}")
-    return 1 if (audit is not None and audit.violation) else 0
+    from dpaudit.cli import EXIT_OK, EXIT_VIOLATION
+
+    return EXIT_VIOLATION if (audit is not None and audit.violation) else EXIT_OK

@@ -28,7 +28,25 @@ from dpaudit.core.validation import (
 )
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
-           "optimizer_mechanism"]
+           "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
+
+#: note shown wherever a notion gives a subsampled mechanism no amplification
+NO_AMPLIFICATION = "no amplification by sampling in this notion: the unsampled mechanism's value"
+
+
+def ignores_sampling(notion: str, mechanism) -> bool:
+    """True when ``mechanism`` is subsampled (0 < q < 1) and ``notion`` ("zcdp", "tcdp") gives it
+    no amplification: its per-step parameter is that of the unsampled mechanism (zCDP has no
+    amplification-by-subsampling theorem; dpaudit's tCDP has one only for sampling without
+    replacement under its conditions, Bun et al. 2018). Large numbers there are not alarming."""
+    base, q = getattr(mechanism, "mechanism", None), getattr(mechanism, "q", None)
+    if base is None or q is None or not 0.0 < float(q) < 1.0:
+        return False
+    if notion == "zcdp":
+        return float(mechanism.zcdp()) >= float(base.zcdp())
+    if notion == "tcdp":
+        return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
+    return False
 
 #: accountant key -> (class name in dpaudit, label in plots)
 ACCOUNTANT_LABELS = {"rdp": ("RDPAccountant", "RDP"), "zcdp": ("ZCDPAccountant", "zCDP"),
@@ -48,8 +66,10 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
 
     Returns a dict with ``mechanism`` (description), ``delta``, ``steps`` and ``curves``
     (label -> list of epsilons, ``inf`` where the accountant gives no guarantee), plus ``notes``
-    (label -> why a curve is missing) and ``exact_label``. An accountant that refuses the mechanism
-    (no guarantee in its notion) is left out with a note, never silently replaced.
+    (label -> why a curve is missing, or what it ignores), ``ignores_sampling`` (labels of the
+    curves whose notion gives subsampling no amplification, :func:`ignores_sampling`) and
+    ``exact_label``. An accountant that refuses the mechanism (no guarantee in its notion) is left
+    out with a note, never silently replaced.
     """
     import dpaudit
 
@@ -57,7 +77,7 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
     steps = [check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()]
     if not steps:
         raise ValueError("steps must not be empty")
-    curves, notes = {}, {}
+    curves, notes, ignoring = {}, {}, []
     for key in accountants:
         if key not in ACCOUNTANT_LABELS:
             raise ValueError(f"accountants must be among {sorted(ACCOUNTANT_LABELS)}, got {key!r}")
@@ -65,6 +85,9 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         try:
             cls = getattr(dpaudit, cls_name)
             curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
+            if ignores_sampling(key, mechanism):
+                ignoring.append(label)
+                notes[label] = NO_AMPLIFICATION
         except UnsupportedMechanismError as exc:
             notes[label] = f"not applicable: {exc}"
         except (ImportError, AttributeError) as exc:
@@ -85,7 +108,7 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
             notes["exact"] = "no closed form for this mechanism (PLD is the tightest curve shown)"
     describe = getattr(mechanism, "describe", None)
     return {"mechanism": describe() if callable(describe) else repr(mechanism), "delta": delta, "steps": steps,
-            "curves": curves, "notes": notes, "exact_label": exact_label}
+            "curves": curves, "notes": notes, "ignores_sampling": ignoring, "exact_label": exact_label}
 
 
 def dp_region_tpr(fpr, epsilon: float, delta: float):

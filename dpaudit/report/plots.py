@@ -60,13 +60,15 @@ def accountants_figure(data: dict) -> bytes:
     styles = {"exact": dict(color="black", linestyle="--", linewidth=2.0, marker=None)}
     all_y = []
     markers = iter(["o", "s", "^", "D", "v", "P"])
+    ignoring = set(data.get("ignores_sampling") or ())
     for label, ys in data["curves"].items():
         y = np.asarray(ys, dtype=float)
         finite = np.isfinite(y)
         all_y += y[finite].tolist()
         kw = styles.get(label) or dict(marker=next(markers, "o"), markersize=5, linewidth=1.4, alpha=0.85,
                                        markerfacecolor="none")
-        ax.plot(np.asarray(steps)[finite], y[finite], label=label, **kw)
+        shown = f"{label} (no amplification by sampling)" if label in ignoring else label
+        ax.plot(np.asarray(steps)[finite], y[finite], label=shown, **kw)
     if _spans_decades(steps):
         ax.set_xscale("log")
     if _spans_decades(all_y):
@@ -145,7 +147,9 @@ def roc_figure(audit: dict) -> bytes:
             ax.plot(grid, bound, color="tab:green", linewidth=1.5)
         if math.isfinite(eps_l) and eps_l > 0:
             ax.plot(grid, dp_region_tpr(grid, eps_l, delta), color="tab:red", linestyle="--", linewidth=1.2,
-                    label=f"boundary at the audit's lower bound epsilon = {eps_l:.3g}")
+                    label=(f"boundary at the audit's lower bound epsilon = {eps_l:.3g}"
+                           if not str(audit.get("method", "")).startswith("gdp")
+                           else f"boundary at the GDP estimate {eps_l:.3g} (assuming mu-GDP; not a bound)"))
         if fpr_emp.size:
             keep = fpr_emp > 0 if logx else np.ones_like(fpr_emp, dtype=bool)
             ax.plot(fpr_emp[keep], tpr_emp[keep], color="tab:blue", marker=".", markersize=3, linewidth=1.2,

@@ -2,10 +2,13 @@
 
 Sections, each present when its data is given:
 
-1. **Audit**: claimed epsilon, certified lower bound, method, trials, verdict, and the attack's
-   ROC against the region the claim allows (Kairouz, Oh, Viswanath 2015).
+1. **Audit**: claimed epsilon, certified lower bound, method, trials, the verdict (violation,
+   consistent, or inconclusive with advisory trial counts), the GDP number labelled as an
+   estimate assuming mu-GDP, and the attack's ROC against the region the claim allows (Kairouz,
+   Oh, Viswanath 2015).
 2. **Accountants**: epsilon(delta) against the number of compositions for RDP, zCDP, PLD and
-   the exact curve where known (table + plot).
+   the exact curve where known (table + plot); a notion that gives subsampling no amplification
+   is marked "(ignores sampling)".
 3. **Renyi divergence**: analytic bounds against empirical estimates with their intervals on
    the noisy-GD instance of Chourasia, Ye, Shokri 2021 (table + plot).
 
@@ -24,6 +27,7 @@ import math
 import os
 from pathlib import Path
 
+from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
 from dpaudit.report import plots
 
 __all__ = ["write_report", "render_report"]
@@ -34,7 +38,7 @@ _CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;ma
 padding:0 1em;color:#222;line-height:1.45}h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;
 margin-top:1.6em}table{border-collapse:collapse;margin:.8em 0;font-size:.92em}th,td{border:1px solid #ccc;
 padding:.25em .6em;text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}.ok{color:#176e2c;font-weight:600}
-.bad{color:#b00020;font-weight:600}.note{color:#555;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+.bad{color:#b00020;font-weight:600}.unk{color:#8a5a00;font-weight:600}.note{color:#555;font-size:.9em}img{max-width:100%;border:1px solid #eee}
 code{background:#f4f4f4;padding:0 .2em}"""
 
 
@@ -112,9 +116,10 @@ class _Doc:
             lines += ["| " + " | ".join(esc(v) for v in r) + " |" for r in rows]
             self.parts.append("\n".join(lines) + "\n")
 
-    def verdict(self, ok: bool, text: str):
+    def verdict(self, verdict: str, text: str):
         if self.fmt == "html":
-            self.parts.append(f'<p class="{"ok" if ok else "bad"}">{html.escape(text)}</p>')
+            cls = {"violation": "bad", "consistent": "ok"}.get(verdict, "unk")
+            self.parts.append(f'<p class="{cls}">{html.escape(text)}</p>')
         else:
             self.parts.append(f"**{text}**\n")
 
@@ -160,21 +165,28 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
 
     if audit_d is not None:
         doc.h(2, "Audit: is the claimed budget contradicted?")
-        violation = bool(audit_d.get("violation"))
-        doc.verdict(not violation,
-                    "VIOLATION: the audit proves more privacy loss than claimed" if violation
-                    else "Consistent: the audit does not contradict the claim")
+        verdict, certified = _verdict_of(audit_d)
+        doc.verdict(verdict, _VERDICT_TEXT[verdict])
         conf = float(audit_d.get("confidence", 0.95))
+        bound_label = (f"epsilon lower bound ({conf:.0%} confidence)" if certified
+                       else f"GDP number ({GDP_LABEL}; NOT a bound)")
         doc.table(["quantity", "value"], [
             ["claimed epsilon", _f(audit_d.get("epsilon_claimed"))],
             ["delta", _f(audit_d.get("delta"))],
-            [f"epsilon lower bound ({conf:.0%} confidence)", _f(audit_d.get("epsilon_lower"))],
+            [bound_label, _f(audit_d.get("epsilon_lower"))],
             ["method", str(audit_d.get("method"))],
             ["trials per neighbouring input", f"{int(audit_d.get('trials', 0)):,}"],
+            ["verdict", verdict],
         ] + _gdp_row(audit_d))
+        if verdict == "inconclusive":
+            eps_c = audit_d.get("epsilon_claimed")
+            for line in advice_lines((audit_d.get("details") or {}).get("advice"),
+                                     float(eps_c) if eps_c is not None else math.inf):
+                doc.p(line, "note")
         doc.p("A lower bound says: with the stated confidence, the mechanism is NOT (epsilon', delta)-DP for any "
               "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
-              "attack or too few trials.", "note")
+              "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
+              f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
         if (audit_d.get("details") or {}).get("roc"):
             doc.image("roc.png", plots.roc_figure(audit_d), "attack ROC against the claimed DP region", images,
                       image_dir)
@@ -186,7 +198,9 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
         doc.p(f"Mechanism per step: {acc.get('mechanism', '?')}. Each accountant composes it T times; smaller is "
               "tighter, and every curve is a valid upper bound. The exact curve (when shown) is the true epsilon.")
         labels = list(acc["curves"])
-        doc.table(["steps T"] + labels, [[str(t)] + [_f(acc["curves"][lab][i], 5) for lab in labels]
+        ignoring = set(acc.get("ignores_sampling") or ())
+        header = [f"{lab} (ignores sampling)" if lab in ignoring else lab for lab in labels]
+        doc.table(["steps T"] + header, [[str(t)] + [_f(acc["curves"][lab][i], 5) for lab in labels]
                                          for i, t in enumerate(acc["steps"])])
         for lab, note in (acc.get("notes") or {}).items():
             doc.p(f"{lab}: {note}", "note")
@@ -211,12 +225,39 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
     return doc.render(title), images
 
 
+_VERDICT_TEXT = {
+    "violation": "VIOLATION: the audit certifies more privacy loss than claimed",
+    "consistent": "Consistent: the audit certifies some privacy loss, not more than claimed",
+    "inconclusive": "Inconclusive: the audit certified nothing (lower bound 0), so it had no power to test the claim; "
+                    "this is not evidence that the claim holds",
+}
+
+
+def _verdict_of(audit_d) -> tuple[str, bool]:
+    """(verdict, whether epsilon_lower is certified). Results written before verdicts existed carry
+    the GDP estimate in epsilon_lower when their method starts with "gdp": never a verdict then."""
+    certified = not str(audit_d.get("method", "")).startswith("gdp")
+    if not certified:
+        return "inconclusive", False
+    v = audit_d.get("verdict")
+    if v in VERDICTS:
+        return v, True
+    return verdict_of(_num(audit_d.get("epsilon_lower")), _num(audit_d.get("epsilon_claimed")),
+                      bool(audit_d.get("violation"))), True
+
+
+def _num(x) -> float:
+    if x is None:
+        return math.nan
+    return float(x)  # "inf"/"nan" strings from to_dict() parse
+
+
 def _gdp_row(audit_d) -> list:
     gdp = (audit_d.get("details") or {}).get("gdp") or {}
     eps = gdp.get("epsilon")
     if eps is None or str(audit_d.get("method", "")).startswith("gdp"):
         return []
-    return [["GDP estimate (NOT a bound: assumes mu-GDP)", _f(eps)]]
+    return [[f"GDP estimate (NOT a bound: {GDP_LABEL}; never sets the verdict)", _f(eps)]]
 
 
 def write_report(path, *, audit=None, renyi=None, accountants=None, fmt: str | None = None,
