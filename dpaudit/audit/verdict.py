@@ -279,7 +279,7 @@ def one_run_advice(*, m: int, r: int, v: int, epsilon: float, delta: float, conf
         out["canaries_for_positive"] = out["canaries_for_target"] = None
         return out
     precision = (v + 0.5) / (r + 1.0)
-    grid = np.unique(np.round(np.geomspace(max(m, 10), 10**6, 25)).astype(np.int64))
+    grid = np.unique(np.round(np.geomspace(max(m, 10), 10**6, 13)).astype(np.int64))
 
     def first(target):
         for mm in grid:

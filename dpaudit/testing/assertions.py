@@ -1,8 +1,9 @@
 """Assertion helpers to call inside your own pytest tests.
 
 ``assert_audit_consistent`` runs :func:`dpaudit.audit.audit_mechanism` on a pair of
-neighbouring inputs and fails, with a message saying what went wrong, when the audit's lower
-bound on epsilon exceeds the claimed epsilon. ``assert_accountant_sound`` checks an
+neighbouring inputs and fails, with a message saying what went wrong, when the audit's
+certified lower bound on epsilon exceeds the claimed epsilon (verdict "violation"; with
+``require_power=True`` also when the audit is "inconclusive", i.e. certified nothing). ``assert_accountant_sound`` checks an
 accountant (or a :class:`~dpaudit.accounting.claim.PrivacyClaim`) against three facts that any
 valid upper bound satisfies: it is internally consistent, it is at least the exact epsilon
 where that is known in closed form, and it is at least an audit's lower bound.
@@ -77,7 +78,7 @@ def _as_sampler(sampler):
 
 
 def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=None, confidence=None, seed=None,
-                            statistic=None):
+                            statistic=None, require_power: bool = False):
     """Fail if an audit of ``sampler`` on ``(x, x_prime)`` contradicts (epsilon, delta)-DP.
 
     Parameters
@@ -95,17 +96,23 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=N
         ``--dpaudit-*`` options) or the defaults (20,000 trials, confidence 0.99).
     statistic : callable, optional
         Passed to :func:`dpaudit.audit.audit_mechanism` (maps outputs to scores).
+    require_power : bool
+        Also fail when the audit is *inconclusive* (it certified nothing, so it could not have
+        caught a violation); the message gives the advisory trial counts. Default False: an
+        inconclusive audit passes, and its ``verdict`` says so.
 
     Returns
     -------
     AuditResult
-        The audit, when it is consistent with the claim.
+        The audit, when it does not contradict the claim; ``result.verdict`` is ``"consistent"``
+        or ``"inconclusive"``.
 
     Raises
     ------
     AssertionError
-        When the audit's lower bound on epsilon exceeds the claimed epsilon; the message states
-        the claim, the lower bound, the method, the trials and seed, and likely causes.
+        When the audit's certified lower bound on epsilon exceeds the claimed epsilon (verdict
+        "violation"); the message states the verdict, the claim, the lower bound, the method,
+        the trials and seed, and likely causes. The GDP estimate never triggers it.
     """
     from dpaudit.audit import audit_mechanism
 
@@ -118,13 +125,34 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=N
                              confidence=cfg.confidence, statistic=statistic, seed=cfg.seed)
     if result.violation:
         raise AssertionError(_violation_message(result, cfg, where, x, x_prime, what="claimed"))
+    if require_power and result.verdict == "inconclusive":
+        raise AssertionError(_inconclusive_message(result, cfg, where, x, x_prime))
     return result
+
+
+def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
+    from dpaudit.audit.verdict import advice_lines
+
+    lines = [
+        "dpaudit: the audit is inconclusive: it certified nothing (lower bound 0), so it had no power to test the "
+        "claim (require_power=True).",
+        "  verdict:".ljust(16) + "inconclusive",
+        "  claimed:".ljust(16) + f"epsilon = {_fmt(float(result.epsilon_claimed))} at delta = {_fmt(float(result.delta))}",
+        "  method:".ljust(16) + str(result.method),
+        "  trials:".ljust(16) + f"{int(result.trials):,} per dataset, seed {cfg.seed} ({where})",
+        "  inputs:".ljust(16) + f"x = {_short(x)}, x_prime = {_short(x_prime)}",
+    ]
+    lines += ["  " + line for line in advice_lines(result.details.get("advice"), float(result.epsilon_claimed))]
+    lines.append("Raise the trials (@pytest.mark.dpaudit(trials=...) or --dpaudit-trials), use a sharper statistic, "
+                 "or choose neighbouring inputs that differ more.")
+    return "\n".join(lines)
 
 
 def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
     conf = float(result.confidence)
     lines = [
         "dpaudit: the audit contradicts the " + what + " privacy budget.",
+        "  verdict:".ljust(16) + "violation (the certified lower bound exceeds the claim)",
         "  claimed:".ljust(16) + f"epsilon = {_fmt(float(result.epsilon_claimed))} at delta = {_fmt(float(result.delta))}",
         "  lower bound:".ljust(16) + f"epsilon >= {_fmt(float(result.epsilon_lower))} "
                                       f"(valid with confidence {conf:.4g})",
@@ -138,6 +166,9 @@ def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
         "another seed (--dpaudit-seed) to tell a rare fluke from a bug.",
         _CAUSES,
     ]
+    if result.gdp_estimate is not None:
+        lines.insert(5, "  GDP estimate:".ljust(16) + f"{_fmt(float(result.gdp_estimate))} (estimate, assuming mu-GDP; "
+                                                         "not a bound, not what failed this check)")
     return "\n".join(lines)
 
 
