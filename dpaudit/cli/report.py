@@ -100,7 +100,7 @@ def _run(args) -> int:
 
         _log(args, f"auditing {args.optimizer} with {args.trials:,} trials per dataset ...")
         t0 = time.perf_counter()
-        audit = audit_optimizer(opt, trials=args.trials, confidence=args.confidence, seed=args.seed)
+        audit = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed)
         timings["audit_s"] = time.perf_counter() - t0
         if not args.json:
             print(audit.summary())
