@@ -218,6 +218,9 @@ def test_advice_promises_nothing_on_null_data():
         a = r.details["advice"]
         suggested += a["trials_for_positive"] is not None
         assert a["test"]["significant"] == (a["test"]["z"] >= a["test"]["z_needed"])
+        if not a["test"]["significant"]:
+            assert a["trials_for_positive"] is None and "trials_at_least" in a
+            assert any("no significant signal" in line for line in advice_lines(a, 1.0))
     assert suggested <= _limit(R), suggested
 
 

@@ -72,6 +72,8 @@ DEFAULT_TARGET_FRACTION = 0.5
 _GRID = np.unique(np.round(np.geomspace(4, MAX_ADVICE_TRIALS, 361)).astype(np.int64))
 #: quantile thresholds of the advisory test's grid (as the audit's own Bonferroni grid)
 _ADVICE_GRID_SIZE = 50
+#: tests (largest optimistic advantage) searched for the lower estimate ``trials_at_least``
+_OPTIMISTIC_TESTS = 5
 
 
 def verdict_of(epsilon_lower: float, epsilon_claimed: float, violation: bool | None = None) -> str:
@@ -97,26 +99,28 @@ def verdict_text(verdict: str, epsilon_lower: float, epsilon_claimed: float) -> 
 
 
 # -- trials needed ------------------------------------------------------------------------------
-def _shifted_counts(p, n):
-    """Counts at rate ``p`` in ``n`` trials, moved ``POWER_Z`` standard deviations up (capped at n)."""
+def _shifted_counts(p, n, margin=POWER_Z):
+    """Counts at rate ``p`` in ``n`` trials, moved ``margin`` standard deviations up (in [0, n])."""
     n = np.asarray(n, dtype=float)
-    k = np.ceil(p * n + POWER_Z * np.sqrt(n * p * (1.0 - p)))
-    return np.minimum(k, n).astype(np.int64)
+    k = np.ceil(p * n + margin * np.sqrt(n * p * (1.0 - p)))
+    return np.clip(k, 0.0, n).astype(np.int64)
 
 
-def _bound_at(fpr, fnr, n, level, delta):
+def _bound_at(fpr, fnr, n, level, delta, margin=POWER_Z):
     """Certified bound of a threshold test with error rates (fpr, fnr) after n trials per side."""
     n = np.asarray(n, dtype=np.int64)
-    return np.asarray(epsilon_lower_from_rates(cp_upper(_shifted_counts(fpr, n), n, level),
-                                               cp_upper(_shifted_counts(fnr, n), n, level), delta))
+    return np.asarray(epsilon_lower_from_rates(cp_upper(_shifted_counts(fpr, n, margin), n, level),
+                                               cp_upper(_shifted_counts(fnr, n, margin), n, level), delta))
 
 
-def trials_needed(fpr: float, fnr: float, *, delta: float, stages, target: float = 0.0):
+def trials_needed(fpr: float, fnr: float, *, delta: float, stages, target: float = 0.0, margin: float = POWER_Z):
     """Smallest N (trials per input, on a geometric grid) at which every stage certifies > ``target``.
 
     ``stages`` is a list of ``(share, level)``: that share of the N trials is bounded with
-    Clopper-Pearson at ``level`` per rate. Returns ``None`` when no N up to
-    ``MAX_ADVICE_TRIALS`` works (the test's error rates leave no margin, e.g. FPR + FNR >= 1 - delta).
+    Clopper-Pearson at ``level`` per rate, on counts ``margin`` binomial standard deviations above
+    the expected ones (``POWER_Z``: about 90% power per rate; 0: the expected counts). Returns
+    ``None`` when no N up to ``MAX_ADVICE_TRIALS`` works (the test's error rates leave no margin,
+    e.g. FPR + FNR >= 1 - delta).
     """
     fpr, fnr = float(fpr), float(fnr)
     if not (0.0 <= fpr <= 1.0 and 0.0 <= fnr <= 1.0):
@@ -124,7 +128,7 @@ def trials_needed(fpr: float, fnr: float, *, delta: float, stages, target: float
     ok = np.ones(_GRID.shape, dtype=bool)
     for share, level in stages:
         n = np.maximum(np.floor(share * _GRID), 1).astype(np.int64)
-        ok &= _bound_at(fpr, fnr, n, level, delta) > target
+        ok &= _bound_at(fpr, fnr, n, level, delta, margin) > target
     if not ok[-1]:
         return None
     bad = np.flatnonzero(~ok)
@@ -195,11 +199,26 @@ def _advisory_test(s0, s1, beta):
     o, i = np.unravel_index(int(np.argmax(z)), z.shape)
     tests = int(z.size)
     gate = NormalDist().inv_cdf(1.0 - beta / tests)  # one-sided, Bonferroni over the grid's tests
+    # optimistic rates: each test's rates `gate` standard errors better (all hold at once w.p. ~1 - beta)
+    floor0, floor1 = 0.5 / (s0.size + 1.0), 0.5 / (s1.size + 1.0)
+    opt0 = np.maximum(p0 - gate * se0, floor0)
+    opt1 = np.maximum(p1 - gate * se1, floor1)
+    best = np.argsort((1.0 - opt0 - opt1).ravel())[::-1][:_OPTIMISTIC_TESTS]
     return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "fpr": float(p0[o, i]), "fnr": float(p1[o, i]),
             "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(s0.size), "n1": int(s1.size),
             "z": float(z[o, i]), "z_needed": float(gate), "tests": tests,
             # rates one standard error worse: allows for the noise and for choosing the best of many tests
-            "fpr_planning": float(min(1.0, p0[o, i] + se0[o, i])), "fnr_planning": float(min(1.0, p1[o, i] + se1[o, i]))}
+            "fpr_planning": float(min(1.0, p0[o, i] + se0[o, i])), "fnr_planning": float(min(1.0, p1[o, i] + se1[o, i])),
+            "_optimistic": [(float(opt0.ravel()[j]), float(opt1.ravel()[j])) for j in best]}
+
+
+def _round_down_2(n):
+    """Round a positive integer down to two significant digits (a lower estimate stays one)."""
+    n = int(n)
+    if n < 100:
+        return n
+    scale = 10 ** (len(str(n)) - 2)
+    return int(n // scale * scale)
 
 
 def _round_up_2(n):
@@ -246,7 +265,12 @@ def threshold_advice(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, 
     test["chosen_by"] = ("largest z-score of 1 - FPR - FNR over a quantile grid of all the audit's scores; "
                          "planning rates one standard error worse than observed")
     test["significant"] = bool(test["z"] >= test["z_needed"])
+    optimistic = test.pop("_optimistic")
     out["test"] = test
+    # at least this many trials, even if the attack were as good as these runs allow (expected counts)
+    lows = [trials_needed(a, b, delta=delta, stages=stages, margin=0.0) for a, b in optimistic]
+    lows = [n for n in lows if n is not None]
+    out["trials_at_least"] = _round_down_2(min(lows)) if lows else None
     if test["significant"]:
         fpr, fnr = test["fpr_planning"], test["fnr_planning"]
         out["trials_for_positive"] = _round_up_2(trials_needed(fpr, fnr, delta=delta, stages=stages))
@@ -324,10 +348,16 @@ def advice_lines(advice: dict | None, epsilon_claimed: float) -> list[str]:
         pos = advice.get("trials_for_positive")
         rates = f"best test seen: FPR {test['fpr']:.3g}, FNR {test['fnr']:.3g}"
         if not test.get("significant", True):
+            low = advice.get("trials_at_least")
+            at_least = (f"at least about {_n(low)}" if low is not None and low > advice["trials"]
+                        else f"more than the {_n(advice['trials'])}")
+            need = (f"even if the attack were as good as these runs allow, a positive bound needs {at_least} "
+                    "trials per input" if low is not None else
+                    f"not even {MAX_ADVICE_TRIALS:.0e} trials would give a positive bound if the attack were as good "
+                    "as these runs allow")
             lines.append(f"no significant signal in these {_n(advice['trials'])} trials (advantage z = {test['z']:.2f} < "
-                         f"{test['z_needed']:.2f}; {rates}): the attack does not tell the inputs apart, so no "
-                         "trial count can be suggested; try a stronger attack (another canary or statistic), or "
-                         "many more trials")
+                         f"{test['z_needed']:.2f}; {rates}), so no trial count can be promised; {need}; a stronger "
+                         "attack (another canary or statistic) may need far fewer")
         elif pos is None:
             lines.append(f"no number of trials up to {MAX_ADVICE_TRIALS:.0e} gives this attack a positive bound "
                          f"({rates}; FPR + FNR leaves no margin): it needs a stronger attack, not more trials")
