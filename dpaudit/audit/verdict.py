@@ -12,7 +12,7 @@ An audit has three possible outcomes (``AuditResult.verdict``):
 Only certified bounds set a verdict. The GDP number of Dong, Roth, Su (2019) -- mu from the
 error rates through the trade-off curve G_mu (their Def. 2.7 / eq. 2.4), then epsilon through
 their Cor. 2.13 -- is an *estimate, assuming mu-GDP*: it is a lower bound only when the
-mechanism's trade-off curve is exactly Gaussian (Nasr et al. 2023, arXiv:2302.07956, sec. 5),
+mechanism's trade-off curve is exactly Gaussian (Nasr et al. 2023, arXiv:2302.07956),
 and can exceed the true epsilon otherwise (e.g. on Laplace or randomized response). It is
 always labelled with :data:`GDP_LABEL` and never sets ``violation``, the verdict or an exit code.
 
@@ -35,6 +35,11 @@ power. They are point estimates computed from the audit's own samples, are label
   suggestion is the smallest N on a geometric grid from which every larger grid point gives a
   bound above the target (0, or a fraction of the claim); ``None`` when none up to
   ``MAX_ADVICE_TRIALS`` does.
+* **trials at least** (``trials_at_least``, always given): a lower estimate of the same
+  quantity: each grid test's rates moved ``z_needed`` standard errors *in its favour* (all at
+  once with probability about 1 - beta), expected counts, the smallest N over the
+  ``_OPTIMISTIC_TESTS`` most favourable tests. When no suggestion can be made it still says how
+  far away a positive bound is, even if the attack were as good as the runs allow.
 * **ceiling**: the largest bound a threshold audit with the given trials could certify against
   a mechanism that exactly meets the claim, in the most favourable setting (every trial
   evaluates one test fixed in advance, beta/2 per rate): the best test on the claim's own trade-off curve
