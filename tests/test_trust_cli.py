@@ -278,7 +278,7 @@ def test_account_extreme_sigma_never_exits_1_or_prints_a_traceback(capsys):
 
 
 # ---------------------------------------------------------------------------------------------
-# exit 3 (internal error), DPAUDIT_DEBUG, 130
+# internal errors (exit 2, a distinct message), DPAUDIT_DEBUG, 130
 # ---------------------------------------------------------------------------------------------
 def _raise_in_numpy(*a, **k):
     import numpy as np
@@ -292,7 +292,7 @@ def _raise_in_numpy(*a, **k):
     ("dpaudit.cli.account._run", ["account", "gaussian", "--sigma", "1", "--delta", "1e-5"]),
 ])
 @pytest.mark.parametrize("error", ["runtime", "numpy-valueerror"])
-def test_internal_errors_exit_3_with_a_hint(capsys, monkeypatch, target, argv, error):
+def test_internal_errors_exit_2_with_a_hint(capsys, monkeypatch, target, argv, error):
     mod, _, name = target.rpartition(".")
 
     def boom(*a, **k):

@@ -13,14 +13,15 @@ Exit status (``EXIT_*`` below):
 * 2 -- the request cannot be carried out: bad argument values, an output path whose directory
   is missing or not writable, an unsupported file type, an unreachable scheduler, a missing
   optional dependency. One line on stderr: ``dpaudit COMMAND: error: ...``;
-* 3 -- internal error: an exception dpaudit did not expect (a bug, or a numerical range it does
-  not handle). One line on stderr, ``dpaudit COMMAND: internal error: ...``, with a hint to rerun
-  with ``DPAUDIT_DEBUG=1``, which also prints the traceback;
+* 2 also for an internal error: an exception dpaudit did not expect (a bug, or a numerical range
+  it does not handle). Any failure exits 2 with one line; this one reads
+  ``dpaudit COMMAND: internal error: ...`` and hints to rerun with ``DPAUDIT_DEBUG=1``, which
+  also prints the traceback (never 1, which only a certified violation gives);
 * 130 -- interrupted (Ctrl-C).
 
-A ``ValueError`` raised by dpaudit's own argument checks is a bad argument (2); one raised
-inside a third-party library (numpy, scipy, ...) means dpaudit passed it something it should not
-have, an internal error (3).
+A ``ValueError`` raised by dpaudit's own argument checks is a bad argument; one raised inside a
+third-party library (numpy, scipy, ...) means dpaudit passed it something it should not have, an
+internal error. Both exit 2; the message says which.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ SUBCOMMANDS = ("account", "audit", "renyi", "proofs", "report")
 EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+EXIT_INTERNAL = 2  # same status as a usage error (any failure exits 2); the message differs
 EXIT_INTERRUPTED = 130
 #: environment variable that makes internal errors print their traceback
 DEBUG_ENV = "DPAUDIT_DEBUG"
@@ -90,19 +91,23 @@ def _debug() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def classify(exc: BaseException) -> int:
-    """Exit status for an exception escaping a subcommand (see the module docstring)."""
+def is_usage_error(exc: BaseException) -> bool:
+    """True for a request that cannot be carried out (bad argument, path, connection, missing extra);
+    False for an internal error (an exception dpaudit did not expect)."""
     from dpaudit.cli._checks import UsageError
 
+    if isinstance(exc, UsageError):
+        return True
+    if isinstance(exc, ValueError):
+        return _raised_by_dpaudit(exc)
+    return isinstance(exc, (OSError, ImportError))  # paths, connections, optional dependencies
+
+
+def classify(exc: BaseException) -> int:
+    """Exit status for an exception escaping a subcommand (see the module docstring)."""
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED
-    if isinstance(exc, UsageError):
-        return EXIT_USAGE
-    if isinstance(exc, ValueError):
-        return EXIT_USAGE if _raised_by_dpaudit(exc) else EXIT_INTERNAL
-    if isinstance(exc, (OSError, ImportError)):  # paths, connections, optional dependencies
-        return EXIT_USAGE
-    return EXIT_INTERNAL
+    return EXIT_USAGE if is_usage_error(exc) else EXIT_INTERNAL
 
 
 def report_error(command: str, exc: BaseException) -> int:
@@ -111,7 +116,7 @@ def report_error(command: str, exc: BaseException) -> int:
     prefix = f"dpaudit {command}" if command else "dpaudit"
     if code == EXIT_INTERRUPTED:
         print(f"{prefix}: interrupted", file=sys.stderr)
-    elif code == EXIT_USAGE:
+    elif is_usage_error(exc):
         print(f"{prefix}: error: {_first_line(exc)}", file=sys.stderr)
     else:
         if _debug():

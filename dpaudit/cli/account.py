@@ -129,14 +129,14 @@ def _pld_class():
 
 def _account_one(name: str, mech, steps: int, delta: float) -> dict:
     """A result row: ``_account_row`` plus ``ignores_sampling``; an unexpected failure of one
-    accountant becomes an ``error`` row (the command then exits 3 after printing the others)."""
-    from dpaudit.cli import EXIT_USAGE, classify
+    accountant becomes an ``error`` row (the command then exits 2 after printing the others)."""
+    from dpaudit.cli import is_usage_error
     from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
 
     try:
         row = _account_row(name, mech, steps, delta)
     except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
-        if classify(exc) == EXIT_USAGE:
+        if is_usage_error(exc):
             raise
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
                 "_exception": exc}
@@ -215,12 +215,12 @@ def _table(title: str, header: tuple[str, str, str], rows: list[tuple[str, str, 
 
 # -- entry point ----------------------------------------------------------------------------
 def run(args) -> int:
-    """Errors propagate to :func:`dpaudit.cli.main` (one line; exit 2 for bad arguments, 3 internal)."""
+    """Errors propagate to :func:`dpaudit.cli.main` (one line, exit 2)."""
     return _run(args)
 
 
 def _finish(results: dict) -> int:
-    """Exit status after the table: 3 (and one line on stderr) when some accountant failed."""
+    """Exit status after the table: 2 (and one line on stderr) when some accountant failed."""
     from dpaudit.cli import DEBUG_ENV, EXIT_INTERNAL, EXIT_OK, _debug
 
     failed = {name: row for name, row in results.items() if "error" in row}
@@ -285,12 +285,12 @@ def _run(args) -> int:
 
 def _exact_row(sigma: float, delta: float, sensitivity: float) -> dict:
     from dpaudit.accounting.conversions import gaussian_epsilon
-    from dpaudit.cli import EXIT_USAGE, classify
+    from dpaudit.cli import is_usage_error
 
     try:
         return {"epsilon": gaussian_epsilon(sigma, delta, sensitivity), "note": "closed form (Balle-Wang)"}
     except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
-        if classify(exc) == EXIT_USAGE:
+        if is_usage_error(exc):
             raise
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
                 "_exception": exc}
