@@ -72,6 +72,7 @@ _N_HERMITE = 40
 _CENTRE_GRID = np.arange(-16.0, 16.5, 1.0)
 _MAX_BRACKET_STEPS = 2100  # geometric growth by 1.5x from >= 1: covers every finite double
 _MAX_SOLVER_STEPS = 200
+_EPS = float(np.finfo(float).eps)
 
 
 # ----------------------------------------------------------------------------- Poisson weights
@@ -367,11 +368,11 @@ def ncf_sf(x, dfn, dfd, nc) -> float:
 
 
 # ---------------------------------------------------------------------------------- inversion
-def _bracket_solve(g, lo: float, hi: float, g_lo: float, g_hi: float, rtol: float):
+def _bracket_solve(g, lo: float, hi: float, g_lo: float, g_hi: float, rtol: float, atol: float):
     """Brent's method (Brent 1973, ch. 4) on a bracket with g(lo) > 0 >= g(hi); returns the final bracket.
 
-    At most ``_MAX_SOLVER_STEPS`` evaluations; on return the root of g lies in (lo, hi] and
-    hi - lo <= 2 rtol |root| (or the iteration bound was reached).
+    At most ``_MAX_SOLVER_STEPS`` evaluations; on return the root of g lies in [lo, hi] and
+    hi - lo <= 2 max(min(rtol |root|, atol), 4 eps |root|) (or the iteration bound was reached).
     """
     a, b, fa, fb = lo, hi, g_lo, g_hi
     if fb == 0.0:
@@ -385,7 +386,7 @@ def _bracket_solve(g, lo: float, hi: float, g_lo: float, g_hi: float, rtol: floa
         if abs(fc) < abs(fb):
             a, b, c = b, c, b
             fa, fb, fc = fb, fc, fb
-        tol1 = rtol * abs(b) + 1e-300
+        tol1 = max(min(rtol * abs(b), atol), 4.0 * _EPS * abs(b)) + 1e-300
         xm = 0.5 * (c - b)
         if abs(xm) <= tol1:
             break
@@ -434,7 +435,7 @@ class _Family:
         if self.nu is None:
             root = math.sqrt(self.stat)
             return max(root + z, 0.0), 1.0
-        root = math.sqrt(self.stat * self.d)
+        root = math.sqrt(self.stat) * math.sqrt(self.d)
         u = max(root + z, 0.0)
         for _ in range(3):
             sd = math.sqrt(1.0 + u * u / (2.0 * self.nu))
@@ -520,7 +521,8 @@ def invert_noncentrality(stat, dfn, dfd=None, *, cdf=None, sf=None, side: str = 
                 break
             hi, g_hi = cand, g_c
             step *= 2.0
-    lo, hi = _bracket_solve(g, lo, hi, g_lo, g_hi, rtol)
+    # u is located to rtol relative, and to 1e-10 of the statistic's spread on the sqrt scale
+    lo, hi = _bracket_solve(g, lo, hi, g_lo, g_hi, rtol, 1e-10 * scale)
     u = lo if side == "lower" else hi
     return u * u
 
