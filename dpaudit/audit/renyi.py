@@ -74,7 +74,8 @@ from dpaudit.core.noncentral import invert_noncentrality, noncentrality_interval
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
-__all__ = ["renyi_divergence", "gaussian_renyi", "bernoulli_renyi", "RENYI_METHODS", "unequal_interval"]
+__all__ = ["renyi_divergence", "gaussian_renyi", "bernoulli_renyi", "RENYI_METHODS", "equal_interval",
+           "unequal_interval"]
 
 RENYI_METHODS = ("gaussian", "gaussian-unequal", "nonparametric")
 
@@ -164,6 +165,14 @@ def _sufficient(P, Q):
             "constant_equal": bool(np.all(P == P[0, 0]) and np.all(Q == P[0, 0]))}
 
 
+def _unscale(x: float, e: int) -> float:
+    """x 2^e, +-inf when that exceeds the double range (reporting only)."""
+    try:
+        return math.ldexp(x, e)
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 def _degenerate(n_p, n_q, d, method, confidence, assumption):
     return Estimate(
         value=0.0, lower=0.0, upper=math.inf, method=method, assumption=assumption, confidence=confidence,
@@ -173,39 +182,28 @@ def _degenerate(n_p, n_q, d, method, confidence, assumption):
 
 
 # ------------------------------------------------------------------------------ equal variances
-def _gaussian_equal(P, Q, alpha, confidence, sigma):
-    n_p, n_q, d = P.shape[0], Q.shape[0], P.shape[1]
-    st = _sufficient(P, Q)
+def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scale_exp=0):
+    """Interval of the ``"gaussian"`` method from sufficient statistics.
+
+    ``m2 = ||mean_P - mean_Q||^2``; ``ss`` the pooled sum of squared deviations (both samples,
+    all n d entries; ignored when ``sigma`` is given); sample sizes, dimension, order; ``m2`` and
+    ``ss`` may be given for the data divided by 2^scale_exp (``sigma`` is in the original units).
+    Returns ``(lower, value, upper, details)`` for D_alpha = alpha c lambda / 2 (used by
+    :func:`renyi_divergence` and by the coverage benchmark). ``ss`` must be > 0 without sigma.
+    """
     c = 1.0 / n_p + 1.0 / n_q
-    m2 = st["m2"]
-    kind = "known sigma" if sigma is not None else "pooled variance"
-    method = f"gaussian (equal isotropic covariance, {kind}, exact noncentral " + \
-             ("chi2(d, lambda)" if sigma is not None else "F(d, nu, lambda)") + " interval)"
-    assumption = "P and Q are Gaussian with the same isotropic covariance" + \
-                 (f" sigma^2 I, sigma = {sigma:g}" if sigma is not None else " (estimated by pooling)")
-    details = {"n_p": n_p, "n_q": n_q, "dim": d, "mean_distance2": math.ldexp(m2, 2 * st["k"])}
+    details = {}
     if sigma is None:
         nu = d * (n_p + n_q - 2)
-        ss = st["ss_p"] + st["ss_q"]
-        if ss <= 0.0:
-            if st["constant_equal"]:
-                return _degenerate(n_p, n_q, d, method, confidence, assumption)
-            raise ValueError("samples_p and samples_q both have zero variance (each is constant, at different "
-                             "values): the Gaussian model does not apply")
         s2 = ss / nu
         stat = m2 / (d * c * s2)
         lam_lo, lam_med, lam_hi = noncentrality_interval(stat, d, nu, confidence=confidence)
-        details.update(pooled_variance=math.ldexp(s2, 2 * st["k"]), nu=nu, statistic=stat)
+        details.update(nu=nu, statistic=stat)
         scale = alpha * c / 2.0
         lo, med, hi = scale * lam_lo, scale * lam_med, scale * lam_hi
     else:
-        # statistic ||m||^2 / (sigma^2 c), with m and sigma in the rescaled units (log space)
-        log_sig = math.log(sigma) - st["k"] * math.log(2.0)
-        if m2 == 0.0:
-            log_stat = -math.inf
-        else:
-            log_stat = math.log(m2) - 2.0 * log_sig - math.log(c)
-        details.update(sigma=sigma)
+        log_rs = math.log(sigma) - scale_exp * math.log(2.0)  # sigma in the units of m2
+        log_stat = -math.inf if m2 == 0.0 else math.log(m2) - 2.0 * log_rs - math.log(c)
         if log_stat < 600.0:
             stat = math.exp(log_stat)
             lam_lo, lam_med, lam_hi = noncentrality_interval(stat, d, None, confidence=confidence)
@@ -214,21 +212,46 @@ def _gaussian_equal(P, Q, alpha, confidence, sigma):
             lo, med, hi = scale * lam_lo, scale * lam_med, scale * lam_hi
         else:
             # stat > e^600: sqrt(X) = sqrt(lambda) + Z_1 + O(d / sqrt(lambda)) to double precision, so
-            # sqrt(lambda) lies in sqrt(stat) -+ z; D = alpha (sqrt(c) sqrt(lambda))^2 / 2 with
+            # sqrt(lambda) lies in sqrt(stat) -+ z; D = alpha (sqrt(c lambda))^2 / 2 with
             # sqrt(c stat) = ||m|| / sigma computed in log space
             z = float(sc.ndtri(1.0 - 0.5 * (1.0 - confidence)))
-            with np.errstate(over="ignore"):
-                b = math.exp(min(0.5 * math.log(m2) - log_sig, 709.0))
+            b = math.exp(min(0.5 * math.log(m2) - log_rs, 709.0))
             rc = math.sqrt(c)
-            lo = 0.5 * alpha * max(b - z * rc, 0.0) ** 2 if b < 1e154 else math.inf
-            med = 0.5 * alpha * b * b if b < 1e154 else math.inf
-            hi = 0.5 * alpha * (b + z * rc) ** 2 if b < 1e154 else math.inf
+            big = b >= 1e154
+            lo = math.inf if big else 0.5 * alpha * max(b - z * rc, 0.0) ** 2
+            med = math.inf if big else 0.5 * alpha * b * b
+            hi = math.inf if big else 0.5 * alpha * (b + z * rc) ** 2
             details.update(statistic=math.inf, log_statistic=log_stat)
-    lower = round_down(lo) if math.isfinite(lo) else _BIG
-    upper = round_up(hi)
+    # a lower end beyond the largest double: that double is still below it (valid)
+    lower = max(0.0, float(round_down(lo))) if math.isfinite(lo) else _BIG
+    upper = float(round_up(hi))
     value = min(max(med, lower), upper)
-    return Estimate(value=float(value), lower=max(0.0, float(lower)), upper=float(upper), method=method,
-                    assumption=assumption, confidence=confidence, details=details)
+    return lower, float(value), upper, details
+
+
+def _gaussian_equal(P, Q, alpha, confidence, sigma):
+    n_p, n_q, d = P.shape[0], Q.shape[0], P.shape[1]
+    st = _sufficient(P, Q)
+    kind = "known sigma" if sigma is not None else "pooled variance"
+    method = f"gaussian (equal isotropic covariance, {kind}, exact noncentral " + \
+             ("chi2(d, lambda)" if sigma is not None else "F(d, nu, lambda)") + " interval)"
+    assumption = "P and Q are Gaussian with the same isotropic covariance" + \
+                 (f" sigma^2 I, sigma = {sigma:g}" if sigma is not None else " (estimated by pooling)")
+    details = {"n_p": n_p, "n_q": n_q, "dim": d, "mean_distance2": _unscale(st["m2"], 2 * st["k"])}
+    ss = st["ss_p"] + st["ss_q"]
+    if sigma is None:
+        if ss <= 0.0:
+            if st["constant_equal"]:
+                return _degenerate(n_p, n_q, d, method, confidence, assumption)
+            raise ValueError("samples_p and samples_q both have zero variance (each is constant, at different "
+                             "values): the Gaussian model does not apply")
+        details["pooled_variance"] = _unscale(ss / (d * (n_p + n_q - 2)), 2 * st["k"])
+    else:
+        details["sigma"] = sigma
+    lower, value, upper, det = equal_interval(st["m2"], ss, n_p, n_q, d, alpha, confidence, sigma, st["k"])
+    details.update(det)
+    return Estimate(value=value, lower=lower, upper=upper, method=method, assumption=assumption,
+                    confidence=confidence, details=details)
 
 
 # ---------------------------------------------------------------------------- unequal variances
@@ -436,10 +459,10 @@ def _gaussian_unequal(P, Q, alpha, confidence):
                          "variance in each sample")
     lower, value, upper, det = unequal_interval(st["m2"], st["ss_p"], st["ss_q"], n_p, n_q, d, alpha, confidence)
     k = st["k"]
-    vp = math.ldexp(st["ss_p"] / (d * (n_p - 1)), 2 * k)
-    vq = math.ldexp(st["ss_q"] / (d * (n_q - 1)), 2 * k)
+    vp = _unscale(st["ss_p"] / (d * (n_p - 1)), 2 * k)
+    vq = _unscale(st["ss_q"] / (d * (n_q - 1)), 2 * k)
     details = {"n_p": n_p, "n_q": n_q, "dim": d, "var_p": vp, "var_q": vq,
-               "mean_distance2": math.ldexp(st["m2"], 2 * k),
+               "mean_distance2": _unscale(st["m2"], 2 * k),
                "alpha_finite_below": det["variance_ratio"] / (det["variance_ratio"] - 1.0)
                if det["variance_ratio"] > 1.0 else math.inf, **det}
     return Estimate(value=float(value), lower=float(lower), upper=float(upper), method=method,
@@ -538,4 +561,11 @@ def renyi_divergence(samples_p, samples_q, alpha: float, *, method: str = "gauss
     if method == "gaussian-unequal":
         return _gaussian_unequal(P, Q, alpha, confidence)
     rng = np.random.default_rng(seed_seq)
-    return _nonparametric(P, Q, alpha, 1.0 - confidence, rng, selection_fraction)
+    # the threshold statistic is invariant under a common positive rescaling: rescale by a power of
+    # two (exact) so that projections of extreme values cannot overflow
+    top = max(float(np.max(np.abs(P))), float(np.max(np.abs(Q))))
+    k = math.frexp(top)[1] if top > 0 else 0
+    est = _nonparametric(np.ldexp(P, -k), np.ldexp(Q, -k), alpha, 1.0 - confidence, rng, selection_fraction)
+    # report the threshold in the data's units (the projection scales by 2^(2k))
+    est.details["threshold"] = _unscale(est.details["threshold"], k if P.shape[1] == 1 else 2 * k)
+    return est
