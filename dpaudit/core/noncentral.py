@@ -204,7 +204,7 @@ def _tail_terms(lower_fn, upper_fn, upper: bool):
     big = low > 0.5
     if not np.any(big):
         return 1.0 - low if upper else low
-    up = np.empty_like(low)
+    up = np.zeros_like(low)
     up[big] = upper_fn(big)
     if upper:
         return np.where(big, up, 1.0 - low)
