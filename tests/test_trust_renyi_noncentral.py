@@ -243,3 +243,21 @@ def test_interval_matches_scipy_where_scipy_is_reliable():
         assert stats.ncf.sf(stat, d, nu, lo) == pytest.approx(0.05, rel=1e-6)
         assert stats.ncf.cdf(stat, d, nu, hi) == pytest.approx(0.05, rel=1e-6)
         assert stats.ncf.cdf(stat, d, nu, med) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_tail_selection_never_reads_uninitialised_memory(monkeypatch):
+    """Regression: the upper-tail buffer was np.empty_like, so 1 - (garbage) could raise
+    "invalid value encountered in subtract" (an error under the test configuration) when the
+    garbage happened to be a signalling NaN. Simulate that garbage."""
+    import warnings
+
+    def snan_like(a, *args, **kw):
+        return np.full(np.shape(a), 0x7FF0000000000001, dtype=np.uint64).view(np.float64)
+
+    monkeypatch.setattr(N.np, "empty_like", snan_like)
+    low = np.array([0.2, 0.7, 0.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for upper in (False, True):
+            v = N._tail_terms(lambda m: low if m is None else low[m], lambda m: (1.0 - low)[m], upper)
+            assert np.allclose(v, 1.0 - low if upper else low)
