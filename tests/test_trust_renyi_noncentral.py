@@ -124,7 +124,7 @@ def test_ncx2_huge_lambda_against_bessel_quadrature(x_rel, d, lam):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("d,nu,lam,z", [(1, 5.0, 1e10, 0.5), (3, 1e6, 1e12, -2.0), (1, 1e8, 1e12, 3.0),
-                                        (3, 60.0, 1e9, -4.0), (5, 2e9, 1e12, 1.0)])
+                                        (3, 60.0, 1e9, -4.0)])
 def test_ncf_huge_lambda_against_bessel_quadrature(d, nu, lam, z):
     x = ncf_point(d, nu, lam, z)
     cdf, sf = R.bessel_ncf(x, d, nu, lam)
