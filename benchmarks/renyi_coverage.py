@@ -19,8 +19,12 @@ lambda > 0 (each side beta/2) and 1 - beta/2 = 0.975 at lambda = 0 (the upper en
 unequal >= 0.95 (conservative). A cell is flagged ``!`` when it is more than 3 standard errors
 from its expectation (below it, for the conservative method).
 
-Run: ``python benchmarks/renyi_coverage.py [--part pooled|known|unequal|all] [--runs R] [--seed S]``
-(default: all parts, 40,000 pooled runs in 80 cells, 20,000 known-sigma runs, ~12,600 unequal).
+* ``null``: ``"gaussian-unequal"`` with P = Q, how often the interval contains 0 (exactly
+  sqrt(conf) (1 - (1 - sqrt(conf))/2) = 0.9623 at conf = 0.95), 1000 runs per (n, d).
+
+Run: ``python benchmarks/renyi_coverage.py [--part pooled|known|unequal|null|all] [--runs R] [--seed S]``
+(default: all parts: 40,000 pooled runs in 80 cells, 20,000 known-sigma runs, 14,400 unequal
+runs in 96 cells, 12,000 null runs; about 25 minutes on one core).
 """
 
 from __future__ import annotations
@@ -147,11 +151,42 @@ def unequal(runs_per_cell: int, seed: int):
     return flagged
 
 
+def unequal_null(runs_per_cell: int, seed: int):
+    """P = Q (D = 0): how often the unequal-variance interval contains 0 (its lower end is 0).
+
+    Exact value: the region contains (theta, r) = (0, 1) iff the F pivot accepts r = 1
+    (probability sqrt(conf)) and the noncentral-F test accepts lambda = 0, which only its lower
+    limit can refuse (probability 1 - (1 - sqrt(conf))/2); the pivots are independent.
+    """
+    rng = np.random.default_rng(seed)
+    g = 1 - math.sqrt(CONF)
+    exact = (1 - g) * (1 - g / 2)
+    print(f"== method='gaussian-unequal', P = Q: P[0 in interval], {runs_per_cell} runs per cell "
+          f"(exact {exact:.4f}; nominal {CONF})")
+    print(f"{'n':>5} {'d':>3}  {'runs':>6} {'0 in interval':>14} {'MC-se':>7}")
+    tot = hit = 0
+    for n in (5, 20, 100, 1000):
+        for d in (1, 3, 50):
+            k = d * (n - 1)
+            h = 0
+            for _ in range(runs_per_cell):
+                m2 = (2.0 / n) * rng.chisquare(d)
+                lo, _, _, _ = unequal_interval(m2, rng.chisquare(k), rng.chisquare(k), n, n, d, 2.0, CONF)
+                h += lo == 0.0
+            tot += runs_per_cell
+            hit += h
+            print(f"{n:>5} {d:>3}  {runs_per_cell:>6} {h / runs_per_cell:>14.4f} "
+                  f"{math.sqrt(exact * (1 - exact) / runs_per_cell):>7.4f}", flush=True)
+    print(f"overall: {tot} runs, 0 in interval {hit / tot:.4f} (exact {exact:.4f}, MC-se "
+          f"{math.sqrt(exact * (1 - exact) / tot):.4f})")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--part", choices=("pooled", "known", "unequal", "all"), default="all")
+    ap.add_argument("--part", choices=("pooled", "known", "unequal", "null", "all"), default="all")
     ap.add_argument("--runs", type=int, default=None,
-                    help="pooled: total runs (default 40000); known: total (20000); unequal: per cell (150)")
+                    help="pooled: total runs (default 40000); known: total (20000); unequal: per cell (150); "
+                         "null: per cell (1000)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     t = time.perf_counter()
@@ -161,6 +196,8 @@ def main(argv=None) -> int:
         pooled(a.runs or 20_000, a.seed + 1, known=True)
     if a.part in ("unequal", "all"):
         unequal(a.runs or 150, a.seed + 2)
+    if a.part in ("null", "all"):
+        unequal_null(a.runs or 1000, a.seed + 3)
     print(f"total time {time.perf_counter() - t:.0f}s")
     return 0
 

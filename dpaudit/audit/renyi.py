@@ -1,9 +1,10 @@
 """Renyi divergence estimation from samples, with intervals and stated assumptions.
 
 ``renyi_divergence(samples_p, samples_q, alpha, method=...)`` returns an :class:`Estimate`
-of D_alpha(P || Q) = 1/(alpha-1) log E_Q[(p/q)^alpha] (auditing.md sec. 6-7). Closed forms come
-from :mod:`dpaudit.core.gaussian_divergence` (Gil, Alajaji, Linder 2013; Hendrikx, Mangold,
-Bellet 2024, Lemma 2), noncentral laws from :mod:`dpaudit.core.noncentral`.
+of D_alpha(P || Q) = 1/(alpha-1) log E_Q[(p/q)^alpha] (Renyi 1961; van Erven, Harremoes 2014).
+Closed forms come from :mod:`dpaudit.core.gaussian_divergence` (Gil, Alajaji, Linder 2013;
+Hendrikx, Mangold, Bellet 2024, Lemma 2), noncentral laws from :mod:`dpaudit.core.noncentral`.
+Guide and measured coverage: docs/renyi-estimation.md.
 
 ``"gaussian"`` (parametric, equal isotropic covariance):
     D_alpha = alpha ||mu_P - mu_Q||^2 / (2 s^2). With m = mean_P - mean_Q,
