@@ -175,6 +175,23 @@ def test_closed_form_is_accurate_near_equal_variances(e, alpha):
         assert gaussian_variance_term(alpha, ratio) == pytest.approx(exact, rel=1e-12, abs=0)
 
 
+@pytest.mark.parametrize("r", [1e-300, 1e-20, 1e-8, 0.3, 0.49, 0.51])
+def test_closed_form_is_accurate_for_tiny_variance_ratios(r):
+    """r = var_p / var_q far below 1: r - 1 rounds to -1 and -log1p(r - 1) was inf (found by the
+    property test: n = 2, sd_q = 1e9 gave lower = inf)."""
+    for alpha in (1.5, 2.0, 50.0):
+        exact = exact_variance_part(alpha, r)
+        assert gaussian_renyi(alpha, [0.0], [0.0], r, 1.0) == pytest.approx(exact, rel=1e-13, abs=0)
+        assert gaussian_variance_term(alpha, math.sqrt(r)) == pytest.approx(exact, rel=1e-13, abs=0)
+
+
+def test_unequal_with_a_tiny_variance_ratio_has_a_finite_lower_end():
+    rng = np.random.default_rng(0)
+    e = renyi_divergence(rng.normal(0.0, 1.0, 2), rng.normal(0.0, 1e9, 2), 2.0, confidence=0.5,
+                         method="gaussian-unequal")
+    assert 0.0 < e.lower <= e.value <= e.upper and e.lower < math.inf
+
+
 def test_closed_form_alpha_inf_and_finiteness():
     assert gaussian_renyi(math.inf, [0.0], [0.0], 1.0, 1.0) == 0.0
     assert gaussian_renyi(math.inf, [0.0], [0.1], 1.0, 1.0) == math.inf

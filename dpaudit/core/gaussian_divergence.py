@@ -56,17 +56,25 @@ def x_minus_log1p(u):
     return np.where(small, series, direct)
 
 
-def _variance_term(alpha, e):
-    """Per-dimension variance part for r = 1 + e (``inf`` where (alpha-1) e >= 1 or alpha = inf, e != 0)."""
+def _variance_term(alpha, e, r=None):
+    """Per-dimension variance part for r = 1 + e (``inf`` where (alpha-1) e >= 1 or alpha = inf, e != 0).
+
+    ``e`` carries the accuracy near r = 1, ``r`` (default 1 + e) near r = 0, where e rounds to -1:
+    pm(e) = e - log1p(e) is evaluated as (r - 1) - log(r) once |e| >= 1/2.
+    """
     alpha = np.asarray(alpha, dtype=float)
     e = np.asarray(e, dtype=float)
+    r = 1.0 + e if r is None else np.asarray(r, dtype=float)
     am1 = alpha - 1.0
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         w = am1 * e
         finite = (w < 1.0) & np.isfinite(alpha)
         ww = np.where(finite, w, 0.0)
         aa = np.where(finite, am1, 1.0)
-        val = 0.5 * (x_minus_log1p(np.where(finite, e, 0.0)) + x_minus_log1p(-ww) / aa)
+        near = np.abs(e) < 0.5
+        rr = np.where(near | ~finite, 1.0, r)
+        pm_e = np.where(near, x_minus_log1p(np.where(near & finite, e, 0.0)), (rr - 1.0) - np.log(rr))
+        val = 0.5 * (pm_e + x_minus_log1p(-ww) / aa)
     out = np.where(finite, val, np.inf)
     # alpha = inf: the divergence is infinite unless the variances are equal
     return np.where(np.isinf(alpha) & (e == 0.0), 0.0, out)
@@ -80,7 +88,7 @@ def gaussian_variance_term(alpha, ratio):
     Evaluated as a sum of non-negative terms (module docstring).
     """
     r = np.asarray(ratio, dtype=float)
-    return _variance_term(alpha, (r - 1.0) * (r + 1.0))
+    return _variance_term(alpha, (r - 1.0) * (r + 1.0), r * r)
 
 
 def renyi_gaussians_moments(alpha, dist2, var1, var2, dim: int = 1):
@@ -101,7 +109,7 @@ def renyi_gaussians_moments(alpha, dist2, var1, var2, dim: int = 1):
         rel = 1.0 - (a - 1.0) * e  # s_alpha^2 / var2
         finite = (rel > 0.0) & np.isfinite(a)
         mean = np.where(dist2 == 0.0, 0.0, a * dist2 / (2.0 * v2 * np.where(finite, rel, 1.0)))
-        out = np.where(finite, mean + dim * _variance_term(a, e), np.inf)
+        out = np.where(finite, mean + dim * _variance_term(a, e, v1 / v2), np.inf)
     out = np.where(np.isinf(a), np.where((dist2 == 0.0) & (e == 0.0), 0.0, np.inf), out)
     return float(out) if out.ndim == 0 else out
 
@@ -148,6 +156,6 @@ def renyi_gaussians(alpha, mu1, s1, mu2, s2, dim: int = 1):
         rel = 1.0 - (a - 1.0) * e
         finite = (rel > 0.0) & np.isfinite(a)
         mean = np.where(dist2 == 0.0, 0.0, a * dist2 / (2.0 * s2 * s2 * np.where(finite, rel, 1.0)))
-        out = np.where(finite, mean + dim * _variance_term(a, e), np.inf)
+        out = np.where(finite, mean + dim * _variance_term(a, e, r * r), np.inf)
     out = np.where(np.isinf(a), np.where((dist2 == 0.0) & (r == 1.0), 0.0, math.inf), out)
     return float(out[0]) if scalar else out
