@@ -268,3 +268,16 @@ def test_property_random_legal_inputs(n_p, n_q, d, mean_p, mean_q, log_sd_p, log
     assert 0.0 <= e.lower <= e.value <= e.upper
     assert e.lower < math.inf
     json.dumps(e.to_dict())
+
+
+def test_known_sigma_beyond_the_double_range_of_the_statistic():
+    """||m|| / sigma ~ e^354.85: the statistic overflows but D ~ 8e307 does not; a lower end
+    replaced by the largest double would be above the truth. At e^400 D itself overflows."""
+    from dpaudit.audit.renyi import equal_interval
+
+    lo, val, hi, det = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=math.exp(-354.85))
+    truth = 1.001 * math.exp(2 * 354.85) / 2
+    assert det["statistic"] == math.inf
+    assert lo <= truth <= hi and hi < BIG and lo == pytest.approx(truth, rel=1e-12)
+    lo, val, hi, _ = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=math.exp(-400.0))
+    assert (lo, val, hi) == (BIG, math.inf, math.inf)

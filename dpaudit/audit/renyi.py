@@ -85,6 +85,7 @@ _BB_MAX_PIECES = 48
 #: relative gap at which the branch-and-bound stops
 _BB_RTOL = 5e-3
 _BIG = sys.float_info.max
+_LOG_BIG = math.log(_BIG)
 
 
 def _as_samples(x, name):
@@ -166,6 +167,11 @@ def _sufficient(P, Q):
             "constant_equal": bool(np.all(P == P[0, 0]) and np.all(Q == P[0, 0]))}
 
 
+def _exp_or_inf(x: float) -> float:
+    """exp(x), ``inf`` beyond the double range."""
+    return math.exp(x) if x < _LOG_BIG else math.inf
+
+
 def _unscale(x: float, e: int) -> float:
     """x 2^e, +-inf when that exceeds the double range (reporting only)."""
     try:
@@ -216,12 +222,10 @@ def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scal
             # sqrt(lambda) lies in sqrt(stat) -+ z; D = alpha (sqrt(c lambda))^2 / 2 with
             # sqrt(c stat) = ||m|| / sigma computed in log space
             z = float(sc.ndtri(1.0 - 0.5 * (1.0 - confidence)))
-            b = math.exp(min(0.5 * math.log(m2) - log_rs, 709.0))
-            rc = math.sqrt(c)
-            big = b >= 1e154
-            lo = math.inf if big else 0.5 * alpha * max(b - z * rc, 0.0) ** 2
-            med = math.inf if big else 0.5 * alpha * b * b
-            hi = math.inf if big else 0.5 * alpha * (b + z * rc) ** 2
+            log_b = 0.5 * math.log(m2) - log_rs  # b = sqrt(c stat) >= sqrt(c) e^300
+            shift = z * math.sqrt(c) * math.exp(-log_b)  # relative; below 1e-100 here
+            log_half_a = math.log(0.5 * alpha)
+            lo, med, hi = (_exp_or_inf(log_half_a + 2.0 * (log_b + math.log1p(s))) for s in (-shift, 0.0, shift))
             details.update(statistic=math.inf, log_statistic=log_stat)
     # a lower end beyond the largest double: that double is still below it (valid)
     lower = max(0.0, float(round_down(lo))) if math.isfinite(lo) else _BIG
