@@ -275,9 +275,11 @@ def test_known_sigma_beyond_the_double_range_of_the_statistic():
     replaced by the largest double would be above the truth. At e^400 D itself overflows."""
     from dpaudit.audit.renyi import equal_interval
 
-    lo, val, hi, det = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=math.exp(-354.85))
-    truth = 1.001 * math.exp(2 * 354.85) / 2
+    sigma = math.exp(-354.85)
+    lo, val, hi, det = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=sigma)
+    with mp.workdps(40):
+        truth = float(mp.mpf(1.001) / (2 * mp.mpf(sigma) ** 2))  # alpha ||m||^2 / (2 sigma^2)
     assert det["statistic"] == math.inf
-    assert lo <= truth <= hi and hi < BIG and lo == pytest.approx(truth, rel=1e-12)
+    assert lo <= truth <= hi and hi < BIG and lo == pytest.approx(truth, rel=1e-11)
     lo, val, hi, _ = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=math.exp(-400.0))
     assert (lo, val, hi) == (BIG, math.inf, math.inf)

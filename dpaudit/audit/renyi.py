@@ -167,6 +167,15 @@ def _sufficient(P, Q):
             "constant_equal": bool(np.all(P == P[0, 0]) and np.all(Q == P[0, 0]))}
 
 
+def _ldexp_or_none(x: float, e: int):
+    """x 2^e when that is a normal double, else None."""
+    try:
+        v = math.ldexp(x, e)
+    except OverflowError:
+        return None
+    return v if v >= sys.float_info.min else None
+
+
 def _exp_or_inf(x: float) -> float:
     """exp(x), ``inf`` beyond the double range."""
     return math.exp(x) if x < _LOG_BIG else math.inf
@@ -212,7 +221,8 @@ def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scal
         log_rs = math.log(sigma) - scale_exp * math.log(2.0)  # sigma in the units of m2
         log_stat = -math.inf if m2 == 0.0 else math.log(m2) - 2.0 * log_rs - math.log(c)
         if log_stat < 600.0:
-            stat = math.exp(log_stat)
+            rs = _ldexp_or_none(sigma, -scale_exp)
+            stat = m2 / (rs * rs * c) if rs is not None and math.isfinite(m2 / (rs * rs * c)) else math.exp(log_stat)
             lam_lo, lam_med, lam_hi = noncentrality_interval(stat, d, None, confidence=confidence)
             details.update(statistic=stat)
             scale = alpha * c / 2.0
@@ -226,6 +236,8 @@ def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scal
             shift = z * math.sqrt(c) * math.exp(-log_b)  # relative; below 1e-100 here
             log_half_a = math.log(0.5 * alpha)
             lo, med, hi = (_exp_or_inf(log_half_a + 2.0 * (log_b + math.log1p(s))) for s in (-shift, 0.0, shift))
+            # exp of an argument ~700 known to a few ulps: widen the ends by 1e-12 relative
+            lo, hi = lo * (1.0 - 1e-12), hi * (1.0 + 1e-12)
             details.update(statistic=math.inf, log_statistic=log_stat)
     # a lower end beyond the largest double: that double is still below it (valid)
     lower = max(0.0, float(round_down(lo))) if math.isfinite(lo) else _BIG
