@@ -241,7 +241,7 @@ def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scal
             details.update(statistic=math.inf, log_statistic=log_stat)
     # a lower end beyond the largest double: that double is still below it (valid)
     lower = max(0.0, float(round_down(lo))) if math.isfinite(lo) else _BIG
-    upper = float(round_up(hi))
+    upper = float(round_up(hi)) if hi > 0.0 else 0.0  # 0: the {0} convention, exact
     value = min(max(med, lower), upper)
     return lower, float(value), upper, details
 
@@ -439,13 +439,13 @@ def unequal_interval(m2, ss_p, ss_q, n_p, n_q, d, alpha, confidence=0.95):
     R = _UnequalRegion(m2, ss_p, ss_q, n_p, n_q, d, alpha, confidence)
     details = {"variance_ratio": R.r_hat, "variance_ratio_interval": (R.r_lo, R.r_hi),
                "ratio_finite_below": R.rho, "pivot_level": R.level}
-    # point value: median-unbiased r, then median-unbiased theta given r
-    r_med = R.r_hat / float(sc.fdtri(R.k_p, R.k_q, 0.5))
-    value = R.D(R.theta(r_med, "med"), r_med)
     if R.r_lo >= R.rho:
         details["consistent_only_with_infinite_divergence"] = True
         details["finite_orders_below"] = R.r_lo / (R.r_lo - 1.0)
         return _BIG, math.inf, math.inf, details
+    # point value: median-unbiased r, then median-unbiased theta given r
+    r_med = R.r_hat / float(sc.fdtri(R.k_p, R.k_q, 0.5))
+    value = R.D(R.theta(r_med, "med"), r_med)
     lower, n_lo = _unequal_lower(R)
     if R.r_hi >= R.rho:
         upper, n_hi = math.inf, 0
