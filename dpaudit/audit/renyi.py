@@ -53,8 +53,9 @@ Orders: ``alpha`` must be finite and > 1 here (D_inf of two Gaussian laws is inf
 they coincide, so no finite-sample interval for it can be informative); the closed form
 :func:`gaussian_renyi` accepts ``alpha = inf``. Identical constant samples (every value of both
 samples equal) give value 0 and the interval [0, inf] with ``details["degenerate"]`` for the
-Gaussian methods: nothing separates P from Q, but with no spread nothing bounds the
-divergence either. Other zero-variance samples raise ValueError.
+fits that estimate variances (pooled ``"gaussian"``, ``"gaussian-unequal"``): nothing separates P
+from Q, but with no spread nothing bounds the divergence either. Other zero-variance samples
+raise ValueError there (with a known ``sigma`` no variance is estimated).
 """
 
 from __future__ import annotations
