@@ -1,0 +1,237 @@
+"""Choosing the attack, the neighbouring pair and the threshold rule on the SELECTION sample.
+
+Validity (auditing.md sec. 3; Bichsel et al., "DP-Sniper", S&P 2021, sec. IV): everything chosen
+here -- the attack family and its fitted parameters, the features, the neighbouring pair, the
+tie-breaking table, the threshold rule -- depends only on selection draws, which are independent
+of the evaluation draws that certify the bound. The selection sample of each candidate pair is
+split again: a *training* half fits each applicable family, the *validation* half scores it; the
+(pair, family) with the largest predicted bound on the validation half wins, and the validation
+scores of the winner are the "selection scores" from which the threshold is chosen (held-out
+rule) or from which a fixed grid is made (Bonferroni rule). The evaluation sample is never seen
+before the final Clopper-Pearson bounds.
+
+Randomised tie-breaking (DP-Sniper's threshold rule): a statistic with few distinct values (an
+empirical likelihood ratio over categories, a classifier on discrete outputs) is turned into the
+score ``code(s) + u``, where ``code`` is a monotone integer coding of the value (2i+1 for the i-th
+value of a table fixed at fit time, 2i for the gap below it) and ``u`` is a uniform draw from the
+auditor's own random stream, independent of everything else. A threshold ``t = c + 1 - gamma``
+then accepts the outputs with code > c fully and those with code = c with probability gamma: the
+randomised test of DP-Sniper. Its error counts are still binomial, because the coins are
+independent of the outputs; the coins come from a stream derived from the audit's seed
+(:func:`tiebreak_seed`), so the result does not depend on the number of workers.
+
+Threshold rules (``selection=``): ``"heldout"`` (choose on the selection scores, certify at
+beta), ``"bonferroni"`` (a grid fixed from the selection scores -- for tie-broken statistics the
+category boundaries themselves -- every test at beta/G), ``"combined"`` (both at beta/2, the
+larger bound; valid by the union bound) and ``"auto"`` (the rule fixed by the type of the chosen
+statistic before any evaluation draw: Bonferroni over the category boundaries for tie-broken
+statistics with at most ``MAX_BOUNDARY_GRID`` boundaries, held-out otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackFamily
+from dpaudit.audit.outputs import is_numeric_batch
+from dpaudit.audit.thresholds import select_test
+
+__all__ = ["TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
+           "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
+
+RULES = ("heldout", "bonferroni", "combined", "auto")
+#: tie-broken statistics with at most this many category boundaries get the Bonferroni rule under "auto"
+MAX_BOUNDARY_GRID = 64
+#: a fitted statistic whose training scores take at most this many distinct values is tie-broken
+MAX_TIE_VALUES = 4096
+#: spawn-key word of the tie-break stream of a chunk (distinct from the numbered children)
+TIEBREAK_KEY = 0xFFFF_FFF1
+
+
+def tiebreak_seed(seed_seq: np.random.SeedSequence) -> np.random.SeedSequence:
+    """The tie-break stream of a chunk: a fixed, distinct node of the seed's spawn tree.
+
+    Deterministic (a retried chunk gets the same coins) and independent of the sampler's stream.
+    """
+    return np.random.SeedSequence(entropy=seed_seq.entropy, spawn_key=tuple(seed_seq.spawn_key) + (TIEBREAK_KEY,),
+                                  pool_size=seed_seq.pool_size)
+
+
+class TieBreak:
+    """Monotone integer coding of a statistic's values plus the auditor's uniform coins (module docstring)."""
+
+    def __init__(self, values):
+        v = np.unique(np.asarray(values, dtype=float))
+        self.values = v[~np.isnan(v)]
+
+    def codes(self, scores) -> np.ndarray:
+        s = np.asarray(scores, dtype=float)
+        i = np.searchsorted(self.values, s, side="left")
+        exact = np.zeros(s.shape, bool)
+        inside = i < self.values.size
+        exact[inside] = self.values[i[inside]] == s[inside]
+        return 2 * i + exact
+
+    def __call__(self, scores, u) -> np.ndarray:
+        return self.codes(scores) + np.asarray(u, dtype=float)
+
+    @property
+    def size(self) -> int:
+        return int(self.values.size)
+
+
+def boundary_grid(tb: TieBreak) -> np.ndarray:
+    """Thresholds at every category boundary (t = 2i+1: accept s >= values[i]; t = 2K: accept nothing
+    above the table): deterministic tests only, fixed by the fitted table."""
+    return np.concatenate([2.0 * np.arange(tb.size) + 1.0, [2.0 * tb.size]])
+
+
+def resolve_families(statistic):
+    """The families to try for ``statistic`` ("auto", a family name, or a list of names/families)."""
+    if isinstance(statistic, str):
+        if statistic == "auto":
+            return list(ATTACK_FAMILIES)
+        statistic = [statistic]
+    out = []
+    for f in statistic:
+        if isinstance(f, AttackFamily):
+            out.append(f)
+        elif isinstance(f, str) and f in FAMILY_NAMES:
+            out.append(ATTACK_FAMILIES[FAMILY_NAMES.index(f)])
+        else:
+            raise ValueError(f"statistic must be a callable, 'auto', or attack family names from {FAMILY_NAMES}, "
+                             f"got {f!r}")
+    if not out:
+        raise ValueError("statistic: the list of attack families is empty")
+    return out
+
+
+def split_train_validation(batch):
+    """First half (training) and second half (validation) of a selection batch (independent draws)."""
+    n = len(batch)
+    h = max(1, n // 2)
+    return batch[:h], batch[h:]
+
+
+@dataclass
+class ChosenAttack:
+    """The winner of :func:`choose_attack` and the record of the contest."""
+
+    statistic: object
+    family: str
+    description: str
+    tiebreak: TieBreak | None
+    val0: np.ndarray
+    val1: np.ndarray
+    predicted: float
+    candidates: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+
+
+def _scores(stat, batch):
+    s = np.asarray(stat(batch), dtype=float).ravel()
+    if s.size != len(batch):
+        raise ValueError(f"statistic returned {s.size} scores for {len(batch)} outputs")
+    if np.any(np.isnan(s)):
+        raise ValueError("statistic returned NaN scores")
+    return s
+
+
+def _tiebreak_for(stat, train0, train1):
+    values = getattr(stat, "tie_values", None)
+    if values is None:
+        s = np.concatenate([_scores(stat, train0), _scores(stat, train1)])
+        values = np.unique(s)
+        if values.size > MAX_TIE_VALUES or values.size > max(2, s.size // 10):
+            return None
+    return TieBreak(values)
+
+
+def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: float, seed, u0=None, u1=None,
+                  features=None, label: str = "") -> ChosenAttack | None:
+    """Fit every applicable family on (train0, train1), score (val0, val1), keep the best.
+
+    ``u0, u1`` are the auditor's tie-break coins for the validation outputs (uniform [0, 1)).
+    Returns None when no family is applicable (the reasons are raised by the caller).
+    """
+    rng = np.random.default_rng(seed)
+    best, candidates, skipped = None, [], []
+    if u0 is None:
+        u0 = rng.random(len(val0))
+    if u1 is None:
+        u1 = rng.random(len(val1))
+    for fam in families:
+        ok, why = fam.applicable(train0, train1)
+        if not ok:
+            skipped.append({"family": fam.name, "reason": why, "pair": label})
+            continue
+        fit_seed = int(rng.integers(2**31 - 1))
+        stat = fam.fit(train0, train1, seed=fit_seed, features=features)
+        tb = _tiebreak_for(stat, train0, train1)
+        s0, s1 = _scores(stat, val0), _scores(stat, val1)
+        if tb is not None:
+            s0, s1 = tb(s0, u0), tb(s1, u1)
+        pred = select_test(s0, s1, delta=delta, beta=beta)
+        candidates.append({"family": fam.name, "description": stat.description, "predicted": float(pred["predicted"]),
+                           "tie_break": tb is not None, "pair": label})
+        if best is None or pred["predicted"] > best.predicted:
+            best = ChosenAttack(stat, fam.name, stat.description, tb, s0, s1, float(pred["predicted"]))
+    if best is not None:
+        best.candidates, best.skipped = candidates, skipped
+    return best
+
+
+def statdp_pairs(n: int, base: float = 1.0):
+    """The standard counterexample patterns of query-answer vectors (Ding et al., CCS 2018, Table 2;
+    also the patterns of DP-Sniper's input generator), each a (name, x, x') with ``||x - x'||_inf <= 1``.
+
+    one above / one below / one above rest below / one below rest above / half half /
+    all above / all below / x shape.
+    """
+    from dpaudit.core.validation import check_count
+
+    n = check_count(n, "n", minimum=1)
+    b = float(base)
+    one = np.full(n, b)
+    h = n // 2
+    pats = [
+        ("one above", one, np.concatenate([[b + 1], np.full(n - 1, b)])),
+        ("one below", one, np.concatenate([[b - 1], np.full(n - 1, b)])),
+        ("one above rest below", one, np.concatenate([[b + 1], np.full(n - 1, b - 1)])),
+        ("one below rest above", one, np.concatenate([[b - 1], np.full(n - 1, b + 1)])),
+        ("half half", one, np.concatenate([np.full(h, b - 1), np.full(n - h, b + 1)])),
+        ("all above", one, np.full(n, b + 1)),
+        ("all below", one, np.full(n, b - 1)),
+    ]
+    if n >= 2:
+        pats.append(("x shape", np.concatenate([np.full(h, b), np.full(n - h, b - 1)]),
+                     np.concatenate([np.full(h, b - 1), np.full(n - h, b)])))
+    return pats
+
+
+def describe_input(x) -> str:
+    """A short repr of an input for results."""
+    try:
+        a = np.asarray(x)
+        if a.dtype != object and a.size <= 20:
+            return np.array2string(a, separator=", ", threshold=20)
+        if a.dtype != object:
+            return np.array2string(a, separator=", ", threshold=8)
+    except (ValueError, TypeError):
+        pass
+    r = repr(x)
+    return r if len(r) <= 200 else r[:197] + "..."
+
+
+def leak_kind(family: str, statistic=None) -> str:
+    """'floating-point' when the winning statistic reads the binary representation of floats."""
+    if family in ("float-bits", "float-reachability") or getattr(statistic, "bit_level", False):
+        return "floating-point"
+    return "distribution"
+
+
+def numeric_or_objects(batch) -> str:
+    return "numeric" if is_numeric_batch(batch) else "objects"
+
