@@ -524,6 +524,9 @@ class AttackFamily:
     name = ""
     description = ""
     requires = None
+    #: False for families that learn nothing from the training half (then, alone and with a single
+    #: candidate pair, the whole selection sample chooses the threshold)
+    needs_fit = True
 
     def applicable(self, train0, train1) -> tuple[bool, str]:
         return True, ""
@@ -538,6 +541,7 @@ class AttackFamily:
 class ValueAttack(AttackFamily):
     name = "value"
     description = "the scalar output itself (both orientations)"
+    needs_fit = False
 
     def applicable(self, train0, train1):
         if not is_numeric_batch(train0) or train0.shape[1] != 1:

@@ -33,7 +33,7 @@ import zlib
 import numpy as np
 
 __all__ = ["as_output_batch", "canonical_key", "is_numeric_batch", "object_features", "row_keys", "NAN_KEY",
-           "describe_outputs"]
+           "describe_outputs", "batch_spec", "conform"]
 
 #: key of a NaN leaf (NaN != NaN as a float; the key compares equal to itself)
 NAN_KEY = ("<NaN>",)
@@ -76,10 +76,10 @@ def _numeric(raw):
     if isinstance(raw, np.ndarray):
         arr = raw
     else:
-        if isinstance(raw, (list, tuple)) and raw and not all(
-                isinstance(v, (numbers.Real, np.number, np.ndarray, list, tuple)) and not isinstance(v, str)
-                for v in raw):
-            return None
+        if isinstance(raw, (list, tuple)) and raw and not (
+                all(isinstance(v, (numbers.Real, np.number)) for v in raw)
+                or all(isinstance(v, np.ndarray) and v.dtype.kind in "biuf" for v in raw)):
+            return None  # lists of tuples, lists, None, strings...: the object representation
         try:
             with np.errstate(all="ignore"):
                 arr = np.asarray(raw)
@@ -180,3 +180,40 @@ def describe_outputs(batch) -> str:
         integral = bool(np.all(np.isnan(batch) | (batch == np.round(batch))))
         return f"numeric, {k} value{'s' if k != 1 else ''} per run ({'integer-valued' if integral else 'real'}, {special})"
     return "objects (canonical keys: variable-length, mixed or non-numeric outputs)"
+
+
+def batch_spec(batch) -> tuple:
+    """("numeric", k) or ("objects", None): the representation every later batch must have."""
+    return ("numeric", int(batch.shape[1])) if is_numeric_batch(batch) else ("objects", None)
+
+
+def conform(batch, spec):
+    """``batch`` in the representation ``spec`` of the first (selection) batch of the audit.
+
+    A numeric batch is turned into object keys when the audit's outputs are objects (a chunk whose
+    variable-length outputs happened to have equal lengths); an object batch into numbers when it
+    can be. Raises ``ValueError`` when the outputs changed form (e.g. another vector length).
+    """
+    kind, k = spec
+    if kind == "objects":
+        if not is_numeric_batch(batch):
+            return batch
+        out = np.empty(batch.shape[0], dtype=object)
+        for i, row in enumerate(batch.tolist()):
+            out[i] = canonical_key(row[0]) if batch.shape[1] == 1 else tuple(canonical_key(v) for v in row)
+        return out
+    if is_numeric_batch(batch):
+        if batch.shape[1] != k:
+            raise ValueError(f"the sampler returned {batch.shape[1]} values per run in one batch and {k} in another: "
+                             "return variable-length outputs as objects (e.g. one tuple per run) or pass encode=")
+        return batch
+    try:
+        rows = [[float("nan") if v == NAN_KEY else v for v in (key if isinstance(key, tuple) else (key,))]
+                for key in batch.tolist()]
+        arr = np.array(rows, dtype=float)
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.ndim != 2 or arr.shape[1] != k:
+        raise ValueError(f"the sampler returned numeric outputs of {k} values per run in one batch and other "
+                         "objects in another: return one form (or pass encode=)")
+    return arr

@@ -38,10 +38,12 @@ from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackF
 from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.thresholds import select_test
 
-__all__ = ["TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
+__all__ = ["BIT_LEVEL_FAMILIES", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
            "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
 
 RULES = ("heldout", "bonferroni", "combined", "auto")
+#: families that read the binary representation of floats (left out by statistic="auto-real")
+BIT_LEVEL_FAMILIES = ("float-bits",)
 #: tie-broken statistics with at most this many category boundaries get the Bonferroni rule under "auto"
 MAX_BOUNDARY_GRID = 64
 #: a fitted statistic whose training scores take at most this many distinct values is tie-broken
@@ -89,10 +91,14 @@ def boundary_grid(tb: TieBreak) -> np.ndarray:
 
 
 def resolve_families(statistic):
-    """The families to try for ``statistic`` ("auto", a family name, or a list of names/families)."""
+    """The families to try for ``statistic``: "auto" (all), "auto-real" (all but the bit-level ones:
+    the outputs are read as real numbers, so the audit is of the mathematical mechanism, not of its
+    floating-point implementation), a family name, or a list of names/families."""
     if isinstance(statistic, str):
         if statistic == "auto":
             return list(ATTACK_FAMILIES)
+        if statistic == "auto-real":
+            return [f for f in ATTACK_FAMILIES if f.name not in BIT_LEVEL_FAMILIES]
         statistic = [statistic]
     out = []
     for f in statistic:
