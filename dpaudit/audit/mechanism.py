@@ -298,7 +298,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
-                   chunk_size, executor, retries):
+                   chunk_size, executor, retries, n_eval=None):
     """Draw selection outputs for every candidate pair, fit and compare the families; the winner."""
     best = best_i = spec = None
     record, skipped, runs = [], [], 0
@@ -319,7 +319,7 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
         g = np.random.default_rng(tb_seed.spawn(len(candidates))[i])
         u0, u1 = g.random(len(va0)), g.random(len(va1))
         ch = choose_attack(tr0, tr1, va0, va1, families=families, delta=delta, beta=beta, seed=fit_seed.spawn(
-            len(candidates))[i], u0=u0, u1=u1, features=features, label=name)
+            len(candidates))[i], u0=u0, u1=u1, features=features, label=name, n_eval=n_eval)
         if ch is None:
             skipped.extend({"family": f.name, "reason": "not applicable", "pair": name} for f in families)
             continue
@@ -388,7 +388,7 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
     best, best_i, spec, record, skipped, runs = _select_attack(
         sampler, candidates=candidates, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit,
         families=families, delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size,
-        executor=executor, retries=retries)
+        executor=executor, retries=retries, n_eval=n_eval)
     _, a, b = candidates[best_i]
     tb = best.tiebreak
     ev0, ev1 = _run_pair(_AttackChunk(sampler, a, best.statistic, encode, spec, tb),

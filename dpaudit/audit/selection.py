@@ -36,7 +36,9 @@ import numpy as np
 
 from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackFamily
 from dpaudit.audit.outputs import is_numeric_batch
-from dpaudit.audit.thresholds import select_test
+from dpaudit.audit.binomial import cp_upper
+from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
 
 __all__ = ["BIT_LEVEL_FAMILIES", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
            "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
@@ -48,6 +50,8 @@ BIT_LEVEL_FAMILIES = ("float-bits",)
 MAX_BOUNDARY_GRID = 64
 #: a fitted statistic whose training scores take at most this many distinct values is tie-broken
 MAX_TIE_VALUES = 4096
+#: one-sided level of the validation rates in :func:`predict_bound`
+PREDICT_LEVEL = 0.2
 #: spawn-key word of the tie-break stream of a chunk (distinct from the numbered children)
 TIEBREAK_KEY = 0xFFFF_FFF1
 
@@ -136,6 +140,26 @@ class ChosenAttack:
     skipped: list = field(default_factory=list)
 
 
+def predict_bound(s0, s1, *, n_eval: int, delta: float, beta: float) -> float:
+    """The bound the evaluation would certify, predicted from validation scores: the best (threshold,
+    orientation) of the validation sample with its rates taken as the evaluation's expected rates
+    (counts ``rate * n_eval``, rounded up) and Clopper-Pearson at beta/2 per rate. Used only to
+    compare attacks and pairs on the selection sample (a heuristic: validity does not depend on it);
+    unlike a bound on the validation counts themselves, it does not lose small effects to the
+    smaller validation size."""
+    s0 = np.asarray(s0, dtype=float)
+    s1 = np.asarray(s1, dtype=float)
+    t = candidate_thresholds(s0, s1)
+    k_fp, k_fn = oriented_counts(s0, s1, t)
+    n = max(int(n_eval), 1)
+    # validation rates taken at an upper confidence level (PREDICT_LEVEL): a tail threshold with no
+    # validation error is not assumed error-free on the evaluation sample (winner's curse)
+    e_fp = np.minimum(np.ceil(cp_upper(k_fp, s0.size, PREDICT_LEVEL) * n), n)
+    e_fn = np.minimum(np.ceil(cp_upper(k_fn, s1.size, PREDICT_LEVEL) * n), n)
+    crit = epsilon_lower_from_rates(cp_upper(e_fp, n, beta / 2.0), cp_upper(e_fn, n, beta / 2.0), delta)
+    return float(np.max(crit))
+
+
 def _scores(stat, batch):
     s = np.asarray(stat(batch), dtype=float).ravel()
     if s.size != len(batch):
@@ -156,8 +180,9 @@ def _tiebreak_for(stat, train0, train1):
 
 
 def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: float, seed, u0=None, u1=None,
-                  features=None, label: str = "") -> ChosenAttack | None:
-    """Fit every applicable family on (train0, train1), score (val0, val1), keep the best.
+                  features=None, label: str = "", n_eval: int | None = None) -> ChosenAttack | None:
+    """Fit every applicable family on (train0, train1), score (val0, val1), keep the best by
+    :func:`predict_bound` at the evaluation size ``n_eval`` (default: the validation size).
 
     ``u0, u1`` are the auditor's tie-break coins for the validation outputs (uniform [0, 1)).
     Returns None when no family is applicable (the reasons are raised by the caller).
@@ -179,11 +204,11 @@ def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: f
         s0, s1 = _scores(stat, val0), _scores(stat, val1)
         if tb is not None:
             s0, s1 = tb(s0, u0), tb(s1, u1)
-        pred = select_test(s0, s1, delta=delta, beta=beta)
-        candidates.append({"family": fam.name, "description": stat.description, "predicted": float(pred["predicted"]),
+        pred = predict_bound(s0, s1, n_eval=n_eval or len(val0), delta=delta, beta=beta)
+        candidates.append({"family": fam.name, "description": stat.description, "predicted": pred,
                            "tie_break": tb is not None, "pair": label})
-        if best is None or pred["predicted"] > best.predicted:
-            best = ChosenAttack(stat, fam.name, stat.description, tb, s0, s1, float(pred["predicted"]))
+        if best is None or pred > best.predicted:
+            best = ChosenAttack(stat, fam.name, stat.description, tb, s0, s1, pred)
     if best is not None:
         best.candidates, best.skipped = candidates, skipped
     return best
