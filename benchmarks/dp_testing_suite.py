@@ -338,7 +338,12 @@ def _pairs(row, search: bool):
     if kind == "rappor":
         return None, 0.0, 1.0
     cands = [("DP-Sniper's pair", np.asarray(reported[0], float), np.asarray(reported[1], float))] if reported else []
-    if search:
+    if search and row[0].startswith("NoisyHist"):
+        # histograms: add/remove one record changes ONE bin by 1 (L1 neighbours, not the L_inf patterns)
+        base = np.ones(kind)
+        cands += [(f"bin {j} {'+' if d > 0 else '-'}1", base, base + d * np.eye(kind)[j]) for j in (0, kind - 1)
+                  for d in (1, -1)]
+    elif search:
         cands += [(nm, a, b) for nm, a, b in statdp_pairs(kind)]
     return cands, None, None
 

@@ -169,7 +169,8 @@ class _AttackChunk:
         if s.size != size:
             raise ValueError(f"statistic(outputs) returned {s.size} scores for {size} outputs")
         if self.tiebreak is not None:
-            s = self.tiebreak(s, np.random.default_rng(tiebreak_seed(seed_seq)).random(size))
+            u = np.random.default_rng(tiebreak_seed(seed_seq)).random(size) if self.tiebreak.randomize else 0.0
+            s = self.tiebreak(s, u)
         return s
 
 
@@ -203,8 +204,8 @@ def _candidate_pairs(x, x_prime, pairs):
 def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, trials: int = 10_000,
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
-                    features=None, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
-                    retries: int = DEFAULT_RETRIES) -> AuditResult:
+                    features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
+                    workers=None, retries: int = DEFAULT_RETRIES) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -248,6 +249,10 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         Applied to each raw output before the attacks see it (outputs that cannot be compared).
     features : callable(batch) -> (n, d) array, optional
         Features for the learned attacks (logistic, mlp) instead of the defaults.
+    randomize_ties : bool
+        DP-Sniper's randomised tie-breaking at the threshold for statistics with few values (the
+        auditor's own coins, seeded from ``seed``); off by default (measured worse, see
+        :mod:`dpaudit.audit.selection`).
     chunk_size : int
         Trials per chunk (part of the random-stream layout: the result depends on ``seed``,
         ``trials`` and ``chunk_size`` only).
@@ -291,14 +296,15 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
             check_picklable(ex, encode, "encode")
         common = dict(epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, statistic=statistic,
                       families=families, root=root, selection_fraction=selection_fraction, candidates=candidates,
-                      encode=encode, features=features, chunk_size=chunk_size, executor=ex, retries=retries)
+                      encode=encode, features=features, randomize_ties=bool(randomize_ties), chunk_size=chunk_size,
+                      executor=ex, retries=retries)
         if method == "one-run":
             return _audit_one_run(sampler, **common)
         return _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
-                   chunk_size, executor, retries, n_eval=None):
+                   chunk_size, executor, retries, n_eval=None, randomize_ties=False):
     """Draw selection outputs for every candidate pair, fit and compare the families; the winner."""
     best = best_i = spec = None
     record, skipped, runs = [], [], 0
@@ -319,7 +325,8 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
         g = np.random.default_rng(tb_seed.spawn(len(candidates))[i])
         u0, u1 = g.random(len(va0)), g.random(len(va1))
         ch = choose_attack(tr0, tr1, va0, va1, families=families, delta=delta, beta=beta, seed=fit_seed.spawn(
-            len(candidates))[i], u0=u0, u1=u1, features=features, label=name, n_eval=n_eval)
+            len(candidates))[i], u0=u0, u1=u1, features=features, label=name, n_eval=n_eval,
+            randomize_ties=randomize_ties)
         if ch is None:
             skipped.extend({"family": f.name, "reason": "not applicable", "pair": name} for f in families)
             continue
@@ -339,7 +346,9 @@ def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec
         "attack": {"family": best.family, "description": best.description,
                    "selected_on": f"fitted on the first half and compared on the second half of {n_sel} selection "
                                   "runs per input (independent of the evaluation runs)",
-                   "predicted": best.predicted, "tie_break": best.tiebreak is not None,
+                   "predicted": best.predicted,
+                   "tie_break": None if best.tiebreak is None else
+                   ("randomised (auditor's coins)" if best.tiebreak.randomize else "category codes (deterministic)"),
                    "leak": leak_kind(best.family, best.statistic), "candidates": record, "skipped": skipped},
         "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": int(best_i), "name": name,
                    "candidates": [c[0] for c in candidates]},
@@ -349,7 +358,7 @@ def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec
 
 
 def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, method, selection,
-                      selection_fraction, grid, candidates, encode, features, chunk_size, executor,
+                      selection_fraction, grid, candidates, encode, features, randomize_ties, chunk_size, executor,
                       retries) -> AuditResult:
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     s_tb, s_fit, s_pairs = root.spawn(3)  # children 4, 5, 6: the four streams above are unchanged
@@ -388,7 +397,7 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
     best, best_i, spec, record, skipped, runs = _select_attack(
         sampler, candidates=candidates, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit,
         families=families, delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size,
-        executor=executor, retries=retries, n_eval=n_eval)
+        executor=executor, retries=retries, n_eval=n_eval, randomize_ties=randomize_ties)
     _, a, b = candidates[best_i]
     tb = best.tiebreak
     ev0, ev1 = _run_pair(_AttackChunk(sampler, a, best.statistic, encode, spec, tb),
@@ -397,11 +406,13 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
     runs += 2 * n_eval
     rule, rule_grid, why = selection, None, "requested"
     boundaries = boundary_grid(tb) if tb is not None else None
-    if selection == "auto":
-        if boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
+    if selection == "auto":  # measured in docs/attacks-benchmark.md ("threshold rules")
+        if tb is not None and tb.size <= 2:
+            rule, why = "heldout", f"statistic with {tb.size} values: held-out (the choice of test is easy)"
+        elif boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
             rule, why = "bonferroni", f"statistic with {tb.size} values: Bonferroni over its category boundaries"
         else:
-            rule, why = "heldout", "continuous statistic: held-out threshold"
+            rule, why = "heldout", "statistic with many values: held-out threshold"
     if rule in ("bonferroni", "combined") and boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
         rule_grid = boundaries
     details = _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, describe_outputs_of(spec))
@@ -454,7 +465,7 @@ class _OneRunMechanism:
 
 
 def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, selection_fraction,
-                   candidates, encode, features, chunk_size, executor, retries) -> AuditResult:
+                   candidates, encode, features, randomize_ties, chunk_size, executor, retries) -> AuditResult:
     """One-run audit of a mechanism (Steinke, Nasr, Jagielski 2023): ``trials`` canaries in the main
     run, ``selection_fraction`` of them as the calibration run; the statistic (and pair) is fitted on
     separate two-sample draws of half the calibration size per input."""
@@ -478,7 +489,7 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
         best, best_i, spec, record, skipped, runs = _select_attack(
             sampler, candidates=candidates, n_sel=n_fit, seeds=seeds, tb_seed=s_tb, fit_seed=s_fit, families=families,
             delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size, executor=executor,
-            retries=retries)
+            retries=retries, randomize_ties=randomize_ties)
         stat, tb = best.statistic, best.tiebreak
         details.update(_attack_details(best, best_i, candidates, record, skipped, n_fit, runs + m_cal + m,
                                        describe_outputs_of(spec)))

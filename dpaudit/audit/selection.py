@@ -10,22 +10,33 @@ scores of the winner are the "selection scores" from which the threshold is chos
 rule) or from which a fixed grid is made (Bonferroni rule). The evaluation sample is never seen
 before the final Clopper-Pearson bounds.
 
-Randomised tie-breaking (DP-Sniper's threshold rule): a statistic with few distinct values (an
-empirical likelihood ratio over categories, a classifier on discrete outputs) is turned into the
-score ``code(s) + u``, where ``code`` is a monotone integer coding of the value (2i+1 for the i-th
+Statistics with few distinct values (an empirical likelihood ratio over categories, a classifier
+on discrete outputs) are coded by ``code(s)``, a monotone integer coding of the value (2i+1 for
+the i-th value of a table fixed at fit time, 2i for the gap below it); the thresholds that matter
+are then the category boundaries. Randomised tie-breaking (DP-Sniper's threshold rule;
+``randomize_ties=True``) turns this into the score ``code(s) + u``, where ``code`` is a monotone integer coding of the value (2i+1 for the i-th
 value of a table fixed at fit time, 2i for the gap below it) and ``u`` is a uniform draw from the
 auditor's own random stream, independent of everything else. A threshold ``t = c + 1 - gamma``
 then accepts the outputs with code > c fully and those with code = c with probability gamma: the
 randomised test of DP-Sniper. Its error counts are still binomial, because the coins are
 independent of the outputs; the coins come from a stream derived from the audit's seed
-(:func:`tiebreak_seed`), so the result does not depend on the number of workers.
+(:func:`tiebreak_seed`), so the result does not depend on the number of workers. It is off by
+default: for the Kairouz-Oh-Viswanath bound a randomised test is never better in expectation than
+the deterministic test at the category boundary next to it (accepting a fraction gamma of a
+category scales its true and false positives alike, and the delta term and the Clopper-Pearson
+margin only get worse), and measured on randomized response (eps = 0.15, 3,000 trials, 100 seeds)
+the randomised held-out rule certified nothing in 71% of runs against 2% for the deterministic one.
 
 Threshold rules (``selection=``): ``"heldout"`` (choose on the selection scores, certify at
 beta), ``"bonferroni"`` (a grid fixed from the selection scores -- for tie-broken statistics the
 category boundaries themselves -- every test at beta/G), ``"combined"`` (both at beta/2, the
 larger bound; valid by the union bound) and ``"auto"`` (the rule fixed by the type of the chosen
-statistic before any evaluation draw: Bonferroni over the category boundaries for tie-broken
-statistics with at most ``MAX_BOUNDARY_GRID`` boundaries, held-out otherwise).
+statistic before any evaluation draw: held-out for statistics with at most 2 values, Bonferroni
+over the category boundaries for statistics with at most ``MAX_BOUNDARY_GRID`` boundaries,
+held-out for continuous ones). Measured over 100 seeds at 3,000 trials (zero rate / mean bound):
+randomized response eps = 0.15, binary score: held-out 2% / 0.064, Bonferroni 16% / 0.036,
+combined 7% / 0.052; discrete Laplace eps = 0.2, empirical likelihood ratio: held-out 100% / 0,
+Bonferroni 77% / 0.0042, combined 86% / 0.0025.
 """
 
 from __future__ import annotations
@@ -66,11 +77,13 @@ def tiebreak_seed(seed_seq: np.random.SeedSequence) -> np.random.SeedSequence:
 
 
 class TieBreak:
-    """Monotone integer coding of a statistic's values plus the auditor's uniform coins (module docstring)."""
+    """Monotone integer coding of a statistic's values, plus (``randomize=True``) the auditor's
+    uniform coins (module docstring)."""
 
-    def __init__(self, values):
+    def __init__(self, values, randomize: bool = False):
         v = np.unique(np.asarray(values, dtype=float))
         self.values = v[~np.isnan(v)]
+        self.randomize = bool(randomize)
 
     def codes(self, scores) -> np.ndarray:
         s = np.asarray(scores, dtype=float)
@@ -81,7 +94,8 @@ class TieBreak:
         return 2 * i + exact
 
     def __call__(self, scores, u) -> np.ndarray:
-        return self.codes(scores) + np.asarray(u, dtype=float)
+        c = self.codes(scores).astype(float)
+        return c + np.asarray(u, dtype=float) if self.randomize else c
 
     @property
     def size(self) -> int:
@@ -89,9 +103,11 @@ class TieBreak:
 
 
 def boundary_grid(tb: TieBreak) -> np.ndarray:
-    """Thresholds at every category boundary (t = 2i+1: accept s >= values[i]; t = 2K: accept nothing
-    above the table): deterministic tests only, fixed by the fitted table."""
-    return np.concatenate([2.0 * np.arange(tb.size) + 1.0, [2.0 * tb.size]])
+    """Thresholds at every category boundary, deterministic tests only, fixed by the fitted table:
+    "accept s > values[i]" for each i and "accept everything" (codes are 2i+1 on values[i])."""
+    if tb.randomize:  # code + u > 2i + 1 accepts codes >= 2i + 1 (u > 0 almost surely): s >= values[i]
+        return np.concatenate([2.0 * np.arange(tb.size) + 1.0, [2.0 * tb.size]])
+    return np.concatenate([[0.5], 2.0 * np.arange(tb.size) + 1.5])
 
 
 def resolve_families(statistic):
@@ -169,18 +185,19 @@ def _scores(stat, batch):
     return s
 
 
-def _tiebreak_for(stat, train0, train1):
+def _tiebreak_for(stat, train0, train1, randomize):
     values = getattr(stat, "tie_values", None)
     if values is None:
         s = np.concatenate([_scores(stat, train0), _scores(stat, train1)])
         values = np.unique(s)
         if values.size > MAX_TIE_VALUES or values.size > max(2, s.size // 10):
             return None
-    return TieBreak(values)
+    return TieBreak(values, randomize)
 
 
 def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: float, seed, u0=None, u1=None,
-                  features=None, label: str = "", n_eval: int | None = None) -> ChosenAttack | None:
+                  features=None, label: str = "", n_eval: int | None = None,
+                  randomize_ties: bool = False) -> ChosenAttack | None:
     """Fit every applicable family on (train0, train1), score (val0, val1), keep the best by
     :func:`predict_bound` at the evaluation size ``n_eval`` (default: the validation size).
 
@@ -200,7 +217,7 @@ def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: f
             continue
         fit_seed = int(rng.integers(2**31 - 1))
         stat = fam.fit(train0, train1, seed=fit_seed, features=features)
-        tb = _tiebreak_for(stat, train0, train1)
+        tb = _tiebreak_for(stat, train0, train1, randomize_ties)
         s0, s1 = _scores(stat, val0), _scores(stat, val1)
         if tb is not None:
             s0, s1 = tb(s0, u0), tb(s1, u1)
