@@ -38,6 +38,7 @@ Usage::
 
     nice -n 10 python benchmarks/dp_testing_suite.py table --trials 100000 1000000
     nice -n 10 python benchmarks/dp_testing_suite.py false-alarms --seeds 200 --trials 20000
+    nice -n 10 python benchmarks/dp_testing_suite.py one-run-rate --audits 20000
 """
 
 from __future__ import annotations
@@ -348,7 +349,14 @@ def _pairs(row, search: bool):
     return cands, None, None
 
 
-def audit_row(row, trials, seed, *, search=True, statistic="auto"):
+#: mechanisms released in textbook floating point whose row is about their MATHEMATICAL leak: audited with
+#: statistic="auto-real" (the bit-level leak of textbook floats is shown by the "(textbook float)" rows)
+REAL_ONLY = ("SVT3 (Alg. 3, value)", "SVT34Parallel", "ReportNoisyMax4 (Exp, value)")
+
+
+def audit_row(row, trials, seed, *, search=True, statistic=None):
+    if statistic is None:
+        statistic = "auto-real" if row[0] in REAL_ONLY else "auto"
     pairs, x, xp = _pairs(row, search)
     t = time.perf_counter()
     res = audit_mechanism(row[1], x, xp, epsilon=_claim(row), delta=row[3], trials=trials, seed=seed, pairs=pairs,
@@ -372,6 +380,8 @@ def table(trial_list, seed=0, search=True, names=None):
             a = res.details.get("attack", {})
             inp = res.details.get("inputs", {})
             fam = a.get("family", "?") + (" (float leak)" if a.get("leak") == "floating-point" else "")
+            if row[0] in REAL_ONLY:
+                fam += " [auto-real]"
             print(f"| {row[0]} | {_claim(row):.4g} | {row[4]} | {n:,} | {res.epsilon_lower:.4f} | "
                   f"{'YES' if res.violation else 'no'} | {fam} | {inp.get('name', '')} | "
                   f"{_fmt(row[8])} / {_fmt(row[9])} | {_fmt(row[10])} / {_fmt(row[11])} | {sec:.1f} |", flush=True)
@@ -396,6 +406,35 @@ def false_alarms(seeds, trials, names=None, search=False):
               f"[{lo:.3f}, {hi:.3f}] | {np.mean(bounds):.4f} | {sec:.2f} |", flush=True)
 
 
+def _rr_inclusion(eps):
+    p = math.exp(eps) / (1 + math.exp(eps))
+
+    def run(coins, seed):
+        g = np.random.default_rng(seed)
+        return np.where(g.random(coins.shape) < p, coins, ~coins).astype(float)
+
+    return run
+
+
+def one_run_rate(audits, m=1000):
+    """False-alarm rate of the one-run audit when the claim is exact: randomized response of each
+    canary's inclusion bit (exactly eps-DP per canary, the worst case of the SNJ bound)."""
+    from dpaudit.audit.one_run import one_run_protocol
+
+    print("| eps (= claim) | canaries m | guesses | audits | false alarms | rate | 95% Clopper-Pearson | mean bound |")
+    print("|---|---|---|---|---|---|---|---|")
+    for eps in (0.5, 1.0, 2.0):
+        for guesses in (None, m // 10):
+            res = one_run_protocol(_rr_inclusion(eps), m=m, m_calibration=m, seed=int(eps * 100) + (guesses or 0),
+                                   audits=audits, guesses=guesses)
+            hits = int(np.sum(res["epsilon_lower"] > eps))
+            lo = cp_lower(hits, audits, 0.025) if hits else 0.0
+            hi = cp_upper(hits, audits, 0.025)
+            g = "calibrated (k_in, k_out)" if guesses is None else f"fixed {guesses} + {guesses}"
+            print(f"| {eps} | {m} | {g} | {audits:,} | {hits} | {hits / audits:.4f} | [{lo:.4f}, {hi:.4f}] | "
+                  f"{np.mean(res['epsilon_lower']):.3f} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -409,8 +448,12 @@ def main(argv=None) -> int:
     f.add_argument("--trials", type=int, default=20_000)
     f.add_argument("--only", nargs="*", default=None)
     f.add_argument("--search", action="store_true")
+    o = sub.add_parser("one-run-rate")
+    o.add_argument("--audits", type=int, default=20_000)
     a = ap.parse_args(argv)
-    if a.cmd == "table":
+    if a.cmd == "one-run-rate":
+        one_run_rate(a.audits)
+    elif a.cmd == "table":
         table(a.trials, a.seed, search=not a.no_search, names=a.only)
     else:
         false_alarms(a.seeds, a.trials, names=a.only, search=a.search)

@@ -170,3 +170,17 @@ def test_auto_sound_200_seeds(statistic, sampler, claim):
     hits = sum(audit_mechanism(sampler, 0, 1, epsilon=claim, trials=1_000, seed=9_000 + s,
                                statistic=statistic).violation for s in range(R))
     assert hits <= _limit(R), hits
+
+
+def test_laplace_lr_statistic_does_not_read_low_bits_regression():
+    """Before issue 15 laplace_lr_statistic returned +-1/b only up to a few ulps outside [l0, l1], by an
+    amount set by the low bits of the output: on a textbook floating-point histogram the threshold test
+    then read the last bits and blamed the noise scale. Its saturated values are now exact."""
+    from dpaudit.audit import laplace_lr_statistic
+
+    st = laplace_lr_statistic([1.0, 1.0, 1.0], [2.0, 1.0, 1.0], 0.5)
+    rng = np.random.default_rng(0)
+    o = np.array([1.0, 1.0, 1.0]) + rng.laplace(0.0, 200.0, (2_000, 3))
+    s = st(o)
+    outside = (o[:, 0] < 1.0) | (o[:, 0] > 2.0)
+    assert set(np.unique(s[outside]).tolist()) == {-2.0, 2.0}
