@@ -20,8 +20,11 @@ Re-implemented from the papers (vectorised over trials with numpy; no code copie
   numerical SVT (correct).
 * Mironov, "On significance of the least significant bits for differential privacy", CCS 2012:
   the textbook floating-point Laplace ``x + Laplace(b)`` in doubles (not DP at all), and the
-  snapping mechanism, used here for every CORRECT mechanism that releases real numbers (scale
-  (1 + B 2^-49)/eps, output clamped to [-B, B] and rounded to the smallest power of two >= scale).
+  snapping mechanism (scale (1 + B 2^-49)/eps, output clamped to [-B, B] and rounded to the
+  smallest power of two >= scale), the safe Laplace baseline. The other mechanisms that release
+  real numbers use numpy's (textbook) noise, as the papers' code does, and are audited with
+  ``statistic="auto-real"`` (outputs read as real numbers: the mathematical mechanism); audited
+  with ``"auto"`` they are all caught by the bit-level attack, as the "(textbook float)" rows show.
 * baselines: Laplace (snapped) and a discrete Gaussian (Canonne, Kamath, Steinke, NeurIPS 2020),
   exact, claim from its zCDP rho = 1/(2 sigma^2); and their textbook floating-point versions.
 
@@ -108,7 +111,7 @@ def gaussian_textbook(x, rng, size):
 
 def noisy_hist_correct(x, rng, size):
     a = _vec(x)
-    return snapped_laplace(a[None, :], EPS, rng, (size, a.size))
+    return a[None, :] + rng.laplace(0.0, 1.0 / EPS, (size, a.size))
 
 
 def noisy_hist_textbook(x, rng, size):
@@ -118,7 +121,7 @@ def noisy_hist_textbook(x, rng, size):
 
 def noisy_hist_wrong_scale(x, rng, size):
     a = _vec(x)
-    return snapped_laplace(a[None, :], 1.0 / EPS, rng, (size, a.size))  # scale eps instead of 1/eps
+    return a[None, :] + rng.laplace(0.0, EPS, (size, a.size))  # scale eps instead of 1/eps
 
 
 def rnm_laplace_index(x, rng, size):
@@ -133,7 +136,7 @@ def rnm_exp_index(x, rng, size):
 
 def rnm_laplace_value(x, rng, size):
     a = _vec(x)
-    return np.max(snapped_laplace(a[None, :], EPS / 2.0, rng, (size, a.size)), axis=1)
+    return np.max(a[None, :] + rng.laplace(0.0, 2.0 / EPS, (size, a.size)), axis=1)
 
 
 def rnm_exp_value(x, rng, size):
@@ -218,7 +221,7 @@ def numerical_svt(x, rng, size, c=2, t=1.0):
     rho1 = rng.laplace(0, 3 / EPS, (size, 1))
     rho2 = rng.laplace(0, 6 * c / EPS, (size, a.size))
     above = a[None, :] + rho2 >= t + rho1
-    z = snapped_laplace(a[None, :], EPS / (3 * c), rng, (size, a.size))
+    z = a[None, :] + rng.laplace(0.0, 3 * c / EPS, (size, a.size))
     codes = _svt_cutoff(above, c)
     return np.where(codes == -1, -1000.0, np.where(above, z, 0.0))
 
@@ -247,16 +250,16 @@ def one_time_rappor(x, rng, size, f=0.95):
 
 def prefix_sum_correct(x, rng, size):
     a = _vec(x)
-    return np.cumsum(snapped_laplace(a[None, :], EPS / a.size, rng, (size, a.size), B=1e4), axis=1)
+    return np.cumsum(a[None, :] + rng.laplace(0.0, a.size / EPS, (size, a.size)), axis=1)
 
 
 def prefix_sum_incorrect(x, rng, size):
     a = _vec(x)
-    return np.cumsum(snapped_laplace(a[None, :], EPS, rng, (size, a.size), B=1e4), axis=1)
+    return np.cumsum(a[None, :] + rng.laplace(0.0, 1.0 / EPS, (size, a.size)), axis=1)
 
 
 def laplace_parallel(x, rng, size):
-    return snapped_laplace(float(_vec(x)[0]), EPS / 20, rng, (size, 20), B=1e4)
+    return float(_vec(x)[0]) + rng.laplace(0.0, 20 / EPS, (size, 20))
 
 
 # ------------------------------------------------------------------------------ table
@@ -282,7 +285,7 @@ MECHANISMS = [
     ("Gaussian (discrete)", gaussian_discrete, None, 1e-5, "<= claim", True, "scalar", None, None, None, None, None),
     ("Gaussian (textbook float)", gaussian_textbook, None, 1e-5, "inf (float)", False, "scalar", None, None, None,
      None, None),
-    ("NoisyHist1 (correct, snapped)", noisy_hist_correct, EPS, 0.0, "<= 0.1", True, 5,
+    ("NoisyHist1 (correct)", noisy_hist_correct, EPS, 0.0, "<= 0.1", True, 5,
      ([1, 1, 1, 1, 1], [2, 1, 1, 1, 1]), 0.0955, 0.0901, 0.0828, 0.0994),
     ("NoisyHist1 (textbook float)", noisy_hist_textbook, EPS, 0.0, "inf (float)", False, 5,
      ([1, 1, 1, 1, 1], [2, 1, 1, 1, 1]), None, None, None, None),
@@ -349,9 +352,12 @@ def _pairs(row, search: bool):
     return cands, None, None
 
 
-#: mechanisms released in textbook floating point whose row is about their MATHEMATICAL leak: audited with
-#: statistic="auto-real" (the bit-level leak of textbook floats is shown by the "(textbook float)" rows)
-REAL_ONLY = ("SVT3 (Alg. 3, value)", "SVT34Parallel", "ReportNoisyMax4 (Exp, value)")
+#: mechanisms released in textbook floating point (numpy noise, as in DP-Sniper's code) whose row is about
+#: the MATHEMATICAL mechanism: audited with statistic="auto-real" (outputs read as real numbers). The
+#: bit-level leak of textbook floats is what the "(textbook float)" rows show, audited with "auto".
+REAL_ONLY = ("NoisyHist1 (correct)", "NoisyHist2 (scale eps)", "ReportNoisyMax3 (Lap, value)",
+             "ReportNoisyMax4 (Exp, value)", "SVT3 (Alg. 3, value)", "SVT34Parallel", "NumericalSVT (correct)",
+             "PrefixSum (correct, Lap(n/eps))", "PrefixSum (incorrect, Lap(1/eps))", "LaplaceParallel (20 x 0.005)")
 
 
 def audit_row(row, trials, seed, *, search=True, statistic=None):

@@ -48,6 +48,7 @@ _EXPORTS = {
     "gaussian_lr_statistic": "dpaudit.audit.attacks",
     "empirical_lr_statistic": "dpaudit.audit.attack_families",
     "logistic_statistic": "dpaudit.audit.attack_families",
+    "naive_bayes_statistic": "dpaudit.audit.attack_families",
     "mlp_statistic": "dpaudit.audit.attack_families",
     "float_bits_statistic": "dpaudit.audit.attack_families",
     "float_reachability_statistic": "dpaudit.audit.attack_families",

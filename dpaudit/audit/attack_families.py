@@ -23,6 +23,11 @@ Families (``auto`` tries the applicable ones, :func:`dpaudit.audit.selection.cho
     (Jeffreys, 1/2) smoothing, and the score is the estimated log-likelihood ratio
     log p1(o)/p0(o). The Neyman-Pearson test for discrete outputs (SVT answer lists, noisy-max
     indices, RAPPOR bit vectors) when the support is small.
+``naive-bayes``
+    per-coordinate empirical log-likelihood ratios on quantile bins, summed over the coordinates of
+    a numeric output and (for vectors) their first differences: the learned Neyman-Pearson
+    statistic when coordinates are independent (noisy histograms), or their increments are
+    (prefix sums).
 ``logistic``
     L2-regularised logistic regression on features (:func:`default_features`, or the user's
     ``features``), fitted with L-BFGS (scipy) on the full training batch; the score is the logit
@@ -54,7 +59,8 @@ from dpaudit.audit.outputs import is_numeric_batch, object_features, row_keys
 from dpaudit.core.validation import check_count
 
 __all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
-           "FloatBitsAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features", "empirical_lr_statistic",
+           "FloatBitsAttack", "NaiveBayesAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features",
+           "empirical_lr_statistic", "naive_bayes_statistic",
            "logistic_statistic", "mlp_statistic", "float_bits_statistic", "float_reachability_statistic",
            "sklearn_available"]
 
@@ -287,6 +293,65 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
         desc = f"empirical likelihood ratio over output keys hashed into {max_categories} buckets"
     table = _CategoryTable(enc(a), enc(b), alpha)
     return _EmpiricalLR(enc, table, desc)
+
+
+class _NaiveBayes(FittedStatistic):
+    family = "naive-bayes"
+
+    def __init__(self, diffs, edges, specials, tables, description):
+        self.diffs, self.edges, self.specials, self.tables = diffs, edges, specials, tables
+        self.description = description
+
+    def columns(self, batch):
+        b = _numeric_or_raise(batch, "the naive-Bayes attack")
+        if self.diffs and b.shape[1] > 1:
+            with np.errstate(invalid="ignore"):
+                b = np.concatenate([b, np.diff(b, axis=1)], axis=1)
+        return b
+
+    def __call__(self, batch):
+        b = self.columns(batch)
+        if b.shape[1] != len(self.tables):
+            raise ValueError(f"outputs give {b.shape[1]} columns, the attack was fitted on {len(self.tables)}")
+        enc = _Encoder("binned", edges=self.edges, specials=self.specials, radix=np.zeros(len(self.tables), np.int64))
+        codes = enc.bins(b)
+        out = np.zeros(b.shape[0])
+        for j, t in enumerate(self.tables):
+            out += t(codes[:, j])
+        return out
+
+
+def naive_bayes_statistic(train0, train1, *, bins: int | None = None, differences: bool = True, alpha: float = 0.5):
+    """Sum over coordinates (and, for vectors, their first differences) of per-coordinate empirical
+    log-likelihood ratios on quantile bins (special values kept as their own bins).
+
+    The Neyman-Pearson statistic when the coordinates are independent given the input (noisy
+    histograms: a Laplace likelihood ratio per bin, learned); the first differences make the
+    increments of cumulative releases (prefix sums) independent coordinates too.
+    """
+    a = _numeric_or_raise(train0, "the naive-Bayes attack")
+    b = _numeric_or_raise(train1, "the naive-Bayes attack")
+    diffs = bool(differences) and a.shape[1] > 1
+    proto = _NaiveBayes(diffs, None, None, [None] * (2 * a.shape[1] - 1 if diffs else a.shape[1]), "")
+    ca, cb = proto.columns(a), proto.columns(b)
+    per = bins if bins is not None else int(np.clip(min(ca.shape[0], cb.shape[0]) // 200, 4, 64))
+    both = np.concatenate([ca, cb])
+    specials, edges = [], []
+    for j in range(both.shape[1]):
+        col = both[:, j]
+        sp = _special_values(col)
+        mask = np.isfinite(col)
+        for v in sp:
+            if not math.isnan(v):
+                mask &= col != v
+        specials.append(sp)
+        edges.append(_quantile_edges(col[mask], per))
+    enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
+    c0, c1 = enc.bins(ca), enc.bins(cb)
+    tables = [_CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
+    what = f"{a.shape[1]} coordinate(s)" + (" and their first differences" if diffs else "")
+    return _NaiveBayes(diffs, edges, specials, tables,
+                       f"naive-Bayes empirical likelihood ratio over {what} ({per} quantile bins each)")
 
 
 # ------------------------------------------------------------------------------ features
@@ -581,6 +646,19 @@ class EmpiricalLRAttack(AttackFamily):
         return empirical_lr_statistic(train0, train1, max_categories=self.max_categories)
 
 
+class NaiveBayesAttack(AttackFamily):
+    name = "naive-bayes"
+    description = "sum of per-coordinate empirical likelihood ratios (values and first differences)"
+
+    def applicable(self, train0, train1):
+        if not is_numeric_batch(train0):
+            return False, "needs numeric outputs of a fixed length"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return naive_bayes_statistic(train0, train1)
+
+
 class LogisticAttack(AttackFamily):
     name = "logistic"
     description = "logistic regression on features (DP-Sniper's classifier)"
@@ -621,6 +699,6 @@ class FloatBitsAttack(AttackFamily):
 
 
 #: the families ``statistic="auto"`` tries, in this order
-ATTACK_FAMILIES = (ValueAttack(), ProjectionAttack(), EmpiricalLRAttack(), LogisticAttack(), MLPAttack(),
-                   FloatBitsAttack())
+ATTACK_FAMILIES = (ValueAttack(), ProjectionAttack(), EmpiricalLRAttack(), NaiveBayesAttack(), LogisticAttack(),
+                   MLPAttack(), FloatBitsAttack())
 FAMILY_NAMES = tuple(f.name for f in ATTACK_FAMILIES)

@@ -62,7 +62,7 @@ MAX_BOUNDARY_GRID = 64
 #: a fitted statistic whose training scores take at most this many distinct values is tie-broken
 MAX_TIE_VALUES = 4096
 #: one-sided level of the validation rates in :func:`predict_bound`
-PREDICT_LEVEL = 0.2
+PREDICT_LEVEL = 0.05
 #: spawn-key word of the tie-break stream of a chunk (distinct from the numbered children)
 TIEBREAK_KEY = 0xFFFF_FFF1
 
