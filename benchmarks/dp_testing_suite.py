@@ -42,6 +42,7 @@ Usage::
     nice -n 10 python benchmarks/dp_testing_suite.py table --trials 100000 1000000
     nice -n 10 python benchmarks/dp_testing_suite.py false-alarms --seeds 200 --trials 20000
     nice -n 10 python benchmarks/dp_testing_suite.py one-run-rate --audits 20000
+    nice -n 10 python benchmarks/dp_testing_suite.py rules --seeds 100
 """
 
 from __future__ import annotations
@@ -441,6 +442,31 @@ def one_run_rate(audits, m=1000):
                   f"{np.mean(res['epsilon_lower']):.3f} |", flush=True)
 
 
+def _rr015(x, rng, size):
+    keep = rng.random(size) < math.exp(0.15) / (1 + math.exp(0.15))
+    return np.where(keep, x, 1 - x).astype(float)
+
+
+def _geo02(x, rng, size):
+    p = 1.0 - math.exp(-0.2)
+    return x + rng.geometric(p, size) - rng.geometric(p, size)
+
+
+def rules(seeds):
+    """Threshold rules on small effects: share of runs certifying exactly 0, and the mean bound."""
+    print("| mechanism (true eps) | statistic | trials/input | rule | seeds | certifies 0 | mean bound |")
+    print("|---|---|---|---|---|---|---|")
+    for name, mech, eps, stat in (("randomized response (0.15)", _rr015, 0.15, "value"),
+                                  ("discrete Laplace (0.2)", _geo02, 0.2, "empirical-lr")):
+        for rule, rnd in (("heldout", False), ("bonferroni", False), ("combined", False), ("auto", False),
+                          ("heldout", True)):
+            b = np.array([audit_mechanism(mech, 0, 1, epsilon=eps, trials=3_000, seed=s, statistic=stat, selection=rule,
+                                          randomize_ties=rnd).epsilon_lower for s in range(seeds)])
+            label = rule + (", randomised ties" if rnd else "")
+            print(f"| {name} | {stat} | 3,000 | {label} | {seeds} | {np.mean(b == 0):.2f} | {b.mean():.4f} |",
+                  flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -454,11 +480,15 @@ def main(argv=None) -> int:
     f.add_argument("--trials", type=int, default=20_000)
     f.add_argument("--only", nargs="*", default=None)
     f.add_argument("--search", action="store_true")
+    r = sub.add_parser("rules")
+    r.add_argument("--seeds", type=int, default=100)
     o = sub.add_parser("one-run-rate")
     o.add_argument("--audits", type=int, default=20_000)
     a = ap.parse_args(argv)
     if a.cmd == "one-run-rate":
         one_run_rate(a.audits)
+    elif a.cmd == "rules":
+        rules(a.seeds)
     elif a.cmd == "table":
         table(a.trials, a.seed, search=not a.no_search, names=a.only)
     else:
