@@ -178,10 +178,14 @@ class _Encoder:
             keys = row_keys(batch)
             get = self.key_ids.get
             return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64, count=len(keys))
-        if self.mode in ("binned", "binned+hashed"):
+        if self.mode in ("binned", "binned+hashed", "binned-exact"):
             bins = self.bins(_numeric_or_raise(batch, "binning"))
             if self.mode == "binned":
                 return bins @ self.radix
+            if self.mode == "binned-exact":
+                rows = np.ascontiguousarray(bins)
+                get = self.key_ids.get
+                return np.fromiter((get(r.tobytes(), -1) for r in rows), dtype=np.int64, count=rows.shape[0])
             return _hash_rows(bins, self.buckets)
         # hashed object keys
         keys = row_keys(batch)
@@ -269,21 +273,26 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
         both = np.concatenate([a, b])
         k = both.shape[1]
         specials = [_special_values(both[:, j]) for j in range(k)]
-        per = bins if bins is not None else max(2, min(64, int(max_categories ** (1.0 / k))))
-        edges = []
-        for j in range(k):
-            col = both[:, j]
-            mask = np.isfinite(col)
-            for s in specials[j]:
-                if not math.isnan(s):
-                    mask &= col != s
-            edges.append(_quantile_edges(col[mask], per))
-        sizes = [e.size + 2 + len(s) for e, s in zip(edges, specials)]
-        total = float(np.prod(np.asarray(sizes, dtype=float)))
-        if total <= max_categories:
-            radix = np.cumprod([1] + sizes[:-1]).astype(np.int64)
-            enc = _Encoder("binned", edges=edges, specials=specials, radix=radix)
-            desc = f"empirical likelihood ratio over quantile bins ({per} per coordinate, {k} coordinates)"
+        levels = [bins] if bins is not None else [64, 32, 16, 8, 4, 2]
+        for per in levels:  # the finest per-coordinate quantile bins whose OBSERVED joint cells fit
+            edges = []
+            for j in range(k):
+                col = both[:, j]
+                mask = np.isfinite(col)
+                for sp in specials[j]:
+                    if not math.isnan(sp):
+                        mask &= col != sp
+                edges.append(_quantile_edges(col[mask], per))
+            binner = _Encoder("binned", edges=edges, specials=specials)
+            cells = binner.bins(both)
+            uniq = np.unique(cells, axis=0)
+            if uniq.shape[0] <= max_categories:
+                break
+        if uniq.shape[0] <= max_categories:
+            ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq))}
+            enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids)
+            desc = (f"empirical likelihood ratio over {len(ids)} observed cells of quantile bins ({per} per "
+                    f"coordinate, special values kept; {k} coordinate(s))")
         else:
             enc = _Encoder("binned+hashed", edges=edges, specials=specials, buckets=max_categories)
             desc = (f"empirical likelihood ratio over quantile bins ({per} per coordinate, {k} coordinates) "
