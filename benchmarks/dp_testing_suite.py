@@ -263,6 +263,16 @@ def laplace_parallel(x, rng, size):
     return float(_vec(x)[0]) + rng.laplace(0.0, 20 / EPS, (size, 20))
 
 
+def randomized_response(x, rng, size, eps=1.0):
+    keep = rng.random(size) < math.exp(eps) / (1 + math.exp(eps))
+    return np.where(keep, int(round(float(_vec(x)[0]))), 1 - int(round(float(_vec(x)[0])))).astype(float)
+
+
+def discrete_laplace(x, rng, size, eps=0.5):
+    p = 1.0 - math.exp(-eps)
+    return int(round(float(_vec(x)[0]))) + rng.geometric(p, size) - rng.geometric(p, size)
+
+
 # ------------------------------------------------------------------------------ table
 def _rappor_eps1(f, p, q, h=4):
     qs = 0.5 * f * (p + q) + (1 - f) * q
@@ -322,6 +332,14 @@ MECHANISMS = [
      0.5063, 0.5716, 0.3516, 0.3446),
     ("LaplaceParallel (20 x 0.005)", laplace_parallel, EPS, 0.0, "<= 0.1", True, "scalar", None, 0.0287, 0.0216,
      0.0126, 0.0135),
+    # claims EQUAL to the true epsilon of the pair: where a false alarm rate can reach the nominal 5%
+    ("tight: randomized response (eps 1)", randomized_response, 1.0, 0.0, "1.0", True, "scalar", None, None, None,
+     None, None),
+    ("tight: discrete Laplace (eps 0.5)", discrete_laplace, 0.5, 0.0, "0.5", True, "scalar", None, None, None, None,
+     None),
+    ("tight: RAPPOR (pair's exact eps)", rappor, None, 0.0, "0.300", True, "rappor", None, None, None, None, None),
+    ("tight: one-time RAPPOR (pair's exact eps)", one_time_rappor, None, 0.0, "0.601", True, "rappor", None, None,
+     None, None, None),
 ]
 
 
@@ -333,6 +351,11 @@ def _claim(row):
         return _dg_claim(delta)
     if name == "RAPPOR":
         return _rappor_eps1(0.75, 0.45, 0.55)
+    if name.startswith("tight: RAPPOR"):
+        qs, ps = 0.5 * 0.75 + 0.25 * 0.55, 0.5 * 0.75 + 0.25 * 0.45
+        return 3 * math.log(qs / ps) + 3 * math.log((1 - ps) / (1 - qs))  # 3 bits each way differ
+    if name.startswith("tight: one-time"):
+        return 6 * math.log((1 - 0.95 / 2) / (0.95 / 2))
     return 2 * 4 * math.log((1 - 0.95 / 2) / (0.95 / 2))  # one-time RAPPOR: 2h ln((1-f/2)/(f/2))
 
 
