@@ -44,7 +44,7 @@ import numpy as np
 from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import one_run_protocol
-from dpaudit.audit.outputs import as_output_batch, batch_spec, conform, describe_outputs
+from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
                                   concat_chunks, open_executor, run_jobs)
