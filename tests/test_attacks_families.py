@@ -167,7 +167,7 @@ def test_helpers_fit_on_raw_outputs():
 ])
 def test_auto_sound_200_seeds(statistic, sampler, claim):
     R = 200
-    hits = sum(audit_mechanism(sampler, 0, 1, epsilon=claim, trials=1_000, seed=9_000 + s,
+    hits = sum(audit_mechanism(sampler, 0, 1, epsilon=claim, trials=600, seed=9_000 + s,
                                statistic=statistic).violation for s in range(R))
     assert hits <= _limit(R), hits
 
