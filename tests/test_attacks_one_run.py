@@ -31,7 +31,7 @@ def test_choose_guesses_separately():
     coins = rng.random((3, 400)) < 0.5
     scores = np.where(coins & (rng.random((3, 400)) < 0.5), 1.0, 0.0)  # only "in" can be recognised
     g = choose_guesses(scores, coins, m=1000)
-    assert np.all(g["k_out"] == 0) and np.all(g["k_in"] > 0)
+    assert np.all(g["k_out"] * 5 < g["k_in"])  # the "out" side, where nothing is recognisable, gets few or none
     two = np.where(coins, 1.0, -1.0) + 0.01 * rng.standard_normal((3, 400))  # perfectly separable
     h = choose_guesses(two, coins, m=1000)
     assert np.all(h["k_in"] > 0) and np.all(h["k_out"] > 0)
