@@ -52,7 +52,9 @@ def test_null_soundness_identical_distributions():
 
 
 def test_laplace_power_and_tightness():
-    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=0.5, trials=20_000, seed=1)
+    # the samplers of this file are textbook floating-point (x + numpy noise): their claims are about the
+    # mathematical mechanism, so the bit-level attack is left out (statistic='auto-real'; issue 15)
+    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=0.5, trials=20_000, seed=1, statistic="auto-real")
     assert r.violation and 0.5 < r.epsilon_lower <= 1.0
     assert r.details["gdp"]["epsilon"] is None  # no GDP epsilon at delta = 0
 
@@ -72,10 +74,12 @@ def test_gdp_method_is_labelled_and_tight_on_gaussian():
     # issue 11: method="gdp" keeps the certified threshold bound in epsilon_lower; the estimate is
     # r.gdp_estimate (labelled), which is tight on a Gaussian (its assumption holds there)
     eps_true = gdp_epsilon_of(1.0, 1e-5)
-    r = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=eps_true, delta=1e-5, trials=20_000, seed=2, method="gdp")
+    r = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=eps_true, delta=1e-5, trials=20_000, seed=2, method="gdp",
+                        statistic="auto-real")
     assert r.details["gdp"]["method"] == GDP_METHOD and "threshold" in r.method and "gdp_estimate" in r.method
     assert 0.7 * eps_true < r.gdp_estimate <= eps_true * 1.05
-    t = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=eps_true, delta=1e-5, trials=20_000, seed=2)
+    t = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=eps_true, delta=1e-5, trials=20_000, seed=2,
+                        statistic="auto-real")
     assert "threshold" in t.method and t.epsilon_lower == r.epsilon_lower < r.gdp_estimate
     assert "mu-GDP" in t.details["gdp"]["assumption"]
     with pytest.raises(ValueError, match="delta"):
@@ -84,9 +88,10 @@ def test_gdp_method_is_labelled_and_tight_on_gaussian():
 
 def test_vector_outputs_default_statistic_and_reproducibility():
     x0, x1 = np.zeros(3), np.array([1.0, 1.0, 0.0]) / math.sqrt(2)
-    r1 = audit_mechanism(gaussian(0.5, 3), x0, x1, epsilon=1.0, delta=1e-5, trials=4_000, seed=9)
-    r2 = audit_mechanism(gaussian(0.5, 3), x0, x1, epsilon=1.0, delta=1e-5, trials=4_000, seed=9, chunk_size=700)
-    r3 = audit_mechanism(gaussian(0.5, 3), x0, x1, epsilon=1.0, delta=1e-5, trials=4_000, seed=9)
+    kw = dict(epsilon=1.0, delta=1e-5, trials=4_000, seed=9, statistic="projection")
+    r1 = audit_mechanism(gaussian(0.5, 3), x0, x1, **kw)
+    r2 = audit_mechanism(gaussian(0.5, 3), x0, x1, chunk_size=700, **kw)
+    r3 = audit_mechanism(gaussian(0.5, 3), x0, x1, **kw)
     assert r1.to_dict() == r3.to_dict()
     assert r1.epsilon_lower > 0 and "mean difference" in r1.details["statistic"]
     assert r2.trials == 4_000
@@ -95,13 +100,14 @@ def test_vector_outputs_default_statistic_and_reproducibility():
 
 def test_metamorphic_delta_and_monotone_statistic():
     base = dict(trials=6_000, seed=4)
-    a = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-6, **base)
-    b = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-2, **base)
+    value = dict(statistic="value", selection="heldout")  # the threshold machinery on the raw output
+    a = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-6, **base, **value)
+    b = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-2, **base, **value)
     assert b.epsilon_lower <= a.epsilon_lower
     c = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-6, statistic=lambda o: np.arctan(o) * 5 + 1, **base)
     assert c.epsilon_lower == a.epsilon_lower
     # swapping the neighbours (symmetric two-sided formula): still a valid bound of the same size
-    d = audit_mechanism(gaussian(1.0), 1.0, 0.0, epsilon=1.0, delta=1e-6, **base)
+    d = audit_mechanism(gaussian(1.0), 1.0, 0.0, epsilon=1.0, delta=1e-6, **base, **value)
     assert d.epsilon_lower == pytest.approx(a.epsilon_lower, abs=0.35)
 
 
@@ -109,7 +115,8 @@ def test_bonferroni_with_fixed_grid_and_one_run():
     r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5, selection="bonferroni",
                         grid=np.linspace(-1, 3, 30), statistic=lambda o: o)
     assert 0.6 < r.epsilon_lower <= 1.0 and r.details["threshold_test"]["grid_size"] == 30
-    o = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5, method="one-run")
+    o = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5, method="one-run",
+                        statistic="auto-real")
     assert 0.3 < o.epsilon_lower <= 1.0 and o.method.startswith("one-run")
 
 
@@ -138,8 +145,8 @@ def test_sampler_returning_wrong_size():
 def test_soundness_true_claims_repeated(name, sampler, x1, eps, delta):
     """>= 200 audits with different seeds: violation rate <= 1 - confidence (binomial slack)."""
     R = 200
-    hits = sum(audit_mechanism(sampler, 0.0, x1, epsilon=eps, delta=delta, trials=2_000, seed=1000 + s).violation
-               for s in range(R))
+    hits = sum(audit_mechanism(sampler, 0.0, x1, epsilon=eps, delta=delta, trials=2_000, seed=1000 + s,
+                               statistic="auto-real").violation for s in range(R))
     assert hits <= _limit(R, 0.05), name
 
 
@@ -161,7 +168,7 @@ def test_soundness_subsampled_gaussian_repeated():
     eps = optimize.brentq(d, 0.0, 5.0) * 1.01
     R = 200
     hits = sum(audit_mechanism(subsampled_gaussian(1.0, q), 0.0, 1.0, epsilon=eps, delta=delta, trials=2_000,
-                               seed=2000 + s).violation for s in range(R))
+                               seed=2000 + s, statistic="auto-real").violation for s in range(R))
     assert hits <= _limit(R, 0.05)
 
 
@@ -169,6 +176,6 @@ def test_soundness_subsampled_gaussian_repeated():
 def test_gdp_estimator_on_non_gaussian_documented():
     """Documents how the GDP estimate behaves when its assumption fails (Laplace): it is only an
     estimate; we assert it stays finite and labelled, not that it is a bound."""
-    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=50_000, seed=7)
+    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=50_000, seed=7, statistic="auto-real")
     g = r.details["gdp"]
     assert math.isfinite(g["epsilon"]) and "assuming" in g["assumption"]

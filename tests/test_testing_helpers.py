@@ -147,7 +147,8 @@ def laplace_sampler(scale):
 
 
 def test_consistent_mechanism_passes():
-    res = assert_audit_consistent(laplace_sampler(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=1)
+    res = assert_audit_consistent(laplace_sampler(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=1,
+                                  statistic="auto-real")  # textbook float sampler: audit the math (issue 15)
     assert not res.violation and res.epsilon_lower <= 1.0 and res.trials == 20_000
 
 
@@ -159,7 +160,8 @@ def test_mechanism_object_is_accepted():
 def test_broken_mechanism_fails_with_an_explanation():
     # noise scaled for sensitivity 1/3: really 3-DP, claimed 1-DP
     with pytest.raises(AssertionError) as info:
-        assert_audit_consistent(laplace_sampler(1 / 3), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=3)
+        assert_audit_consistent(laplace_sampler(1 / 3), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=3,
+                                statistic="auto-real")
     msg = str(info.value)
     for needle in ("contradicts the claimed privacy budget", "epsilon = 1 at delta = 0", "lower bound:",
                    "method:", "20,000 per dataset, seed 3", "sensitivity", "NOT (1, 0)-DP"):
@@ -170,7 +172,7 @@ def test_broken_mechanism_fails_with_an_explanation():
 
 def test_helper_reads_active_config():
     with use_config(AuditConfig(trials=5_000, seed=11, confidence=0.9, source="test")):
-        res = assert_audit_consistent(laplace_sampler(1.0), 0.0, 1.0, epsilon=1.0)
+        res = assert_audit_consistent(laplace_sampler(1.0), 0.0, 1.0, epsilon=1.0, statistic="auto-real")
     assert res.trials == 5_000 and res.confidence == 0.9
 
 

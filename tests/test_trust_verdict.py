@@ -61,7 +61,7 @@ def test_gdp_method_violation_is_sound_on_correct_mechanisms(name, sampler):
     audits with violation=True must be a binomial(beta) fluke count. The old code set violation
     from the GDP estimate (which exceeds 1 here, its assumption being false) in every audit."""
     R = 100
-    results = [audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=2_000, seed=5_000 + s,
+    results = [audit_mechanism(sampler, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=2_000, seed=5_000 + s,
                                method="gdp") for s in range(R)]
     hits = sum(r.violation for r in results)
     assert hits <= _limit(R), (name, hits)
@@ -76,7 +76,7 @@ def test_gdp_method_violation_is_sound_on_correct_mechanisms(name, sampler):
 
 
 def test_gdp_method_keeps_certified_bound_and_names_the_estimate():
-    kw = dict(epsilon=1.0, delta=1e-5, trials=4_000, seed=11)
+    kw = dict(epsilon=1.0, delta=1e-5, trials=4_000, seed=11, statistic="auto-real")
     t = audit_mechanism(laplace, 0.0, 1.0, **kw)
     g = audit_mechanism(laplace, 0.0, 1.0, method="gdp", **kw)
     assert g.epsilon_lower == t.epsilon_lower and g.violation == t.violation
@@ -95,7 +95,7 @@ def test_every_printed_form_labels_the_estimate(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     from dpaudit.report import write_report
 
-    r = audit_mechanism(laplace, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=3_000, seed=1, method="gdp")
+    r = audit_mechanism(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=3_000, seed=1, method="gdp")
     # summary
     lines = _gdp_lines(r.summary())
     assert lines and all(GDP_LABEL in line and "not a bound" in line for line in lines)
@@ -114,7 +114,7 @@ def test_every_printed_form_labels_the_estimate(tmp_path, capsys):
         return x + rng.laplace(0.0, 0.25, size)
 
     with pytest.raises(AssertionError) as info:
-        assert_audit_consistent(broken, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=4_000, seed=3)
+        assert_audit_consistent(broken, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=4_000, seed=3)
     msg = str(info.value)
     assert "verdict:" in msg and "violation" in msg
     assert all(GDP_LABEL in line for line in _gdp_lines(msg))
@@ -122,7 +122,7 @@ def test_every_printed_form_labels_the_estimate(tmp_path, capsys):
 
 def _laplace_result(method="gdp"):
     """A correct epsilon = 1 Laplace audit whose GDP estimate exceeds the claim (old code: violation)."""
-    r = audit_mechanism(laplace, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=3_000, seed=2, method=method)
+    r = audit_mechanism(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=3_000, seed=2, method=method)
     assert r.gdp_estimate > 1.0 >= r.epsilon_lower
     r.details.update({"optimizer": "laplace", "claim": {"description": "Laplace(1), 1-DP"},
                       "canary": "x = 0 vs x' = 1"})
@@ -164,9 +164,9 @@ def test_verdict_is_three_way_and_everywhere(tmp_path):
     s = null.summary()
     assert "inconclusive" in s and "consistent" not in s and "advisory" in s
     assert null.to_dict()["verdict"] == "inconclusive"
-    pos = audit_mechanism(laplace, 0.0, 1.0, epsilon=1.0, trials=4_000, seed=0)
+    pos = audit_mechanism(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, trials=4_000, seed=0)
     assert pos.verdict == "consistent" and "consistent" in pos.summary()
-    bad = audit_mechanism(laplace, 0.0, 3.0, epsilon=1.0, trials=4_000, seed=0)
+    bad = audit_mechanism(laplace, 0.0, 3.0, statistic="auto-real", epsilon=1.0, trials=4_000, seed=0)
     assert bad.verdict == "violation" and bad.violation and "VIOLATION" in bad.summary()
     # the report: a powerless audit is not shown as green "consistent"
     pytest.importorskip("matplotlib")
@@ -186,7 +186,7 @@ def test_legacy_gdp_result_dict_is_never_a_verdict(tmp_path):
     pytest.importorskip("matplotlib")
     from dpaudit.report import write_report
 
-    d = audit_mechanism(laplace, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=2_000, seed=2).to_dict()
+    d = audit_mechanism(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=2_000, seed=2).to_dict()
     d.update({"method": "gdp (estimate assuming mu-GDP)", "epsilon_lower": 4.0, "violation": True})
     d.pop("verdict")
     text = write_report(tmp_path / "g.md", audit=d).read_text()
@@ -201,7 +201,7 @@ def test_pytest_helper_reports_inconclusive_only_when_asked():
     with pytest.raises(AssertionError, match="inconclusive") as info:
         assert_audit_consistent(identical, 0.0, 1.0, epsilon=1.0, trials=2_000, seed=1, require_power=True)
     assert "advisory" in str(info.value)
-    ok = assert_audit_consistent(laplace, 0.0, 1.0, epsilon=1.0, trials=4_000, seed=1, require_power=True)
+    ok = assert_audit_consistent(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, trials=4_000, seed=1, require_power=True)
     assert ok.verdict == "consistent"
 
 
@@ -228,12 +228,12 @@ def test_advice_on_weak_signal_is_followed_by_a_positive_bound():
     """A weak Gaussian shift: the 2,000-trial audit certifies nothing; running the suggested number
     of trials certifies a positive bound in most repetitions (it aims at ~90%)."""
     sampler = gaussian_shift(0.12)
-    r = audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=4_000, seed=21)
+    r = audit_mechanism(sampler, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=4_000, seed=21)
     assert r.verdict == "inconclusive"
     n = r.details["advice"]["trials_for_positive"]
     assert n is not None and 4_000 < n < 2_000_000
     assert any("trials per input would likely certify a positive bound" in line for line in r.summary().splitlines())
-    hits = sum(audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=n, seed=300 + s).epsilon_lower > 0
+    hits = sum(audit_mechanism(sampler, 0.0, 1.0, statistic="auto-real", epsilon=1.0, delta=1e-5, trials=n, seed=300 + s).epsilon_lower > 0
                for s in range(6))
     assert hits >= 4, (n, hits)
 
@@ -311,7 +311,7 @@ def test_inconclusive_one_run_audit_carries_advice():
 
 def test_advice_never_changes_the_bound():
     """The advice is computed from the same samples but the bound and verdict are those of the test."""
-    r = audit_mechanism(laplace, 0.0, 1.0, epsilon=1.0, trials=3_000, seed=8)
+    r = audit_mechanism(laplace, 0.0, 1.0, statistic="auto-real", epsilon=1.0, trials=3_000, seed=8)
     tt = r.details["threshold_test"]
     assert r.epsilon_lower == pytest.approx(max(0.0, tt["value"]), rel=1e-14, abs=0.0) and "advice" in r.details
     assert r.epsilon_lower <= tt["value"]

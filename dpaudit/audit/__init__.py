@@ -1,13 +1,17 @@
 """Empirical auditing: epsilon lower bounds, labelled estimates, Renyi divergence estimation.
 
     audit_mechanism(sampler, x, x_prime, *, epsilon, delta=0.0, trials=10_000, confidence=0.95,
-                    statistic=None, seed=None) -> AuditResult
+                    statistic="auto", seed=None, pairs=None, encode=None, ...) -> AuditResult
     audit_optimizer(name_or_optimizer, *, trials=10_000, confidence=0.95, seed=None, **options) -> AuditResult
     renyi_divergence(samples_p, samples_q, alpha, *, method="gaussian", confidence=0.95, seed=None) -> Estimate
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
 probability >= confidence for every mechanism; GDP numbers are estimates labelled with their
-assumption (auditing.md sec. 4). See the modules for the statistics used. Trials run in
+assumption (auditing.md sec. 4). Attacks: ``statistic="auto"`` fits the attack families of
+:mod:`dpaudit.audit.attack_families` (value, projection, exact empirical likelihood ratio,
+logistic regression, a small neural network with the ``learn`` extra, bit-level float features)
+on the selection sample and keeps the best (:mod:`dpaudit.audit.selection`); outputs of any form
+are accepted (:mod:`dpaudit.audit.outputs`). Trials run in
 seed-deterministic chunks on any ``concurrent.futures`` executor (``workers=N``, ``executor=``;
 :mod:`dpaudit.audit.runner`, docs/scaling.md): the result never depends on where they ran.
 """
@@ -37,6 +41,20 @@ _EXPORTS = {
     "ChunkError": "dpaudit.audit.runner",
     "ProcessPool": "dpaudit.audit.runner",
     "InProcessExecutor": "dpaudit.audit.runner",
+    "one_run_protocol": "dpaudit.audit.one_run",
+    "choose_guesses": "dpaudit.audit.one_run",
+    "projection_statistic": "dpaudit.audit.attacks",
+    "laplace_lr_statistic": "dpaudit.audit.attacks",
+    "gaussian_lr_statistic": "dpaudit.audit.attacks",
+    "empirical_lr_statistic": "dpaudit.audit.attack_families",
+    "logistic_statistic": "dpaudit.audit.attack_families",
+    "naive_bayes_statistic": "dpaudit.audit.attack_families",
+    "mlp_statistic": "dpaudit.audit.attack_families",
+    "float_bits_statistic": "dpaudit.audit.attack_families",
+    "float_reachability_statistic": "dpaudit.audit.attack_families",
+    "default_features": "dpaudit.audit.attack_families",
+    "ATTACK_FAMILIES": "dpaudit.audit.attack_families",
+    "statdp_pairs": "dpaudit.audit.selection",
     "linear_instance_table": "dpaudit.audit.linear_instance",
     "simulate_noisy_gd": "dpaudit.audit.linear_instance",
 }

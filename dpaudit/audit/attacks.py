@@ -183,7 +183,12 @@ class _GaussianLR(_Statistic):
 
 
 def laplace_lr_statistic(loc0, loc1, scale: float):
-    """log p1(o)/p0(o) for product Laplace laws with locations loc0, loc1 and common ``scale``."""
+    """log p1(o)/p0(o) for product Laplace laws with locations loc0, loc1 and common ``scale``.
+
+    Computed as a function of the real value of the output: the saturated values +-|loc1 - loc0|/scale
+    per coordinate are exact (snapped within 1e-9 relative), so the statistic does not read the
+    low bits of floating-point outputs (a bit-level leak is the job of the float-bits attack).
+    """
     l0 = np.asarray(loc0, dtype=float).ravel()
     l1 = np.asarray(loc1, dtype=float).ravel()
     b = check_positive("scale", scale)
@@ -198,4 +203,13 @@ class _LaplaceLR(_Statistic):
 
     def __call__(self, outputs):
         o = flatten_outputs(outputs)
-        return (np.sum(np.abs(o - self.l0), axis=1) - np.sum(np.abs(o - self.l1), axis=1)) / self.b
+        # per coordinate |o - l0| - |o - l1| lies in [-|l1 - l0|, |l1 - l0|] and equals an end exactly
+        # outside [l0, l1]; in floating point it is off by a few ulps there, by an amount that depends
+        # on the low bits of o -- which differ between the two inputs of a textbook floating-point
+        # mechanism. Clip, and snap values within 1e-9 (relative) of an end to it, so that the
+        # statistic is a function of the real value of o, not of its last bits (issue 15).
+        d = np.abs(self.l1 - self.l0)
+        c = np.clip(np.abs(o - self.l0) - np.abs(o - self.l1), -d, d)
+        tol = 1e-9 * np.maximum(d, np.maximum(np.abs(self.l0), np.abs(self.l1)) + 1.0)
+        c = np.where(c >= d - tol, d, np.where(c <= -d + tol, -d, c))
+        return np.sum(c, axis=1) / self.b

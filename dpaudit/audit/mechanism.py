@@ -4,14 +4,23 @@ Method (auditing.md sec. 2-4):
 
 1. Draw ``trials`` outputs on each neighbouring input, split into a *selection* part
    (``selection_fraction``) and an *evaluation* part, from independent random streams.
-2. Score outputs with ``statistic`` (default: the output itself for scalars, the projection on
-   the selection-sample mean difference for vectors; :func:`dpaudit.audit.attacks.default_statistic`).
+2. Score outputs with ``statistic``. Default ``"auto"``: every applicable attack family of
+   :mod:`dpaudit.audit.attack_families` (the output value, a mean-difference projection, the exact
+   empirical likelihood ratio over output categories, logistic regression, a small neural network
+   with scikit-learn, bit-level features of floats) is fitted on the first half of the selection
+   sample and compared on the second half; the winner (and, with ``pairs=``, the neighbouring
+   pair) is recorded in ``details["attack"]`` and ``details["inputs"]``
+   (:mod:`dpaudit.audit.selection`). Outputs of any form are accepted
+   (:mod:`dpaudit.audit.outputs`).
 3. ``method="threshold"`` (default, a certified lower bound): choose a threshold and
    orientation on the selection scores, then bound FPR and FNR on the evaluation scores with
    one-sided Clopper-Pearson bounds at (1 - confidence)/2 each and report
    epsilon_LB = max{0, log((1-delta-FNR+)/FPR+), log((1-delta-FPR+)/FNR+)} (Kairouz et al. 2015).
    With ``selection="bonferroni"`` the threshold grid is fixed before the evaluation samples
-   (``grid=`` or quantiles of the selection sample) and every test is charged (1-confidence)/G.
+   (``grid=``, the category boundaries of a statistic with few values, or quantiles of the
+   selection sample) and every test is charged (1-confidence)/G; ``"combined"`` runs both rules
+   at (1-confidence)/2 and keeps the larger bound; ``"auto"`` (default) picks the rule from the
+   type of the chosen statistic before any evaluation draw.
 4. The GDP estimate (Dong-Roth-Su 2019; Nasr et al. 2023) is always computed as well and
    reported in ``details["gdp"]`` (and ``AuditResult.gdp_estimate``) labelled "estimate,
    assuming mu-GDP". It is never ``epsilon_lower`` and never sets ``violation``: with
@@ -20,7 +29,9 @@ Method (auditing.md sec. 2-4):
    estimate exceeds the true epsilon (its assumption fails), so it cannot decide a verdict.
 5. ``method="one-run"``: Steinke-Nasr-Jagielski 2023 with ``trials`` canaries whose inclusion
    is a fair coin each (each canary's output is one mechanism run on x' if included, on x
-   otherwise); the number of guesses is chosen on an independent calibration run.
+   otherwise); the numbers of "in" and "out" guesses are chosen separately on an independent
+   calibration run (:func:`dpaudit.audit.one_run.one_run_protocol`, shared with
+   ``audit_optimizer``).
 
 Soundness: the threshold bound holds with probability >= confidence whatever the mechanism,
 because the selection and evaluation samples are independent; ``violation`` is
@@ -35,13 +46,15 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.attacks import default_statistic, flatten_outputs
 from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
-from dpaudit.audit.one_run import one_run_audit
+from dpaudit.audit.one_run import one_run_protocol
+from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
                                   concat_chunks, open_executor, run_jobs)
+from dpaudit.audit.selection import (MAX_BOUNDARY_GRID, RULES, boundary_grid, choose_attack, describe_input,
+                                    leak_kind, resolve_families, split_train_validation, tiebreak_seed)
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.numeric import round_down
@@ -50,7 +63,7 @@ from dpaudit.core.validation import check_confidence, check_count, check_nonnega
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
 
 METHODS = ("threshold", "gdp", "one-run")
-SELECTIONS = ("heldout", "bonferroni")
+SELECTIONS = ("heldout", "bonferroni", "combined")
 #: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
 GDP_METHOD = "gdp (estimate assuming mu-GDP)"
 _DEFAULT_GRID_SIZE = 50
@@ -98,12 +111,18 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     sel0 = np.asarray(sel0, dtype=float).ravel()
     sel1 = np.asarray(sel1, dtype=float).ravel()
 
-    def run(kind):
-        if selection == "heldout":
-            return heldout_test(sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind=kind)
+    def run(kind, rule=selection, b=beta):
+        if rule == "combined":  # held-out and Bonferroni at beta/2 each; the larger bound (union bound)
+            h, f = run(kind, "heldout", b / 2.0), run(kind, "bonferroni", b / 2.0)
+            out = dict(h if h["value"] >= f["value"] else f)
+            out.update({"selection": "combined (held-out and Bonferroni at beta/2 each, the larger)", "beta": b,
+                        "heldout_value": h["value"], "bonferroni_value": f["value"]})
+            return out
+        if rule == "heldout":
+            return heldout_test(sel0, sel1, eval0, eval1, delta=delta, beta=b, kind=kind)
         g = grid if grid is not None else _fixed_grid(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"),
                                                       _DEFAULT_GRID_SIZE)
-        return bonferroni_test(eval0, eval1, g, delta=delta, beta=beta, kind=kind)
+        return bonferroni_test(eval0, eval1, g, delta=delta, beta=b, kind=kind)
 
     thr = run("dp")
     g = run("gdp")
@@ -115,8 +134,9 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
         gdp["note"] = "no epsilon at delta = 0: a mu-GDP mechanism with mu > 0 is never pure DP"
     # epsilon_lower is always the certified threshold bound; method="gdp" only asks for the estimate
     eps_lower = thr["value"]
-    method_str = (f"threshold test, Clopper-Pearson + delta term, "
-                  f"{'held-out threshold selection' if selection == 'heldout' else 'Bonferroni over a fixed grid'}")
+    rule_str = {"heldout": "held-out threshold selection", "bonferroni": "Bonferroni over a fixed grid",
+                "combined": "held-out and Bonferroni at beta/2 each"}[selection]
+    method_str = f"threshold test, Clopper-Pearson + delta term, {rule_str}"
     if method == "gdp":
         method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
     eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
@@ -141,26 +161,29 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     )
 
 
-class _DrawChunk:
-    """Chunk function: ``size`` outputs of ``sampler`` on ``inp`` (a picklable object, for pools)."""
+class _AttackChunk:
+    """Chunk function (picklable, for pools): ``size`` outputs of ``sampler`` on ``inp`` in the
+    audit's representation, or -- with ``statistic`` -- only their scores, tie-broken with the
+    auditor's coins of the chunk's tie-break stream when ``tiebreak`` is given."""
 
-    def __init__(self, sampler, inp):
-        self.sampler, self.inp = sampler, inp
+    def __init__(self, sampler, inp, statistic=None, encode=None, spec=None, tiebreak=None):
+        self.sampler, self.inp, self.statistic, self.encode = sampler, inp, statistic, encode
+        self.spec, self.tiebreak = spec, tiebreak
 
     def __call__(self, size, seed_seq):
         rng = np.random.default_rng(seed_seq)
-        return flatten_outputs(self.sampler(self.inp, rng, size), size)
-
-
-class _ScoreChunk(_DrawChunk):
-    """Chunk function: the scores ``statistic(outputs)`` of ``size`` outputs (only scores travel back)."""
-
-    def __init__(self, sampler, inp, statistic):
-        super().__init__(sampler, inp)
-        self.statistic = statistic
-
-    def __call__(self, size, seed_seq):
-        return as_scores(self.statistic(super().__call__(size, seed_seq)), "statistic(outputs)")
+        batch = as_output_batch(self.sampler(self.inp, rng, size), size, self.encode)
+        if self.spec is not None:
+            batch = conform(batch, self.spec)
+        if self.statistic is None:
+            return batch
+        s = as_scores(self.statistic(batch), "statistic(outputs)")
+        if s.size != size:
+            raise ValueError(f"statistic(outputs) returned {s.size} scores for {size} outputs")
+        if self.tiebreak is not None:
+            u = np.random.default_rng(tiebreak_seed(seed_seq)).random(size) if self.tiebreak.randomize else 0.0
+            s = self.tiebreak(s, u)
+        return s
 
 
 def _run_pair(fn0, fn1, n, seed0, seed1, names, chunk_size, executor, retries):
@@ -176,36 +199,74 @@ def _split(trials: int, fraction: float) -> tuple[int, int]:
     return n_sel, trials - n_sel
 
 
+def _candidate_pairs(x, x_prime, pairs):
+    """[(name, x, x')]: (x, x_prime) first unless both are None, then ``pairs`` ((x, x') or (name, x, x'))."""
+    out = []
+    if not (x is None and x_prime is None):
+        out.append(("given pair", x, x_prime))
+    for i, p in enumerate(pairs or ()):
+        if not isinstance(p, (tuple, list)) or len(p) not in (2, 3):
+            raise ValueError(f"pairs must hold (x, x_prime) or (name, x, x_prime) tuples, got {p!r} at {i}")
+        out.append((str(p[0]), p[1], p[2]) if len(p) == 3 else (f"pair {i}", p[0], p[1]))
+    if not out:
+        raise ValueError("give x and x_prime, or candidate neighbouring pairs in pairs=[(x, x_prime), ...]")
+    return out
+
+
 def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, trials: int = 10_000,
-                    confidence: float = 0.95, statistic=None, seed=None, method: str = "threshold",
-                    selection: str = "heldout", selection_fraction: float = 0.3, grid=None,
-                    chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
-                    retries: int = DEFAULT_RETRIES) -> AuditResult:
+                    confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
+                    selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
+                    features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
+                    workers=None, retries: int = DEFAULT_RETRIES) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
     ----------
-    sampler : callable(x, rng, size) -> array
-        ``size`` independent outputs of the mechanism on input ``x`` (first axis = runs).
-    x, x_prime : neighbouring inputs (passed to ``sampler`` unchanged).
+    sampler : callable(x, rng, size) -> outputs
+        ``size`` independent outputs of the mechanism on input ``x``: a numeric array (first axis
+        = runs; NaN and inf allowed) or a sequence of ``size`` arbitrary outputs (tuples,
+        variable-length lists, ``None``, strings, ...; :mod:`dpaudit.audit.outputs`).
+    x, x_prime : neighbouring inputs (passed to ``sampler`` unchanged); may both be None when
+        ``pairs`` is given.
     epsilon, delta : the claim (``delta = 0`` for pure DP; ``epsilon = inf`` for no claim).
     trials : int
-        Runs per neighbouring input (selection + evaluation; canaries for ``"one-run"``).
+        Runs per neighbouring input (selection + evaluation; canaries for ``"one-run"``). With
+        several candidate pairs, each candidate gets its own selection runs and only the chosen
+        pair gets the evaluation runs (``details["runs"]`` counts them all).
     confidence : float
         1 - beta: P[violation] <= beta for a mechanism that satisfies the claim.
-    statistic : callable(outputs) -> scores, optional
-        Fixed score function; default built from the selection sample.
+    statistic : "auto" (default), a family name or list of names, or callable(outputs) -> scores
+        ``"auto"`` fits every applicable attack family of :mod:`dpaudit.audit.attack_families`
+        (value, projection, empirical-lr, logistic, mlp, float-bits) on half of the selection
+        sample and keeps the one with the best predicted bound on the other half; the result
+        records which won (``details["attack"]``). A callable is a fixed score function (it gets
+        the batch as a float array of shape (size, k), or an object array of output keys).
+        ``None`` means ``"auto"``.
     seed : None, int or SeedSequence
     method : {"threshold", "gdp", "one-run"}
         See the module docstring. ``epsilon_lower`` is always certified; "gdp" gives the same
         certified threshold bound and asks for the GDP estimate (``result.gdp_estimate``, an
         estimate assuming mu-GDP, computed for "threshold" too).
-    selection : {"heldout", "bonferroni"}
-        Threshold-selection rule for "threshold" and "gdp".
+    selection : {"auto", "heldout", "bonferroni", "combined"}
+        Threshold rule for "threshold" and "gdp" (:mod:`dpaudit.audit.selection`). ``"auto"``:
+        Bonferroni over the category boundaries for statistics with few values, held-out otherwise.
     selection_fraction : float in (0, 1)
-        Share of the trials used for selection (and, for vectors, for the default statistic).
+        Share of the trials used for selection (fitting the attack, choosing pair and threshold).
     grid : array, optional
-        Fixed thresholds for ``selection="bonferroni"``; then all trials are evaluation trials.
+        Fixed thresholds for ``selection="bonferroni"`` with a callable statistic; then all
+        trials are evaluation trials.
+    pairs : list of (x, x') or (name, x, x') tuples, optional
+        Further candidate neighbouring pairs (e.g. :func:`dpaudit.audit.selection.statdp_pairs`);
+        the pair is chosen on its selection runs, so the bound stays valid
+        (``details["inputs"]`` says which).
+    encode : callable(output) -> number, tuple or string, optional
+        Applied to each raw output before the attacks see it (outputs that cannot be compared).
+    features : callable(batch) -> (n, d) array, optional
+        Features for the learned attacks (logistic, mlp) instead of the defaults.
+    randomize_ties : bool
+        DP-Sniper's randomised tie-breaking at the threshold for statistics with few values (the
+        auditor's own coins, seeded from ``seed``); off by default (measured worse, see
+        :mod:`dpaudit.audit.selection`).
     chunk_size : int
         Trials per chunk (part of the random-stream layout: the result depends on ``seed``,
         ``trials`` and ``chunk_size`` only).
@@ -230,106 +291,238 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if statistic is not None and not callable(statistic):
-        raise ValueError("statistic must be callable as statistic(outputs) -> scores")
+    if selection not in RULES:
+        raise ValueError(f"selection must be one of {RULES}, got {selection!r}")
+    if encode is not None and not callable(encode):
+        raise ValueError("encode must be callable as encode(output) -> number, tuple or string")
+    if features is not None and not callable(features):
+        raise ValueError("features must be callable as features(batch) -> array of shape (n, d)")
+    if statistic is None:
+        statistic = "auto"
+    families = None if callable(statistic) else resolve_families(statistic)
+    candidates = _candidate_pairs(x, x_prime, pairs)
     root = as_seed_sequence(seed)
-    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     with open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
-        if statistic is not None:
+        if families is None:
             check_picklable(ex, statistic, "statistic")
+        if encode is not None:
+            check_picklable(ex, encode, "encode")
+        common = dict(epsilon=epsilon, delta=delta, trials=trials, confidence=confidence, statistic=statistic,
+                      families=families, root=root, selection_fraction=selection_fraction, candidates=candidates,
+                      encode=encode, features=features, randomize_ties=bool(randomize_ties), chunk_size=chunk_size,
+                      executor=ex, retries=retries)
         if method == "one-run":
-            return _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
-                                  confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
-                                  selection_fraction=selection_fraction, chunk_size=chunk_size, executor=ex,
-                                  retries=retries)
-        return _audit_two_sample(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
-                                 confidence=confidence, statistic=statistic, seeds=(s_sel0, s_sel1, s_ev0, s_ev1),
-                                 method=method, selection=selection, selection_fraction=selection_fraction,
-                                 grid=grid, chunk_size=chunk_size, executor=ex, retries=retries)
+            return _audit_one_run(sampler, **common)
+        return _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
 
 
-def _audit_two_sample(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, seeds, method,
-                      selection, selection_fraction, grid, chunk_size, executor, retries) -> AuditResult:
-    s_sel0, s_sel1, s_ev0, s_ev1 = seeds
-
-    use_grid = selection == "bonferroni" and grid is not None
-    if use_grid and statistic is None:
-        raise ValueError("a fixed grid needs a fixed statistic (statistic=...)")
-    n_sel, n_eval = (0, trials) if use_grid else _split(trials, selection_fraction)
-    stat_desc = getattr(statistic, "description", "user statistic") if statistic is not None else None
-    sel0 = sel1 = np.empty(0)
-    if n_sel:
-        out0, out1 = _run_pair(_DrawChunk(sampler, x), _DrawChunk(sampler, x_prime), n_sel, s_sel0, s_sel1,
-                               ("selection outputs on x", "selection outputs on x'"), chunk_size, executor, retries)
-        if statistic is None:
-            statistic = default_statistic(out0, out1)
-            stat_desc = statistic.description
-        sel0 = as_scores(statistic(out0), "statistic(outputs)")
-        sel1 = as_scores(statistic(out1), "statistic(outputs)")
-    ev0, ev1 = _run_pair(_ScoreChunk(sampler, x, statistic), _ScoreChunk(sampler, x_prime, statistic), n_eval,
-                         s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"), chunk_size, executor,
-                         retries)
-    return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
-                        method=method, selection=selection, grid=grid, trials=trials,
-                        details={"statistic": stat_desc})
-
-
-def _one_run_scores(sampler, x, x_prime, statistic, m, seed_seq, chunk_size, executor, retries):
-    """Fair coins and scores of m canaries (one mechanism run per canary)."""
-    coin_seed, out_seed = seed_seq.spawn(2)
-    coins = np.random.default_rng(coin_seed).random(m) < 0.5
-    k1 = int(coins.sum())
-    s_in, s_out = out_seed.spawn(2)
-    scores = np.empty(m)
-    jobs, masks = [], []
-    if k1:
-        jobs.append(Job(_ScoreChunk(sampler, x_prime, statistic), k1, s_in, "canaries included (x')"))
-        masks.append(coins)
-    if m - k1:
-        jobs.append(Job(_ScoreChunk(sampler, x, statistic), m - k1, s_out, "canaries excluded (x)"))
-        masks.append(~coins)
-    for mask, res in zip(masks, run_jobs(jobs, chunk_size=chunk_size, executor=executor, retries=retries)):
-        scores[mask] = concat_chunks(res, int(mask.sum()))
-    return coins, scores
-
-
-def _audit_one_run(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, root,
-                   selection_fraction, chunk_size, executor, retries) -> AuditResult:
-    cal_seed, main_seed = root
-    m_cal, m = _split(trials, selection_fraction)
-    if statistic is None:
-        # calibration outputs fix the statistic and the number of guesses; independent of the main run
-        g = np.random.default_rng(cal_seed.spawn(1)[0])
-        o0 = flatten_outputs(sampler(x, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
-        o1 = flatten_outputs(sampler(x_prime, g, max(m_cal // 2, 1)), max(m_cal // 2, 1))
-        statistic = default_statistic(o0, o1)
-    coins_c, scores_c = _one_run_scores(sampler, x, x_prime, statistic, m_cal, cal_seed, chunk_size, executor,
-                                        retries)
-    fractions = np.array([0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5])
-    best, best_f = -1.0, fractions[0]
-    for f in fractions:  # a handful of candidate guess counts, scored on the calibration run
-        k = max(1, int(f * m_cal / 2))
-        if 2 * k > m_cal:
+def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
+                   chunk_size, executor, retries, n_eval=None, randomize_ties=False):
+    """Draw selection outputs for every candidate pair, fit and compare the families; the winner."""
+    best = best_i = spec = None
+    record, skipped, runs = [], [], 0
+    for i, (name, a, b) in enumerate(candidates):
+        s0, s1 = seeds[i]
+        out0, out1 = _run_pair(_AttackChunk(sampler, a, encode=encode), _AttackChunk(sampler, b, encode=encode), n_sel,
+                               s0, s1, (f"selection outputs on x ({name})", f"selection outputs on x' ({name})"),
+                               chunk_size, executor, retries)
+        runs += 2 * n_sel
+        if spec is None:
+            spec = batch_spec(out0)
+        out0, out1 = conform(out0, spec), conform(out1, spec)
+        if len(candidates) == 1 and not any(f.needs_fit for f in families):
+            tr0, va0, tr1, va1 = out0, out0, out1, out1  # nothing to fit or compare: all of it picks the threshold
+        else:
+            tr0, va0 = split_train_validation(out0)
+            tr1, va1 = split_train_validation(out1)
+        g = np.random.default_rng(tb_seed.spawn(len(candidates))[i])
+        u0, u1 = g.random(len(va0)), g.random(len(va1))
+        ch = choose_attack(tr0, tr1, va0, va1, families=families, delta=delta, beta=beta, seed=fit_seed.spawn(
+            len(candidates))[i], u0=u0, u1=u1, features=features, label=name, n_eval=n_eval,
+            randomize_ties=randomize_ties)
+        if ch is None:
+            skipped.extend({"family": f.name, "reason": "not applicable", "pair": name} for f in families)
             continue
-        e = one_run_audit(scores_c, coins_c, k_in=k, k_out=k, delta=delta, confidence=confidence)["epsilon_lower"]
-        if e > best:
-            best, best_f = e, f
-    if best <= 0.0:
-        # nothing certified on calibration: ties would pick the smallest k (often k = 1, which can
-        # never certify); use a default fraction instead (still fixed before the main run's coins)
-        best_f = 0.1
-    coins, scores = _one_run_scores(sampler, x, x_prime, statistic, m, main_seed, chunk_size, executor, retries)
-    k = max(1, min(int(best_f * m / 2), m // 2))
-    res = one_run_audit(scores, coins, k_in=k, k_out=k, delta=delta, confidence=confidence)
-    eps_lower = res["epsilon_lower"]
-    details = {"one_run": res, "calibration_canaries": int(m_cal), "guess_fraction": float(best_f),
-               "statistic": getattr(statistic, "description", "user statistic")}
+        record.extend(ch.candidates)
+        skipped.extend(ch.skipped)
+        if best is None or ch.predicted > best.predicted:
+            best, best_i = ch, i
+    if best is None:
+        reasons = "; ".join(f"{s['family']}: {s['reason']}" for s in skipped)
+        raise ValueError(f"no attack family applies to these outputs ({reasons})")
+    return best, best_i, spec, record, skipped, runs
+
+
+def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec_batch_desc):
+    name, a, b = candidates[best_i]
+    return {
+        "attack": {"family": best.family, "description": best.description,
+                   "selected_on": f"fitted on the first half and compared on the second half of {n_sel} selection "
+                                  "runs per input (independent of the evaluation runs)",
+                   "predicted": best.predicted,
+                   "tie_break": None if best.tiebreak is None else
+                   ("randomised (auditor's coins)" if best.tiebreak.randomize else "category codes (deterministic)"),
+                   "leak": leak_kind(best.family, best.statistic), "candidates": record, "skipped": skipped},
+        "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": int(best_i), "name": name,
+                   "candidates": [c[0] for c in candidates]},
+        "outputs": spec_batch_desc,
+        "runs": int(runs),
+    }
+
+
+def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, method, selection,
+                      selection_fraction, grid, candidates, encode, features, randomize_ties, chunk_size, executor,
+                      retries) -> AuditResult:
+    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+    s_tb, s_fit, s_pairs = root.spawn(3)  # children 4, 5, 6: the four streams above are unchanged
+    beta = 1.0 - confidence
+    if families is None:  # a fixed, user-given statistic: the original protocol
+        if len(candidates) != 1:
+            raise ValueError("several candidate pairs need statistic='auto' (or family names): the pair is chosen "
+                             "together with the attack on the selection runs")
+        _, a, b = candidates[0]
+        use_grid = selection == "bonferroni" and grid is not None
+        n_sel, n_eval = (0, trials) if use_grid else _split(trials, selection_fraction)
+        rule = "heldout" if selection == "auto" else selection
+        sel0 = sel1 = np.empty(0)
+        if n_sel:
+            sel0, sel1 = _run_pair(_AttackChunk(sampler, a, statistic, encode), _AttackChunk(sampler, b, statistic, encode),
+                                   n_sel, s_sel0, s_sel1, ("selection scores on x", "selection scores on x'"),
+                                   chunk_size, executor, retries)
+        ev0, ev1 = _run_pair(_AttackChunk(sampler, a, statistic, encode), _AttackChunk(sampler, b, statistic, encode),
+                             n_eval, s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"), chunk_size,
+                             executor, retries)
+        desc = getattr(statistic, "description", "user statistic")
+        return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
+                            method=method, selection=rule, grid=grid, trials=trials,
+                            details={"statistic": desc,
+                                     "attack": {"family": getattr(statistic, "family", "") or "user statistic",
+                                                "description": desc, "selected_on": "fixed by the user",
+                                                "leak": leak_kind(getattr(statistic, "family", ""), statistic)},
+                                     "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0,
+                                                "name": candidates[0][0]}})
+    if grid is not None:
+        raise ValueError("a fixed grid needs a fixed statistic (statistic=callable)")
+    n_sel, n_eval = _split(trials, selection_fraction)
+    if n_sel < 4:
+        raise ValueError(f"trials * selection_fraction must give at least 4 selection runs to fit an attack, got {n_sel}")
+    pair_seeds = [(s_sel0, s_sel1)] + [tuple(c.spawn(2)) for c in s_pairs.spawn(max(len(candidates) - 1, 1))]
+    best, best_i, spec, record, skipped, runs = _select_attack(
+        sampler, candidates=candidates, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit,
+        families=families, delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size,
+        executor=executor, retries=retries, n_eval=n_eval, randomize_ties=randomize_ties)
+    _, a, b = candidates[best_i]
+    tb = best.tiebreak
+    ev0, ev1 = _run_pair(_AttackChunk(sampler, a, best.statistic, encode, spec, tb),
+                         _AttackChunk(sampler, b, best.statistic, encode, spec, tb), n_eval, s_ev0, s_ev1,
+                         ("evaluation scores on x", "evaluation scores on x'"), chunk_size, executor, retries)
+    runs += 2 * n_eval
+    rule, rule_grid, why = selection, None, "requested"
+    boundaries = boundary_grid(tb) if tb is not None else None
+    if selection == "auto":  # measured in docs/attacks-benchmark.md ("threshold rules")
+        if tb is not None and tb.size <= 2:
+            rule, why = "heldout", f"statistic with {tb.size} values: held-out (the choice of test is easy)"
+        elif boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
+            rule, why = "bonferroni", f"statistic with {tb.size} values: Bonferroni over its category boundaries"
+        else:
+            rule, why = "heldout", "statistic with many values: held-out threshold"
+    if rule in ("bonferroni", "combined") and boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
+        rule_grid = boundaries
+    details = _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, describe_outputs_of(spec))
+    details["statistic"] = best.description
+    details["selection_rule"] = {"requested": selection, "used": rule, "why": why,
+                                 "grid": "category boundaries" if rule_grid is not None else
+                                 ("quantiles of the selection scores" if rule != "heldout" else None)}
+    res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
+                       method=method, selection=rule, grid=rule_grid, trials=trials, details=details)
+    # every selection run counts (fitting half + threshold half), as the trial accounting promises
+    res.details["n_threshold_selection"] = res.details["n_selection"]
+    res.details["n_selection"] = [int(n_sel), int(n_sel)]
+    return res
+
+
+def describe_outputs_of(spec) -> str:
+    kind, k = spec
+    return f"numeric, {k} value{'s' if k != 1 else ''} per run" if kind == "numeric" else \
+        "objects (canonical keys: variable-length, mixed or non-numeric outputs)"
+
+
+class _OneRunMechanism:
+    """``run(coins, seed)`` of :func:`dpaudit.audit.one_run.one_run_protocol` for a mechanism: canary j
+    is one mechanism run on x' if ``coins[0, j]`` (included) and on x otherwise, scored by the statistic."""
+
+    def __init__(self, sampler, a, b, statistic, encode, spec, tiebreak, chunk_size, executor, retries):
+        self.sampler, self.a, self.b, self.statistic = sampler, a, b, statistic
+        self.encode, self.spec, self.tiebreak = encode, spec, tiebreak
+        self.chunk_size, self.executor, self.retries = chunk_size, executor, retries
+
+    def __call__(self, coins, seed):
+        coins = np.atleast_2d(coins)
+        scores = np.empty(coins.shape)
+        for row, c in enumerate(coins):
+            s_in, s_out = seed.spawn(2)
+            k1 = int(c.sum())
+            jobs, masks = [], []
+            if k1:
+                jobs.append(Job(_AttackChunk(self.sampler, self.b, self.statistic, self.encode, self.spec, self.tiebreak),
+                                k1, s_in, "canaries included (x')"))
+                masks.append(c)
+            if c.size - k1:
+                jobs.append(Job(_AttackChunk(self.sampler, self.a, self.statistic, self.encode, self.spec, self.tiebreak),
+                                c.size - k1, s_out, "canaries excluded (x)"))
+                masks.append(~c)
+            res = run_jobs(jobs, chunk_size=self.chunk_size, executor=self.executor, retries=self.retries)
+            for mask, r in zip(masks, res):
+                scores[row, mask] = concat_chunks(r, int(mask.sum()))
+        return scores
+
+
+def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, selection_fraction,
+                   candidates, encode, features, randomize_ties, chunk_size, executor, retries) -> AuditResult:
+    """One-run audit of a mechanism (Steinke, Nasr, Jagielski 2023): ``trials`` canaries in the main
+    run, ``selection_fraction`` of them as the calibration run; the statistic (and pair) is fitted on
+    separate two-sample draws of half the calibration size per input."""
+    s_fit_draws, s_protocol = root.spawn(2)
+    m_cal, m = _split(trials, selection_fraction)
+    beta = 1.0 - confidence
+    spec, tb, details = None, None, {}
+    if families is None:
+        if len(candidates) != 1:
+            raise ValueError("several candidate pairs need statistic='auto' (or family names)")
+        best_i, stat = 0, statistic
+        details["attack"] = {"family": getattr(statistic, "family", "") or "user statistic",
+                             "description": getattr(statistic, "description", "user statistic"),
+                             "selected_on": "fixed by the user", "leak": leak_kind("", statistic)}
+        name, a, b = candidates[0]
+        details["inputs"] = {"x": describe_input(a), "x_prime": describe_input(b), "index": 0, "name": name}
+    else:
+        n_fit = max(m_cal // 2, 4)
+        s_sel, s_tb, s_fit = s_fit_draws.spawn(3)
+        seeds = [tuple(c.spawn(2)) for c in s_sel.spawn(len(candidates))]
+        best, best_i, spec, record, skipped, runs = _select_attack(
+            sampler, candidates=candidates, n_sel=n_fit, seeds=seeds, tb_seed=s_tb, fit_seed=s_fit, families=families,
+            delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size, executor=executor,
+            retries=retries, randomize_ties=randomize_ties)
+        stat, tb = best.statistic, best.tiebreak
+        details.update(_attack_details(best, best_i, candidates, record, skipped, n_fit, runs + m_cal + m,
+                                       describe_outputs_of(spec)))
+    _, a, b = candidates[best_i]
+    run = _OneRunMechanism(sampler, a, b, stat, encode, spec, tb, chunk_size, executor, retries)
+    res = one_run_protocol(run, m=m, m_calibration=m_cal, seed=s_protocol, delta=delta, confidence=confidence)
+    eps_lower = float(res["epsilon_lower"][0])
+    cal = res["calibration"]
+    one = {"epsilon_lower": eps_lower, "m": m, "r": int(res["r"][0]), "v": int(res["v"][0]),
+           "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]), "included": int(res["included"][0])}
+    details.update({"one_run": one, "calibration_canaries": int(m_cal),
+                    "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
+                    "calibration_epsilon": float(cal["calibration_epsilon"][0]),
+                    "statistic": getattr(stat, "description", "user statistic")})
     if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
-        details["advice"] = one_run_advice(m=res["m"], r=res["r"], v=res["v"], epsilon=epsilon, delta=delta,
+        details["advice"] = one_run_advice(m=one["m"], r=one["r"], v=one["v"], epsilon=epsilon, delta=delta,
                                            confidence=confidence)
     return AuditResult(
-        epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
+        epsilon_lower=eps_lower, epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon),
         method="one-run (Steinke-Nasr-Jagielski 2023)", trials=int(trials), details=details,
     )

@@ -100,3 +100,166 @@ def one_run_audit(scores, included, *, k_in: int, k_out: int, delta: float = 0.0
     r, v = k_in + k_out, correct_in + correct_out
     eps = one_run_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=confidence)
     return {"epsilon_lower": eps, "m": m, "r": r, "v": v, "k_in": k_in, "k_out": k_out}
+
+
+# ---------------------------------------------------------------------- the protocol, written once
+#: candidate guess counts of the calibration run, as fractions of m/2 guesses on EACH side
+#: (0 = no guess on that side: a one-sided leak is audited by guesses on its side only)
+GUESS_FRACTIONS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
+#: the calibration keeps the fewest guesses whose calibration bound is within this share of the best
+#: (1.0: the best, fewest guesses on ties; measured on randomized response of the inclusion bit, eps = 1,
+#: m = 1000, 2,000 audits: mean bound 0.697 at 1.0, 0.657 at 0.97, 0.590 at 0.9)
+NEAR_BEST = 1.0
+#: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
+DEFAULT_GUESS_FRACTION = 0.1
+
+
+def correct_counts(scores, coins):
+    """Per audit (rows), correct guesses among the j lowest scores guessed "out" and the j highest
+    guessed "in", for j = 0..m: arrays ``out_ok``, ``in_ok`` of shape (A, m + 1).
+
+    Guesses use only ``scores`` (stable sort, which does not look at the coins); ``coins`` only count.
+    """
+    s = np.atleast_2d(np.asarray(scores, dtype=float))
+    z = np.atleast_2d(np.asarray(coins, dtype=bool))
+    if s.shape != z.shape:
+        raise ValueError("scores and coins must have the same shape")
+    order = np.argsort(s, axis=1, kind="stable")
+    zs = np.take_along_axis(z, order, axis=1)
+    zero = np.zeros((zs.shape[0], 1), dtype=np.int64)
+    out_ok = np.concatenate([zero, np.cumsum(~zs, axis=1)], axis=1)
+    in_ok = np.concatenate([zero, np.cumsum(zs[:, ::-1], axis=1)], axis=1)
+    return out_ok, in_ok
+
+
+def _proxy_epsilon(r, v, beta):
+    """sup{eps : P[Bin(r, q(eps)) >= v] <= beta} = logit of the Clopper-Pearson lower bound (vectorised)."""
+    from dpaudit.audit.binomial import cp_lower
+
+    r = np.asarray(r)
+    v = np.asarray(v)
+    out = np.zeros(r.shape)
+    ok = (r > 0) & (v > 0)
+    if np.any(ok):
+        q = cp_lower(v[ok], r[ok], beta)
+        with np.errstate(divide="ignore"):
+            out[ok] = np.maximum(0.0, np.log(q) - np.log1p(-q))
+    return out
+
+
+def choose_guesses(cal_scores, cal_coins, *, m: int, delta: float = 0.0, confidence: float = 0.95,
+                   fractions=GUESS_FRACTIONS) -> dict:
+    """Numbers of "in" and "out" guesses for a main run of ``m`` canaries, chosen SEPARATELY on a
+    calibration run (rows of ``cal_scores``/``cal_coins`` = independent audits).
+
+    Every pair (k_in, k_out) of the grid ``fraction * m_cal / 2`` (0 allowed on one side, so a
+    one-sided leak is not diluted by guesses on the other side) is scored on the calibration run by
+    a lower bound of its certified epsilon (the delta = 0 bound at level beta - 2 m_cal delta, which
+    the p-value of Steinke-Nasr-Jagielski 2023 can only exceed; it is vectorised); among the pairs
+    within ``NEAR_BEST`` of the best, the one with the fewest guesses is kept and its fractions are
+    scaled to ``m``. Where nothing certifies, both sides get ``DEFAULT_GUESS_FRACTION``.
+    Valid whatever it picks: the calibration run is independent of the main run's coins.
+    """
+    m = check_count(m, "m", minimum=2)
+    beta = check_beta(1.0 - confidence, "1 - confidence")
+    s = np.atleast_2d(np.asarray(cal_scores, dtype=float))
+    m_cal = s.shape[1]
+    out_ok, in_ok = correct_counts(s, cal_coins)
+    # a side of k guesses errs for sure when fewer than k canaries fell on that side: the number of
+    # included canaries is Bin(m, 1/2), so fractions of m/2 are capped 3 standard deviations below 1
+    cap_cal = max(0.0, 1.0 - 3.0 / math.sqrt(m_cal))
+    ks = np.unique([min(int(min(f, cap_cal) * m_cal / 2), m_cal // 2) for f in fractions])
+    fr = {int(k): k / (m_cal / 2) for k in ks}
+    beta_proxy = beta - 2.0 * m_cal * float(delta)
+    if beta_proxy <= 0.0:
+        beta_proxy = beta * 1e-3  # delta term dominates: rank candidates at a stricter level
+    ki, ko = np.meshgrid(ks, ks, indexing="ij")
+    ki, ko = ki.ravel(), ko.ravel()
+    keep = (ki + ko) >= 1
+    ki, ko = ki[keep], ko[keep]
+    v = in_ok[:, ki] + out_ok[:, ko]  # (A, P)
+    eps = _proxy_epsilon(np.broadcast_to(ki + ko, v.shape), v, beta_proxy)
+    top = eps.max(axis=1, keepdims=True)
+    near = eps >= NEAR_BEST * top
+    r_near = np.where(near, ki + ko, np.iinfo(np.int64).max)
+    best = np.argmin(r_near, axis=1)  # fewest guesses among the near-best (first on ties)
+    best_eps = eps[np.arange(eps.shape[0]), best]
+    f_in = np.array([fr[int(k)] for k in ki[best]])
+    f_out = np.array([fr[int(k)] for k in ko[best]])
+    none = best_eps <= 0.0
+    f_in = np.where(none, DEFAULT_GUESS_FRACTION, f_in)
+    f_out = np.where(none, DEFAULT_GUESS_FRACTION, f_out)
+    cap = max(0.0, 1.0 - 3.0 / math.sqrt(m))
+    k_in = np.minimum(np.floor(np.minimum(f_in, cap) * m / 2).astype(int), m // 2)
+    k_out = np.minimum(np.floor(np.minimum(f_out, cap) * m / 2).astype(int), m // 2)
+    k_in = np.where((f_in > 0) & (k_in == 0), 1, k_in)
+    k_out = np.where((f_out > 0) & (k_out == 0), 1, k_out)
+    both0 = (k_in + k_out) == 0
+    k_in = np.where(both0, 1, k_in)
+    return {"k_in": k_in, "k_out": k_out, "fraction_in": f_in, "fraction_out": f_out,
+            "calibration_epsilon": best_eps, "calibrated": ~none, "m_calibration": int(m_cal)}
+
+
+class _EpsilonTable:
+    """``one_run_epsilon_lower`` memoised on (r, v) (many audits share their counts)."""
+
+    def __init__(self, m, delta, confidence):
+        self.m, self.delta, self.confidence, self.cache = m, delta, confidence, {}
+
+    def __call__(self, r: int, v: int) -> float:
+        key = (int(r), int(v))
+        if key not in self.cache:
+            self.cache[key] = one_run_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
+                                                    confidence=self.confidence)
+        return self.cache[key]
+
+
+def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.0, confidence: float = 0.95,
+                     audits: int = 1, guesses=None, fractions=GUESS_FRACTIONS) -> dict:
+    """The one-run audit (Steinke, Nasr, Jagielski 2023), shared by mechanisms and optimizers.
+
+    1. calibration run (unless ``guesses`` is given): ``m_calibration`` canaries with the auditor's
+       fair coins, scored by ``run(coins, seed_sequence) -> scores`` (same shape as ``coins``,
+       ``(audits, m)``; a larger score means "more likely included");
+    2. choice of k_in and k_out separately on it (:func:`choose_guesses`);
+    3. main run: ``m`` canaries, independent coins and randomness;
+    4. bound from the v correct guesses out of r = k_in + k_out (:func:`one_run_epsilon_lower`).
+
+    ``guesses``: a fixed k (k "in" and k "out") or a pair (k_in, k_out). Seeds: children 0..3 of
+    ``seed`` are the main coins, the main run, the calibration coins, the calibration run.
+    Returns arrays over audits: ``epsilon_lower``, ``r``, ``v``, ``k_in``, ``k_out``, ``included``,
+    plus the calibration record.
+    """
+    from dpaudit.audit.runner import as_seed_sequence
+
+    m = check_count(m, "m", minimum=2)
+    audits = check_count(audits, "audits", minimum=1)
+    s_coins, s_run, s_cal_coins, s_cal_run = as_seed_sequence(seed).spawn(4)
+    cal = None
+    if guesses is None:
+        m_cal = check_count(m_calibration, "m_calibration", minimum=2)
+        cal_coins = np.random.default_rng(s_cal_coins).random((audits, m_cal)) < 0.5
+        cal_scores = np.asarray(run(cal_coins, s_cal_run), dtype=float).reshape(audits, m_cal)
+        cal = choose_guesses(cal_scores, cal_coins, m=m, delta=delta, confidence=confidence, fractions=fractions)
+        k_in, k_out = cal["k_in"], cal["k_out"]
+    else:
+        if isinstance(guesses, (tuple, list)):
+            gi, go = (check_count(g, "guesses", minimum=0) for g in guesses)
+        else:
+            gi = go = check_count(guesses, "guesses", minimum=1)
+        if gi + go > m or gi + go == 0:
+            raise ValueError(f"guesses: k_in + k_out must be in [1, {m}] (canaries), got {gi} + {go}")
+        k_in, k_out = np.full(audits, gi), np.full(audits, go)
+    coins = np.random.default_rng(s_coins).random((audits, m)) < 0.5
+    scores = np.asarray(run(coins, s_run), dtype=float).reshape(audits, m)
+    if np.any(np.isnan(scores)):
+        raise ValueError("scores must not contain NaN")
+    out_ok, in_ok = correct_counts(scores, coins)
+    rows = np.arange(audits)
+    v = in_ok[rows, k_in] + out_ok[rows, k_out]
+    r = k_in + k_out
+    table = _EpsilonTable(m, delta, confidence)
+    eps = np.array([table(rr, vv) for rr, vv in zip(r, v)])
+    return {"epsilon_lower": eps, "r": r, "v": v, "k_in": k_in, "k_out": k_out, "included": coins.sum(axis=1),
+            "m": m, "calibration": cal, "calibrated": guesses is None, "delta": float(delta),
+            "confidence": float(confidence)}

@@ -33,11 +33,13 @@ the delta term of their Theorem 5.2; auditing.md sec. 5), for optimizers that ho
   training noise; ONE training run hosts the included canaries (``canary_gradients`` /
   ``canary_mask`` of the optimizer);
 * score of canary j: ``-theta_T[dim+j]`` (gradient descent moves against an included canary, a
-  direction fixed in advance); guess "in" for the k highest scores and "out" for the k lowest;
-* k is fixed (``guesses=k``) or chosen on an independent calibration run (its own coins and
-  noise) as the best of a fixed grid of fractions of m/2 (10% of m/2 if none certifies anything
-  there) -- never on the audit run's coins;
-* the v correct guesses out of r = 2k give epsilon_lower through
+  direction fixed in advance); guess "in" for the k_in highest scores and "out" for the k_out lowest;
+* k_in and k_out are fixed (``guesses=k`` or ``(k_in, k_out)``) or chosen SEPARATELY on an
+  independent calibration run (its own coins and noise) as the best pair of a fixed grid of
+  fractions of m/2, 0 included on either side (10% of m/2 each if none certifies anything there) --
+  never on the audit run's coins. The protocol is written once, in
+  :func:`dpaudit.audit.one_run.one_run_protocol`, and shared with ``audit_mechanism``;
+* the v correct guesses out of r = k_in + k_out give epsilon_lower through
   :func:`dpaudit.audit.one_run.one_run_epsilon_lower` at the audit's delta.
 """
 
@@ -49,7 +51,7 @@ import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.one_run import one_run_epsilon_lower
+from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.runner import DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, run_jobs
@@ -67,10 +69,10 @@ _AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim",
 DEFAULT_OPTIMIZER_CHUNK = 2_000
 #: canaries of a one-run optimizer audit (``method="one-run"``, option ``canaries``)
 DEFAULT_ONE_RUN_CANARIES = 1_000
-#: candidate guess counts of the calibration run, as fractions of m/2 guesses per side
-ONE_RUN_GUESS_FRACTIONS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
+#: candidate guess counts of the calibration run (shared with audit_mechanism; dpaudit.audit.one_run)
+ONE_RUN_GUESS_FRACTIONS = GUESS_FRACTIONS
 #: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
-ONE_RUN_DEFAULT_FRACTION = 0.1
+ONE_RUN_DEFAULT_FRACTION = DEFAULT_GUESS_FRACTION
 ONE_RUN_METHOD = "one-run (Steinke-Nasr-Jagielski 2023)"
 #: delta of an optimizer audit when neither the call nor the optimizer gives one
 DEFAULT_AUDIT_DELTA = 1e-5
@@ -264,30 +266,22 @@ def _one_run_scores(opt, X, y, G, coins, seed):
 
 
 def _correct_counts(scores, coins, ks):
-    """v[a, i]: correct guesses of audit a with ks[i] "in" (top scores) and ks[i] "out" (bottom) guesses.
-
-    Guesses use only ``scores`` (stable sort); ``coins`` only count them (as in ``one_run_audit``).
-    """
-    order = np.argsort(scores, axis=1, kind="stable")
-    z = np.take_along_axis(coins, order, axis=1)
-    out_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(~z, axis=1)], axis=1)  # bottom j
-    in_ok = np.concatenate([np.zeros((z.shape[0], 1), int), np.cumsum(z[:, ::-1], axis=1)], axis=1)  # top j
-    ks = np.asarray(ks, dtype=int)  # callers keep 2 k <= m
+    """v[a, i]: correct guesses of audit a with ks[i] "in" (top) and ks[i] "out" (bottom) guesses."""
+    out_ok, in_ok = correct_counts(scores, coins)
+    ks = np.asarray(ks, dtype=int)
     return out_ok[:, ks] + in_ok[:, ks]
 
 
-class _EpsilonTable:
-    """``one_run_epsilon_lower`` memoised on (r, v) (many audits share their counts)."""
+class _OneRunTraining:
+    """``run(coins, seed)`` of :func:`dpaudit.audit.one_run.one_run_protocol`: one training run per
+    row of ``coins``; scores ``-theta_T`` along the canary coordinates. Keeps the last run's claim."""
 
-    def __init__(self, m, delta, confidence):
-        self.m, self.delta, self.confidence, self.cache = m, delta, confidence, {}
+    def __init__(self, opt, X, y, G):
+        self.opt, self.X, self.y, self.G, self.claim = opt, X, y, G, None
 
-    def __call__(self, r: int, v: int) -> float:
-        key = (int(r), int(v))
-        if key not in self.cache:
-            self.cache[key] = one_run_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
-                                                    confidence=self.confidence)
-        return self.cache[key]
+    def __call__(self, coins, seed):
+        scores, self.claim = _one_run_scores(self.opt, self.X, self.y, self.G, coins, seed)
+        return scores
 
 
 def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, audits: int = 1, seed=None,
@@ -296,9 +290,12 @@ def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, a
     """``audits`` independent one-run audits of ``opt`` (module docstring), batched as trials.
 
     Each audit a draws its own coins, trains once, and gets its own epsilon_lower from that run
-    alone (with k from its own calibration run unless ``guesses`` fixes k). Returns arrays of
-    length ``audits``: ``epsilon_lower``, ``r``, ``v`` (correct), ``k``, ``included`` (canaries in
-    the audit run), plus ``m``, ``claim`` and the scalar settings.
+    alone, with k_in and k_out chosen separately on its own calibration run (a run of the same size
+    with independent coins, :func:`dpaudit.audit.one_run.one_run_protocol`) unless ``guesses``
+    fixes them (k, or a pair (k_in, k_out)). Returns arrays of length ``audits``:
+    ``epsilon_lower``, ``r``, ``v`` (correct), ``k_in``, ``k_out``, ``k`` (= k_in, kept for
+    callers of the symmetric version), ``included`` (canaries in the audit run), plus ``m``,
+    ``claim`` and the scalar settings.
     """
     m = check_count(canaries, "canaries", minimum=2)
     audits = check_count(audits, "audits", minimum=1)
@@ -307,31 +304,15 @@ def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, a
     n = check_count(n, "n", minimum=2)
     dim = check_count(dim, "dim", minimum=1)
     X, y, G = _one_run_scenario(opt, m, n, dim)
-    root = as_seed_sequence(seed)
-    s_coins, s_train, s_cal_coins, s_cal_train = root.spawn(4)
-    table = _EpsilonTable(m, delta, confidence)
-    if guesses is None:  # calibration: an independent run with independent coins chooses k
-        cal_coins = np.random.default_rng(s_cal_coins).random((audits, m)) < 0.5
-        cal_scores, _ = _one_run_scores(opt, X, y, G, cal_coins, s_cal_train)
-        ks = np.unique([max(1, int(f * m / 2)) for f in ONE_RUN_GUESS_FRACTIONS if max(1, int(f * m / 2)) <= m // 2])
-        v_cal = _correct_counts(cal_scores, cal_coins, ks)
-        eps_cal = np.array([[table(2 * k, v) for k, v in zip(ks, row)] for row in v_cal])
-        k = ks[np.argmax(eps_cal, axis=1)]  # first (fewest guesses) among the best
-        k_default = max(1, int(ONE_RUN_DEFAULT_FRACTION * m / 2))
-        k = np.where(eps_cal.max(axis=1) > 0.0, k, k_default)  # nothing certified on calibration: default
-    else:
+    if guesses is not None and not isinstance(guesses, (tuple, list)):
         k_fixed = check_count(guesses, "guesses", minimum=1)
         if 2 * k_fixed > m:
             raise ValueError(f"guesses must be <= canaries // 2 = {m // 2} (k 'in' and k 'out'), got {k_fixed}")
-        k = np.full(audits, k_fixed)
-    coins = np.random.default_rng(s_coins).random((audits, m)) < 0.5
-    scores, claim = _one_run_scores(opt, X, y, G, coins, s_train)
-    counts = _correct_counts(scores, coins, np.arange(m // 2 + 1))
-    v = counts[np.arange(audits), k]
-    eps = np.array([table(2 * kk, vv) for kk, vv in zip(k, v)])
-    return {"epsilon_lower": eps, "r": 2 * k, "v": v, "k": k, "included": coins.sum(axis=1), "m": m,
-            "claim": claim, "delta": delta, "confidence": confidence, "calibrated": guesses is None,
-            "n": n, "dim": dim}
+    train = _OneRunTraining(opt, X, y, G)
+    res = one_run_protocol(train, m=m, m_calibration=m, seed=seed, delta=delta, confidence=confidence,
+                           audits=audits, guesses=guesses)
+    res.update({"k": res["k_in"], "claim": train.claim, "n": n, "dim": dim})
+    return res
 
 
 def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
@@ -353,7 +334,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
         epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=float(delta), confidence=float(confidence),
         violation=bool(eps_lower > eps_claimed), method=ONE_RUN_METHOD, trials=1,
         details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}),
-                 "m": m, "r": r, "correct": v, "k_in": r // 2, "k_out": r // 2,
+                 "m": m, "r": r, "correct": v, "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]),
                  "canaries_included": int(res["included"][0]),
                  "guesses_chosen_by": "calibration run" if res["calibrated"] else "fixed (guesses option)",
                  "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "

@@ -1,0 +1,713 @@
+"""Attack families: score functions LEARNED from selection outputs, for any kind of output.
+
+Every family is a small strategy object (as in jax_privacy's auditing): a ``name``, a
+``description``, ``applicable(train0, train1) -> (bool, reason)`` and ``fit(train0, train1, seed)
+-> statistic``. The fitted statistic is a picklable callable ``statistic(batch) -> scores`` on a
+batch in the representation of :mod:`dpaudit.audit.outputs` (numeric ``(size, k)`` float array or
+object keys), with a ``description`` and, for statistics that take few distinct values, a
+``tie_values`` table (the auditor then breaks ties at the threshold with its own coins, as
+DP-Sniper does; :mod:`dpaudit.audit.selection`). By post-processing, any statistic fitted on
+draws independent of the evaluation draws gives a valid test; the families differ only in power.
+
+Families (``auto`` tries the applicable ones, :func:`dpaudit.audit.selection.choose_attack`):
+
+``value``
+    the scalar output itself (numeric, one value per run).
+``projection``
+    projection of a numeric vector on the training-sample mean difference (NaN as 0).
+``empirical-lr``
+    exact empirical likelihood ratio: each output is a category (its canonical key; for real
+    vectors with many distinct values, per-coordinate quantile bins, and a hash of the bin tuple
+    into at most ``max_categories`` buckets when even that is too many -- recorded in the
+    description), both output distributions are estimated on the training sample with additive
+    (Jeffreys, 1/2) smoothing, and the score is the estimated log-likelihood ratio
+    log p1(o)/p0(o). The Neyman-Pearson test for discrete outputs (SVT answer lists, noisy-max
+    indices, RAPPOR bit vectors) when the support is small.
+``naive-bayes``
+    per-coordinate empirical log-likelihood ratios on quantile bins, summed over the coordinates of
+    a numeric output and (for vectors) their first differences: the learned Neyman-Pearson
+    statistic when coordinates are independent (noisy histograms), or their increments are
+    (prefix sums).
+``logistic``
+    L2-regularised logistic regression on features (:func:`default_features`, or the user's
+    ``features``), fitted with L-BFGS (scipy) on the full training batch; the score is the logit
+    of the posterior P[x' | o] (the classifier of DP-Sniper, Bichsel et al., S&P 2021).
+``mlp``
+    a small neural network (hidden layers 10 and 5, as in DP-Sniper's evaluation) from
+    scikit-learn (optional extra ``dpaudit[learn]``; skipped, and the skip recorded, without it).
+``float-bits``
+    bit-level features of floating-point outputs: for each coordinate, the sign, the binary
+    exponent and the number of significant bits of the mantissa (53 minus the trailing zeros),
+    scored by their empirical log-likelihood ratio, summed over coordinates. A textbook
+    floating-point Laplace or Gaussian sampler ``x + noise`` rounds differently around different
+    ``x``: outputs reachable from one input are not reachable from the other (Mironov,
+    "On significance of the least significant bits for differential privacy", CCS 2012), and the
+    low bits tell them apart. Safe implementations snap the output to a coarse grid after
+    clamping (Mironov's snapping mechanism) or draw discrete noise (e.g. the discrete Gaussian,
+    Canonne, Kamath, Steinke, NeurIPS 2020) so that every output is reachable from every input.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+from scipy.optimize import minimize
+
+from dpaudit.audit.outputs import is_numeric_batch, object_features, row_keys
+from dpaudit.core.validation import check_count
+
+__all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
+           "FloatBitsAttack", "NaiveBayesAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features",
+           "empirical_lr_statistic", "naive_bayes_statistic",
+           "logistic_statistic", "mlp_statistic", "float_bits_statistic", "float_reachability_statistic",
+           "sklearn_available"]
+
+#: largest number of categories of the empirical likelihood ratio (beyond: bins, then hashing)
+DEFAULT_MAX_CATEGORIES = 4096
+#: rows used to fit the classifiers (a random subset of the training batch beyond this)
+MAX_FIT_ROWS = 200_000
+_BIG = 1e6  # stand-in for +-inf in features
+
+
+def sklearn_available() -> bool:
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------ statistics
+class FittedStatistic:
+    """Base of fitted statistics: picklable, with a settable ``description`` and ``tie_values``."""
+
+    description = "fitted statistic"
+    family = ""
+    #: sorted finite set of the values the statistic can take (None: not known to be discrete)
+    tie_values = None
+    #: True when the statistic reads the binary representation of floats
+    bit_level = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.description}>"
+
+
+class _Value(FittedStatistic):
+    family = "value"
+    description = "output value (scalar)"
+
+    def __call__(self, batch):
+        b = _numeric_or_raise(batch, "the value attack")
+        return np.nan_to_num(b[:, 0], nan=0.0, posinf=_BIG, neginf=-_BIG)
+
+
+class _Projection(FittedStatistic):
+    family = "projection"
+
+    def __init__(self, unit):
+        self.u = unit
+        self.description = "projection on the training-sample mean difference"
+
+    def __call__(self, batch):
+        b = _numeric_or_raise(batch, "the projection attack")
+        if b.shape[1] != self.u.size:
+            raise ValueError(f"outputs have dimension {b.shape[1]}, the fitted direction has {self.u.size}")
+        return _finite(b) @ self.u
+
+
+def _numeric_or_raise(batch, what):
+    if not is_numeric_batch(batch):
+        raise ValueError(f"{what} needs numeric outputs of a fixed length")
+    return batch
+
+
+def _finite(b):
+    return np.nan_to_num(b, nan=0.0, posinf=_BIG, neginf=-_BIG)
+
+
+class _CategoryTable:
+    """Smoothed log-likelihood ratios of integer category codes (unseen codes score 0)."""
+
+    def __init__(self, codes0, codes1, alpha: float = 0.5):
+        c0 = np.asarray(codes0, dtype=np.int64)
+        c1 = np.asarray(codes1, dtype=np.int64)
+        keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+        k = keys.size
+        n0 = np.bincount(inv[:c0.size], minlength=k).astype(float)
+        n1 = np.bincount(inv[c0.size:], minlength=k).astype(float)
+        self.keys = keys
+        self.llr = (np.log(n1 + alpha) - math.log(c1.size + alpha * (k + 1))
+                    - np.log(n0 + alpha) + math.log(c0.size + alpha * (k + 1)))
+        self.unseen = float(math.log(c0.size + alpha * (k + 1)) - math.log(c1.size + alpha * (k + 1)))
+
+    def __call__(self, codes):
+        codes = np.asarray(codes, dtype=np.int64)
+        i = np.clip(np.searchsorted(self.keys, codes), 0, max(self.keys.size - 1, 0))
+        hit = self.keys.size > 0
+        found = (self.keys[i] == codes) if hit else np.zeros(codes.shape, bool)
+        return np.where(found, self.llr[i] if hit else 0.0, self.unseen)
+
+    def values(self):
+        return np.unique(np.concatenate([self.llr, [self.unseen]]))
+
+
+class _Encoder:
+    """Maps a batch to integer category codes: exact keys, quantile bins per coordinate, or hashes."""
+
+    def __init__(self, mode, *, key_ids=None, edges=None, specials=None, radix=None, buckets=None):
+        self.mode, self.key_ids, self.edges, self.specials = mode, key_ids, edges, specials
+        self.radix, self.buckets = radix, buckets
+
+    def bins(self, batch):
+        b = batch
+        cols = []
+        for j in range(b.shape[1]):
+            x = b[:, j]
+            e = self.edges[j]
+            code = np.searchsorted(e, x, side="right").astype(np.int64)
+            for s_i, s in enumerate(self.specials[j]):
+                hit = np.isnan(x) if (isinstance(s, float) and math.isnan(s)) else (x == s)
+                code = np.where(hit, e.size + 1 + s_i, code)
+            cols.append(code)
+        return np.stack(cols, axis=1)
+
+    def __call__(self, batch):
+        if self.mode == "exact":
+            keys = row_keys(batch)
+            get = self.key_ids.get
+            return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64, count=len(keys))
+        if self.mode in ("binned", "binned+hashed", "binned-exact"):
+            bins = self.bins(_numeric_or_raise(batch, "binning"))
+            if self.mode == "binned":
+                return bins @ self.radix
+            if self.mode == "binned-exact":
+                rows = np.ascontiguousarray(bins)
+                get = self.key_ids.get
+                return np.fromiter((get(r.tobytes(), -1) for r in rows), dtype=np.int64, count=rows.shape[0])
+            return _hash_rows(bins, self.buckets)
+        # hashed object keys
+        keys = row_keys(batch)
+        return np.fromiter((zlib.crc32(repr(k).encode()) % self.buckets for k in keys.tolist()), dtype=np.int64,
+                           count=len(keys))
+
+
+def _hash_rows(ints, buckets):
+    h = np.zeros(ints.shape[0], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(ints.shape[1]):
+            h = (h * np.uint64(1_000_003)) ^ ints[:, j].astype(np.uint64)
+            h ^= h >> np.uint64(29)
+    return (h % np.uint64(buckets)).astype(np.int64)
+
+
+def _special_values(x, min_share: float = 0.01, most: int = 8):
+    """Values of a column frequent enough to be special (plus NaN and +-inf when present)."""
+    out = []
+    if np.isnan(x).any():
+        out.append(float("nan"))
+    for s in (math.inf, -math.inf):
+        if np.any(x == s):
+            out.append(s)
+    f = x[np.isfinite(x)]
+    if f.size:
+        vals, counts = np.unique(f, return_counts=True)
+        order = np.argsort(-counts, kind="stable")
+        for i in order[:most]:
+            if counts[i] >= max(2, min_share * x.size):
+                out.append(float(vals[i]))
+    return out
+
+
+def _quantile_edges(x, bins):
+    if x.size == 0:
+        return np.empty(0)
+    half = max(bins // 2, 1)
+    tail = np.geomspace(0.5 / max(x.size, 2) * 20, 0.5, half + 1)[:-1]
+    levels = np.unique(np.clip(np.concatenate([tail, 1 - tail, np.linspace(0, 1, bins + 1)[1:-1]]), 0, 1))
+    return np.unique(np.quantile(x, levels, method="inverted_cdf"))
+
+
+class _EmpiricalLR(FittedStatistic):
+    family = "empirical-lr"
+
+    def __init__(self, encoder, table, description):
+        self.encoder, self.table, self.description = encoder, table, description
+        self.tie_values = table.values()
+
+    def __call__(self, batch):
+        return self.table(self.encoder(batch))
+
+
+def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_CATEGORIES, bins: int | None = None,
+                           alpha: float = 0.5):
+    """Empirical log-likelihood-ratio statistic fitted on training outputs of x (train0) and x' (train1).
+
+    ``train0``/``train1`` are batches (:func:`dpaudit.audit.outputs.as_output_batch`) or anything a
+    sampler returns. Categories: the outputs' keys when there are at most ``max_categories``
+    distinct ones; else (numeric outputs) per-coordinate quantile bins (``bins`` per coordinate,
+    default chosen so that the joint grid stays within ``max_categories``), hashed into
+    ``max_categories`` buckets if the grid is still larger; object outputs are hashed. The
+    description says which.
+    """
+    from dpaudit.audit.outputs import as_output_batch
+
+    max_categories = check_count(max_categories, "max_categories", minimum=2)
+    a = train0 if isinstance(train0, np.ndarray) and (is_numeric_batch(train0) or train0.dtype == object) \
+        else as_output_batch(train0)
+    b = train1 if isinstance(train1, np.ndarray) and (is_numeric_batch(train1) or train1.dtype == object) \
+        else as_output_batch(train1)
+    ka, kb = row_keys(a), row_keys(b)
+    pooled = np.concatenate([ka, kb]) if is_numeric_batch(a) else list(ka) + list(kb)
+    distinct = {}
+    for k in (pooled.tolist() if isinstance(pooled, np.ndarray) else pooled):
+        if k not in distinct:
+            distinct[k] = len(distinct)
+            if len(distinct) > max_categories:
+                break
+    if len(distinct) <= max_categories:
+        enc = _Encoder("exact", key_ids=distinct)
+        desc = f"empirical likelihood ratio over {len(distinct)} exact output categories"
+    elif is_numeric_batch(a):
+        both = np.concatenate([a, b])
+        k = both.shape[1]
+        specials = [_special_values(both[:, j]) for j in range(k)]
+        levels = [bins] if bins is not None else [64, 32, 16, 8, 4, 2]
+        for per in levels:  # the finest per-coordinate quantile bins whose OBSERVED joint cells fit
+            edges = []
+            for j in range(k):
+                col = both[:, j]
+                mask = np.isfinite(col)
+                for sp in specials[j]:
+                    if not math.isnan(sp):
+                        mask &= col != sp
+                edges.append(_quantile_edges(col[mask], per))
+            binner = _Encoder("binned", edges=edges, specials=specials)
+            cells = binner.bins(both)
+            uniq = np.unique(cells, axis=0)
+            if uniq.shape[0] <= max_categories:
+                break
+        if uniq.shape[0] <= max_categories:
+            ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq))}
+            enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids)
+            desc = (f"empirical likelihood ratio over {len(ids)} observed cells of quantile bins ({per} per "
+                    f"coordinate, special values kept; {k} coordinate(s))")
+        else:
+            enc = _Encoder("binned+hashed", edges=edges, specials=specials, buckets=max_categories)
+            desc = (f"empirical likelihood ratio over quantile bins ({per} per coordinate, {k} coordinates) "
+                    f"hashed into {max_categories} buckets")
+    else:
+        enc = _Encoder("hashed", buckets=max_categories)
+        desc = f"empirical likelihood ratio over output keys hashed into {max_categories} buckets"
+    table = _CategoryTable(enc(a), enc(b), alpha)
+    return _EmpiricalLR(enc, table, desc)
+
+
+class _NaiveBayes(FittedStatistic):
+    family = "naive-bayes"
+
+    def __init__(self, diffs, edges, specials, tables, description):
+        self.diffs, self.edges, self.specials, self.tables = diffs, edges, specials, tables
+        self.description = description
+
+    def columns(self, batch):
+        b = _numeric_or_raise(batch, "the naive-Bayes attack")
+        if self.diffs and b.shape[1] > 1:
+            with np.errstate(invalid="ignore"):
+                b = np.concatenate([b, np.diff(b, axis=1)], axis=1)
+        return b
+
+    def __call__(self, batch):
+        b = self.columns(batch)
+        if b.shape[1] != len(self.tables):
+            raise ValueError(f"outputs give {b.shape[1]} columns, the attack was fitted on {len(self.tables)}")
+        enc = _Encoder("binned", edges=self.edges, specials=self.specials, radix=np.zeros(len(self.tables), np.int64))
+        codes = enc.bins(b)
+        out = np.zeros(b.shape[0])
+        for j, t in enumerate(self.tables):
+            out += t(codes[:, j])
+        return out
+
+
+def naive_bayes_statistic(train0, train1, *, bins: int | None = None, differences: bool = True, alpha: float = 0.5):
+    """Sum over coordinates (and, for vectors, their first differences) of per-coordinate empirical
+    log-likelihood ratios on quantile bins (special values kept as their own bins).
+
+    The Neyman-Pearson statistic when the coordinates are independent given the input (noisy
+    histograms: a Laplace likelihood ratio per bin, learned); the first differences make the
+    increments of cumulative releases (prefix sums) independent coordinates too.
+    """
+    a = _numeric_or_raise(train0, "the naive-Bayes attack")
+    b = _numeric_or_raise(train1, "the naive-Bayes attack")
+    diffs = bool(differences) and a.shape[1] > 1
+    proto = _NaiveBayes(diffs, None, None, [None] * (2 * a.shape[1] - 1 if diffs else a.shape[1]), "")
+    ca, cb = proto.columns(a), proto.columns(b)
+    per = bins if bins is not None else int(np.clip(min(ca.shape[0], cb.shape[0]) // 200, 4, 64))
+    both = np.concatenate([ca, cb])
+    specials, edges = [], []
+    for j in range(both.shape[1]):
+        col = both[:, j]
+        sp = _special_values(col)
+        mask = np.isfinite(col)
+        for v in sp:
+            if not math.isnan(v):
+                mask &= col != v
+        specials.append(sp)
+        edges.append(_quantile_edges(col[mask], per))
+    enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
+    c0, c1 = enc.bins(ca), enc.bins(cb)
+    tables = [_CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
+    what = f"{a.shape[1]} coordinate(s)" + (" and their first differences" if diffs else "")
+    return _NaiveBayes(diffs, edges, specials, tables,
+                       f"naive-Bayes empirical likelihood ratio over {what} ({per} quantile bins each)")
+
+
+# ------------------------------------------------------------------------------ features
+class DefaultFeatures:
+    """DP-Sniper-style default features of a batch, with the special values fixed at fit time.
+
+    Numeric outputs: the values (NaN as 0, +-inf as +-1e6), an indicator per special value
+    (NaN, +-inf, and values taking >= 1% of a coordinate's training outputs, as DP-Sniper's
+    ``FlagsFeatureTransformer``), the sorted values and, per special value, its count in the
+    run. Object outputs: :func:`dpaudit.audit.outputs.object_features`.
+    """
+
+    def __init__(self, train):
+        self.numeric = is_numeric_batch(train)
+        if self.numeric:
+            self.k = train.shape[1]
+            self.specials = [_special_values(train[:, j]) for j in range(self.k)]
+            pooled = _special_values(train.ravel())
+            self.row_specials = pooled
+
+    def __call__(self, batch):
+        if not self.numeric:
+            return object_features(batch)
+        b = _numeric_or_raise(batch, "these features")
+        if b.shape[1] != self.k:
+            raise ValueError(f"outputs have {b.shape[1]} values per run, the features were fitted on {self.k}")
+        parts = [_finite(b)]
+        for j, sp in enumerate(self.specials):
+            for s in sp:
+                parts.append((np.isnan(b[:, j]) if math.isnan(s) else b[:, j] == s)[:, None].astype(float))
+        if self.k > 1:
+            parts.append(np.sort(_finite(b), axis=1))
+            for s in self.row_specials:
+                parts.append((np.isnan(b) if math.isnan(s) else b == s).sum(axis=1, keepdims=True).astype(float))
+        return np.concatenate(parts, axis=1)
+
+
+def default_features(train):
+    """The default feature map fitted on a training batch (:class:`DefaultFeatures`)."""
+    return DefaultFeatures(train)
+
+
+class _Standardise:
+    def __init__(self, X):
+        self.mu = X.mean(axis=0)
+        sd = X.std(axis=0)
+        self.sd = np.where(sd > 0, sd, 1.0)
+
+    def __call__(self, X):
+        return (X - self.mu) / self.sd
+
+
+class _Logistic(FittedStatistic):
+    family = "logistic"
+
+    def __init__(self, features, scaler, w, b, description):
+        self.features, self.scaler, self.w, self.b, self.description = features, scaler, w, b, description
+
+    def __call__(self, batch):
+        return self.scaler(np.asarray(self.features(batch), dtype=float)) @ self.w + self.b
+
+
+def _subsample(X0, X1, rows, seed):
+    rng = np.random.default_rng(seed)
+    if X0.shape[0] > rows:
+        X0 = X0[rng.choice(X0.shape[0], rows, replace=False)]
+    if X1.shape[0] > rows:
+        X1 = X1[rng.choice(X1.shape[0], rows, replace=False)]
+    return X0, X1
+
+
+def logistic_statistic(train0, train1, *, features=None, l2: float = 1e-4, seed=0, max_iter: int = 200):
+    """L2-regularised logistic regression (L-BFGS) separating training outputs of x' from x.
+
+    ``features(batch) -> (n, d)`` array (default :func:`default_features` fitted on the training
+    data); score = the fitted logit. Deterministic given ``seed`` (used only to subsample beyond
+    ``MAX_FIT_ROWS`` rows per side).
+    """
+    feats = features if features is not None else DefaultFeatures(train0)
+    X0 = np.asarray(feats(train0), dtype=float)
+    X1 = np.asarray(feats(train1), dtype=float)
+    X0, X1 = _subsample(X0, X1, MAX_FIT_ROWS // 2, seed)
+    X = np.concatenate([X0, X1])
+    sc = _Standardise(X)
+    Z = sc(X)
+    y = np.concatenate([np.zeros(X0.shape[0]), np.ones(X1.shape[0])])
+    sgn = 2.0 * y - 1.0
+    n, d = Z.shape
+
+    def loss(theta):
+        w, b = theta[:d], theta[d]
+        z = sgn * (Z @ w + b)
+        val = np.mean(np.logaddexp(0.0, -z)) + 0.5 * l2 * (w @ w)
+        with np.errstate(over="ignore"):
+            g = -sgn / (1.0 + np.exp(z))
+        grad = np.concatenate([Z.T @ g / n + l2 * w, [g.mean()]])
+        return val, grad
+
+    res = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter)})
+    w, b = res.x[:d], float(res.x[d])
+    name = "user features" if features is not None else "default features (values, special-value flags, sorted, counts)"
+    return _Logistic(feats, sc, w, b, f"logistic regression on {d} {name}")
+
+
+class _MLP(FittedStatistic):
+    family = "mlp"
+
+    def __init__(self, features, scaler, model, description):
+        self.features, self.scaler, self.model, self.description = features, scaler, model, description
+
+    def __call__(self, batch):
+        Z = self.scaler(np.asarray(self.features(batch), dtype=float))
+        p = self.model.predict_proba(Z)[:, 1]
+        with np.errstate(divide="ignore"):
+            return np.log(p) - np.log1p(-p)
+
+
+def mlp_statistic(train0, train1, *, features=None, hidden=(10, 5), seed=0, max_iter: int = 50,
+                  max_rows: int = 50_000):
+    """A small neural network (scikit-learn ``MLPClassifier``, needs ``dpaudit[learn]``); score = logit."""
+    try:
+        from sklearn.neural_network import MLPClassifier
+    except ImportError:
+        raise ValueError("the mlp attack needs scikit-learn: pip install 'dpaudit[learn]'") from None
+    import warnings
+
+    feats = features if features is not None else DefaultFeatures(train0)
+    X0 = np.asarray(feats(train0), dtype=float)
+    X1 = np.asarray(feats(train1), dtype=float)
+    X0, X1 = _subsample(X0, X1, max_rows // 2, seed)
+    X = np.concatenate([X0, X1])
+    sc = _Standardise(X)
+    y = np.concatenate([np.zeros(X0.shape[0]), np.ones(X1.shape[0])])
+    rs = int(np.random.default_rng(seed).integers(2**31 - 1))
+    model = MLPClassifier(hidden_layer_sizes=tuple(hidden), alpha=1e-4, max_iter=int(max_iter), random_state=rs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn's ConvergenceWarning at max_iter: the fit is still a valid statistic
+        model.fit(sc(X), y)
+    return _MLP(feats, sc, model, f"neural network {tuple(hidden)} on {X.shape[1]} features")
+
+
+# ------------------------------------------------------------------------------ float bits
+def float_bit_codes(x):
+    """Integer code of (sign, binary exponent, significant mantissa bits) of each double in ``x``.
+
+    Non-finite values get codes of their own. The number of significant bits is 53 minus the
+    trailing zero bits of the 53-bit significand (0 for zero).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    fin = np.isfinite(x)
+    xf = np.where(fin, x, 0.0)
+    m, e = np.frexp(np.abs(xf))  # |x| = m 2^e, m in [0.5, 1)
+    sig = np.ldexp(m, 53).astype(np.uint64)  # exact 53-bit integer significand
+    nz = sig != 0
+    with np.errstate(over="ignore"):
+        low = sig & (~sig + np.uint64(1))  # lowest set bit (two's complement trick on uint64)
+    tz = np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1  # exact: low is a power of two
+    bits = np.where(nz, 53 - tz, 0)
+    sign = (np.signbit(xf)).astype(np.int64)
+    code = ((np.clip(e, -1100, 1100).astype(np.int64) + 1100) * 64 + bits) * 2 + sign
+    code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
+    return code
+
+
+class _FloatBits(FittedStatistic):
+    family = "float-bits"
+    bit_level = True
+
+    def __init__(self, tables, description):
+        self.tables, self.description = tables, description
+        if len(tables) == 1:
+            self.tie_values = tables[0].values()
+
+    def __call__(self, batch):
+        b = _numeric_or_raise(batch, "the float-bits attack")
+        if b.shape[1] != len(self.tables):
+            raise ValueError(f"outputs have {b.shape[1]} values per run, the attack was fitted on {len(self.tables)}")
+        out = np.zeros(b.shape[0])
+        for j, t in enumerate(self.tables):
+            out += t(float_bit_codes(b[:, j]))
+        return out
+
+
+def float_bits_statistic(train0, train1, *, alpha: float = 0.5):
+    """Bit-level statistic (sign, exponent, significant bits per coordinate; module docstring)."""
+    a = _numeric_or_raise(train0, "the float-bits attack")
+    b = _numeric_or_raise(train1, "the float-bits attack")
+    tables = [_CategoryTable(float_bit_codes(a[:, j]), float_bit_codes(b[:, j]), alpha) for j in range(a.shape[1])]
+    return _FloatBits(tables, f"bit-level features of {a.shape[1]} floating-point coordinate(s): sign, exponent, "
+                              "significant mantissa bits (empirical likelihood ratio)")
+
+
+class _Reachability(FittedStatistic):
+    family = "float-reachability"
+    bit_level = True
+    tie_values = np.array([-1.0, 0.0, 1.0])
+
+    def __init__(self, v0, v1):
+        self.v0, self.v1 = v0, v1
+        self.description = f"floating-point reachability of the output from x + noise (values {v0:g} and {v1:g})"
+
+    @staticmethod
+    def _reachable(y, v):
+        with np.errstate(all="ignore"):
+            n0 = y - v
+            ok = np.zeros(y.shape, bool)
+            for k in range(-2, 3):
+                n = n0
+                for _ in range(abs(k)):
+                    n = np.nextafter(n, np.inf if k > 0 else -np.inf)
+                ok |= (v + n) == y
+        return ok
+
+    def __call__(self, batch):
+        y = _numeric_or_raise(batch, "the reachability statistic")[:, 0]
+        return self._reachable(y, self.v1).astype(float) - self._reachable(y, self.v0).astype(float)
+
+
+def float_reachability_statistic(value0: float, value1: float):
+    """Score +1 if an output y is reachable as fl(value1 + n) for some double n but not as
+    fl(value0 + n), -1 for the reverse, 0 otherwise (Mironov 2012's attack on ``value + noise``).
+
+    For scalar additive-noise mechanisms whose exact query values on x and x' are known.
+    """
+    v0, v1 = float(value0), float(value1)
+    if not (math.isfinite(v0) and math.isfinite(v1)):
+        raise ValueError("value0 and value1 must be finite")
+    return _Reachability(v0, v1)
+
+
+# ------------------------------------------------------------------------------ families
+class AttackFamily:
+    """Strategy object of one attack family (module docstring)."""
+
+    name = ""
+    description = ""
+    requires = None
+    #: False for families that learn nothing from the training half (then, alone and with a single
+    #: candidate pair, the whole selection sample chooses the threshold)
+    needs_fit = True
+
+    def applicable(self, train0, train1) -> tuple[bool, str]:
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        raise ValueError(f"{type(self).__name__} does not implement fit")
+
+    def __repr__(self):
+        return f"<attack family {self.name}>"
+
+
+class ValueAttack(AttackFamily):
+    name = "value"
+    description = "the scalar output itself (both orientations)"
+    needs_fit = False
+
+    def applicable(self, train0, train1):
+        if not is_numeric_batch(train0) or train0.shape[1] != 1:
+            return False, "needs one number per run"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return _Value()
+
+
+class ProjectionAttack(AttackFamily):
+    name = "projection"
+    description = "projection of a numeric vector on the training-sample mean difference"
+
+    def applicable(self, train0, train1):
+        if not is_numeric_batch(train0) or train0.shape[1] < 2:
+            return False, "needs numeric vectors of a fixed length >= 2"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        d = _finite(train1).mean(axis=0) - _finite(train0).mean(axis=0)
+        nrm = float(np.linalg.norm(d))
+        if not math.isfinite(nrm) or nrm == 0.0:
+            d = np.zeros(train0.shape[1])
+            d[0], nrm = 1.0, 1.0
+        return _Projection(d / nrm)
+
+
+class EmpiricalLRAttack(AttackFamily):
+    name = "empirical-lr"
+    description = "exact empirical likelihood ratio over output categories (binned or hashed if many)"
+
+    def __init__(self, max_categories: int = DEFAULT_MAX_CATEGORIES):
+        self.max_categories = max_categories
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return empirical_lr_statistic(train0, train1, max_categories=self.max_categories)
+
+
+class NaiveBayesAttack(AttackFamily):
+    name = "naive-bayes"
+    description = "sum of per-coordinate empirical likelihood ratios (values and first differences)"
+
+    def applicable(self, train0, train1):
+        if not is_numeric_batch(train0):
+            return False, "needs numeric outputs of a fixed length"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return naive_bayes_statistic(train0, train1)
+
+
+class LogisticAttack(AttackFamily):
+    name = "logistic"
+    description = "logistic regression on features (DP-Sniper's classifier)"
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return logistic_statistic(train0, train1, features=features, seed=seed)
+
+
+class MLPAttack(AttackFamily):
+    name = "mlp"
+    description = "small neural network (10, 5) on features (scikit-learn)"
+    requires = "scikit-learn (pip install 'dpaudit[learn]')"
+
+    def applicable(self, train0, train1):
+        if not sklearn_available():
+            return False, "scikit-learn is not installed (pip install 'dpaudit[learn]')"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return mlp_statistic(train0, train1, features=features, seed=seed)
+
+
+class FloatBitsAttack(AttackFamily):
+    name = "float-bits"
+    description = "bit-level features of floating-point outputs (Mironov 2012)"
+
+    def applicable(self, train0, train1):
+        if not is_numeric_batch(train0):
+            return False, "needs numeric outputs"
+        both = np.concatenate([train0, train1])
+        fin = both[np.isfinite(both)]
+        if fin.size == 0 or np.all(fin == np.round(fin)):
+            return False, "outputs are integer-valued (no floating-point rounding to read)"
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        return float_bits_statistic(train0, train1)
+
+
+#: the families ``statistic="auto"`` tries, in this order
+ATTACK_FAMILIES = (ValueAttack(), ProjectionAttack(), EmpiricalLRAttack(), NaiveBayesAttack(), LogisticAttack(),
+                   MLPAttack(), FloatBitsAttack())
+FAMILY_NAMES = tuple(f.name for f in ATTACK_FAMILIES)
