@@ -41,7 +41,7 @@ from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import one_run_audit
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
-                                  concat_chunks, open_executor, run_jobs)
+                                  concat_chunks, open_executor, pin_seed, run_jobs, seed_record)
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.numeric import round_down
@@ -232,6 +232,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if statistic is not None and not callable(statistic):
         raise ValueError("statistic must be callable as statistic(outputs) -> scores")
+    seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     with open_executor(executor, workers) as ex:
@@ -239,14 +240,17 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         if statistic is not None:
             check_picklable(ex, statistic, "statistic")
         if method == "one-run":
-            return _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
-                                  confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
-                                  selection_fraction=selection_fraction, chunk_size=chunk_size, executor=ex,
-                                  retries=retries)
-        return _audit_two_sample(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
-                                 confidence=confidence, statistic=statistic, seeds=(s_sel0, s_sel1, s_ev0, s_ev1),
-                                 method=method, selection=selection, selection_fraction=selection_fraction,
-                                 grid=grid, chunk_size=chunk_size, executor=ex, retries=retries)
+            result = _audit_one_run(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
+                                    confidence=confidence, statistic=statistic, root=(s_sel0, s_ev0),
+                                    selection_fraction=selection_fraction, chunk_size=chunk_size, executor=ex,
+                                    retries=retries)
+        else:
+            result = _audit_two_sample(sampler, x, x_prime, epsilon=epsilon, delta=delta, trials=trials,
+                                       confidence=confidence, statistic=statistic,
+                                       seeds=(s_sel0, s_sel1, s_ev0, s_ev1), method=method, selection=selection,
+                                       selection_fraction=selection_fraction, grid=grid, chunk_size=chunk_size,
+                                       executor=ex, retries=retries)
+    return result.with_details(seed=seed_record(seed))
 
 
 def _audit_two_sample(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, seeds, method,

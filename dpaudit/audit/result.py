@@ -10,13 +10,34 @@ estimates must never be confused).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dpaudit.audit.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
 
-__all__ = ["AuditResult", "Estimate", "to_jsonable"]
+__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS"]
+
+#: what to check after a certified violation, most common first (shown by reports and the pytest helpers)
+VIOLATION_CHECKS = (
+    "the noise scale against the sensitivity and the neighbouring relation (replace-one neighbours double the "
+    "sensitivity of a sum)",
+    "a noise scale given as a variance instead of a standard deviation",
+    "noise added before clipping, or clipping of the batch instead of each example",
+    "subsampling claimed but not performed (or at another rate)",
+    "one budget charged for two releases (every release composes)",
+    "a rare fluke: a claim that holds is flagged with probability at most 1 - confidence; re-run with other "
+    "seeds (the same seed gives the same result)",
+)
+
+#: what can give an audit without power its power (besides the advisory trial counts)
+POWER_HINTS = (
+    "more trials (the advisory count above); a lower confidence certifies more from the same runs, at the price of "
+    "more false alarms",
+    "a stronger attack: a canary the mechanism reacts to more (white-box gradient canary, a worst-case input "
+    "pair), or a statistic closer to the likelihood ratio",
+    "for dp-gd / dp-sgd, method='one-run' with many canaries certifies from a single training run",
+)
 
 
 def to_jsonable(obj):
@@ -135,6 +156,10 @@ class AuditResult:
         gdp = self.details.get("gdp") if isinstance(self.details, dict) else None
         eps = gdp.get("epsilon") if isinstance(gdp, dict) else None
         return None if eps is None else float(eps)
+
+    def with_details(self, **details) -> "AuditResult":
+        """A copy whose ``details`` are updated with ``details`` (the result itself is immutable)."""
+        return replace(self, details={**self.details, **details})
 
     def to_dict(self) -> dict:
         """JSON-serialisable dictionary (non-finite floats as strings), with ``verdict`` and the

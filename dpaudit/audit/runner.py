@@ -56,7 +56,7 @@ import numpy as np
 from dpaudit.core.validation import check_count
 
 __all__ = [
-    "as_seed_sequence", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
     "open_executor", "dask_executor",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
@@ -92,6 +92,30 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
         raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {seed!r}")
     return np.random.SeedSequence(int(seed))
+
+
+def pin_seed(seed):
+    """``seed`` made reproducible: ``None`` becomes a ``SeedSequence`` with freshly drawn entropy (same
+    randomness as ``None``, but :func:`seed_record` can then say which seed reproduces the run); an
+    int or a SeedSequence is returned unchanged (after validation)."""
+    if seed is None:
+        return np.random.SeedSequence()
+    as_seed_sequence(seed)
+    return seed
+
+
+def seed_record(seed):
+    """A JSON-able value that reproduces ``seed``'s random streams when passed back as ``seed=``: the
+    int itself, a SeedSequence's entropy, or ``{"entropy": ..., "spawn_key": [...]}`` for a spawned
+    child (``numpy.random.SeedSequence(entropy, spawn_key=...)`` rebuilds it)."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.random.SeedSequence):
+        if seed.spawn_key or seed.n_children_spawned:
+            return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key],
+                    "n_children_spawned": int(seed.n_children_spawned)}
+        return int(seed.entropy)
+    return int(seed)
 
 
 def spawn(seed, n: int) -> list[np.random.SeedSequence]:
