@@ -129,7 +129,7 @@ def test_rendered_text_answers_the_readers_questions(pages):
     expected = {
         "consistent": ["CONSISTENT", "certified lower", "exact", "claim (RDP)", "What was audited",
                        "Accountants compared", "Evidence: where the bound comes from"],
-        "violation": ["VIOLATION", "What to check next", "noise scale", "certified lower",
+        "violation": ["VIOLATION", "What to check next", "wrong sensitivity", "certified lower",
                       "does not behave like its model"],
         "inconclusive": ["INCONCLUSIVE", "What would give this audit power", "advisory", "no significant signal",
                          "certified lower 0"],

@@ -76,6 +76,19 @@ def _fixed_grid(sel0, sel1, size: int) -> np.ndarray:
     return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
 
 
+def _warn_pure_dp_claim(sampler) -> None:
+    """delta = 0 (the default) audits a pure-DP claim: say so when the mechanism has none (a Gaussian)."""
+    from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
+
+    desc = no_pure_dp(sampler)
+    if desc is not None:
+        import warnings
+
+        warnings.warn(f"delta = 0 audits a pure-DP claim, but {desc} has no pure-DP guarantee (its epsilon at "
+                      "delta = 0 is infinite), so a long enough audit will report a violation; pass the delta of its "
+                      "claim, e.g. delta=1e-5", PureDPClaimWarning, stacklevel=3)
+
+
 def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
                  method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
                  details: dict | None = None) -> AuditResult:
@@ -232,6 +245,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if statistic is not None and not callable(statistic):
         raise ValueError("statistic must be callable as statistic(outputs) -> scores")
+    if delta == 0.0:
+        _warn_pure_dp_claim(sampler)
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)

@@ -396,9 +396,9 @@ def _accountants_section(doc, acc, images, image_dir):
                                      for i, t in enumerate(acc["steps"])])
     for lab in labels:
         if lab in ignoring:
-            doc.p(f"{lab} gives Poisson subsampling no amplification (no subsampling theorem in this notion): its "
-                  f"numbers are those of the unsampled mechanism, so they are much larger than RDP's or PLD's and "
-                  "say nothing alarming about the algorithm.", "note")
+            doc.p(f"{lab}: no amplification by sampling in this notion (it has no subsampling theorem): its numbers "
+                  "are those of the unsampled mechanism, so they are much larger than RDP's or PLD's and say nothing "
+                  "alarming about the algorithm.", "note")
     for lab, note in (acc.get("notes") or {}).items():
         if lab not in ignoring:
             doc.p(f"{lab}: {note}", "note")

@@ -7,7 +7,10 @@ It adds
   keys ``dpaudit_trials``, ``dpaudit_seed``, ``dpaudit_confidence``);
 * the marker ``@pytest.mark.dpaudit(trials=..., seed=..., confidence=...)`` (overrides the
   options for one test);
-* the fixture ``dpaudit_config`` (the :class:`~dpaudit.testing._config.AuditConfig` in force).
+* the fixture ``dpaudit_config`` (the :class:`~dpaudit.testing._config.AuditConfig` in force);
+* short failure output: when a failure comes out of a dpaudit helper (``assert_audit_consistent``,
+  ``assert_accountant_sound``), dpaudit's own frames are cut from the traceback, so the report
+  shows the line of *your* test and the helper's message (``--fulltrace`` shows everything).
 
 While a test runs, its settings are *active*: ``assert_audit_consistent`` and
 ``assert_accountant_sound`` read them when their own arguments are ``None``. Unless a seed is
@@ -127,6 +130,50 @@ def pytest_runtest_call(item):
         yield
     finally:
         _ACTIVE.reset(token)
+
+
+_PACKAGE_DIR = None
+
+
+def _package_dir():
+    global _PACKAGE_DIR
+    if _PACKAGE_DIR is None:
+        from pathlib import Path
+
+        _PACKAGE_DIR = Path(__file__).resolve().parents[1]
+    return _PACKAGE_DIR
+
+
+def _in_dpaudit(entry, sub: str = "") -> bool:
+    try:
+        from pathlib import Path
+
+        return Path(str(entry.path)).resolve().is_relative_to(_package_dir() / sub if sub else _package_dir())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def hide_dpaudit_frames(excinfo) -> bool:
+    """Cut dpaudit's frames from ``excinfo``'s traceback when the exception went through a
+    ``dpaudit.testing`` helper (and at least one frame outside dpaudit remains). True if cut."""
+    tb = excinfo.traceback
+    if not any(_in_dpaudit(e, "testing") for e in tb):
+        return False
+    kept = tb.filter(lambda e: not _in_dpaudit(e))
+    if len(kept) == 0 or len(kept) == len(tb):
+        return False
+    excinfo.traceback = kept
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None and not item.config.getoption("fulltrace", False):
+        try:
+            hide_dpaudit_frames(call.excinfo)
+        except Exception:  # noqa: BLE001 - never let the filter break a report
+            pass
+    yield
 
 
 @pytest.fixture
