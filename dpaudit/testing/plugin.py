@@ -153,24 +153,28 @@ def _in_dpaudit(entry, sub: str = "") -> bool:
         return False
 
 
-def hide_dpaudit_frames(excinfo) -> bool:
-    """Cut dpaudit's frames from ``excinfo``'s traceback when the exception went through a
-    ``dpaudit.testing`` helper (and at least one frame outside dpaudit remains). True if cut."""
-    tb = excinfo.traceback
-    if not any(_in_dpaudit(e, "testing") for e in tb):
+def _cut(traceback):
+    """``traceback`` without dpaudit's frames (unchanged if nothing else would remain)."""
+    kept = traceback.filter(lambda e: not _in_dpaudit(e))
+    return kept if len(kept) else traceback
+
+
+def hide_dpaudit_frames(item, excinfo) -> bool:
+    """When ``excinfo`` went through a ``dpaudit.testing`` helper, make ``item``'s failure report
+    leave out dpaudit's frames (pytest's own traceback filter runs first). True if it will."""
+    if not any(_in_dpaudit(e, "testing") for e in excinfo.traceback):
         return False
-    kept = tb.filter(lambda e: not _in_dpaudit(e))
-    if len(kept) == 0 or len(kept) == len(tb):
-        return False
-    excinfo.traceback = kept
+    base = item._traceback_filter  # pytest's filter (cuts at the test function, honours __tracebackhide__)
+    item._traceback_filter = lambda exc: _cut(base(exc))
     return True
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    if call.excinfo is not None and not item.config.getoption("fulltrace", False):
+    if call.excinfo is not None and not item.config.getoption("fulltrace", False) \
+            and hasattr(item, "_traceback_filter"):
         try:
-            hide_dpaudit_frames(call.excinfo)
+            hide_dpaudit_frames(item, call.excinfo)
         except Exception:  # noqa: BLE001 - never let the filter break a report
             pass
     yield
