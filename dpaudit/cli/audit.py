@@ -81,37 +81,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def plot_roc(result, path: str) -> None:
-    """ROC of the evaluation scores with the (epsilon_claimed, delta)-DP region and the bound's curve."""
-    try:
-        import matplotlib
+    """The report's evidence figure (log-log zoom on the certified point against the region the claim
+    allows, plus the linear view when it shows anything), saved in the format of ``path``'s suffix."""
+    from pathlib import Path
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ValueError("--plot needs matplotlib (pip install 'dpaudit[plot]')") from None
-    import numpy as np
+    from dpaudit.report.plots import roc_figure
 
-    roc = result.details["roc"]
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.plot(roc["fpr"], roc["tpr"], ".-", ms=3, label="attack ROC (evaluation runs)")
-    a = np.linspace(0.0, 1.0, 501)
-    for eps, style, label in ((result.epsilon_claimed, "k-", "claimed"), (result.epsilon_lower, "r--", "lower bound")):
-        if math.isfinite(eps):
-            # largest TPR allowed by (eps, delta)-DP at FPR a: min(e^eps a + delta, 1 - e^-eps (1 - delta - a))
-            tpr = np.minimum(np.minimum(math.exp(eps) * a + result.delta, 1.0 - math.exp(-eps) * (1.0 - result.delta - a)), 1.0)
-            ax.plot(a, np.clip(tpr, 0, 1), style, label=f"{label} eps={eps:.3g} region boundary")
-    if math.isfinite(result.epsilon_claimed):
-        tpr = np.minimum(np.minimum(math.exp(result.epsilon_claimed) * a + result.delta,
-                                    1.0 - math.exp(-result.epsilon_claimed) * (1.0 - result.delta - a)), 1.0)
-        ax.fill_between(a, a, np.clip(tpr, 0, 1), color="0.85", label="allowed by the claim")
-    ax.plot([0, 1], [0, 1], ":", color="0.5")
-    ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("true-positive rate")
-    ax.set_title(f"{result.details.get('optimizer', 'audit')}: verdict {result.verdict.upper() if result.violation else result.verdict}")
-    ax.legend(loc="lower right", fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    fmt = Path(path).suffix.lower().lstrip(".") or "png"
+    Path(path).write_bytes(roc_figure(result.to_dict(), fmt=fmt))
 
 
 def preflight(args):

@@ -38,11 +38,11 @@ def require_matplotlib():
     return Figure, FigureCanvasAgg
 
 
-def _png(fig) -> bytes:
+def _png(fig, fmt: str = "png") -> bytes:
     _, Canvas = require_matplotlib()
     Canvas(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
     return buf.getvalue()
 
 
@@ -305,7 +305,7 @@ def _linear_panel(ax, audit: dict, view: dict):
     ax.set_title("Whole trade-off curve (linear axes)", fontsize=10)
 
 
-def roc_figure(audit: dict, linear: bool | None = None) -> bytes:
+def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> bytes:
     """Where an audit's certified bound comes from, drawn against the region the claim allows.
 
     Main panel: a log-log zoom around the *certified point* -- the chosen test's error rates
@@ -316,7 +316,7 @@ def roc_figure(audit: dict, linear: bool | None = None) -> bytes:
     The measured curve and the hollow circle are point estimates and may cross the certified
     boundary without contradicting it. A linear-axis panel of the whole curve is added when
     ``linear`` is True, or (default) when the certified point is far enough from the axis to be
-    seen there (:data:`LINEAR_PANEL_MIN_RATE`).
+    seen there (:data:`LINEAR_PANEL_MIN_RATE`). ``fmt``: any format matplotlib saves (default png).
     """
     Figure, _ = require_matplotlib()
     view = _chosen_side(audit)
@@ -329,7 +329,7 @@ def roc_figure(audit: dict, linear: bool | None = None) -> bytes:
         _linear_panel(axes[1], audit, view)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8.5, frameon=False)
-    return _png(fig)
+    return _png(fig, fmt)
 
 
 def _num(x) -> float:
