@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import sys
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args

@@ -21,6 +21,7 @@ audit's certified bound sets the verdict.
 
 from __future__ import annotations
 
+import functools
 import math
 
 __all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
@@ -208,11 +209,14 @@ def _mechanism_of(audit: dict):
     from dpaudit.optimizers import make_optimizer
     from dpaudit.report.data import optimizer_mechanism
 
+    if not hp.get("noise_multiplier"):  # only Gaussian-noise optimizers have a per-step mechanism here
+        return None, None
+    hp = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf") else v) for k, v in hp.items()}  # JSON
     try:
         opt = make_optimizer(name, **hp)
-    except (ValueError, TypeError):
+        mech, steps = optimizer_mechanism(opt)
+    except (ValueError, TypeError, KeyError):
         return None, None
-    mech, steps = optimizer_mechanism(opt)
     return (mech, steps) if mech is not None else (None, None)
 
 
@@ -243,11 +247,27 @@ def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | No
     exact = exact_epsilon(mechanism, delta, steps)
     if exact is not None:
         return {**out, "kind": "exact", "lower": float(exact), "upper": float(exact)}
+    lo, hi = _pld_interval(mechanism, steps, delta)
+    return {**out, "kind": "PLD", "lower": lo, "upper": hi}
+
+
+def _pld_interval(mechanism, steps: int, delta: float) -> tuple[float, float]:
+    """PLD epsilon interval, memoised for hashable (frozen) mechanisms: a report and its tests ask
+    for the same one several times."""
+    try:
+        return _pld_interval_cached(mechanism, steps, delta)
+    except TypeError:  # an unhashable mechanism
+        return _pld_interval_uncached(mechanism, steps, delta)
+
+
+def _pld_interval_uncached(mechanism, steps: int, delta: float) -> tuple[float, float]:
     from dpaudit.accounting.pld import PLDAccountant
 
-    acc = PLDAccountant().compose(mechanism, steps)
-    lo, hi = acc.epsilon_interval(delta)
-    return {**out, "kind": "PLD", "lower": float(lo), "upper": float(hi)}
+    lo, hi = PLDAccountant().compose(mechanism, steps).epsilon_interval(delta)
+    return float(lo), float(hi)
+
+
+_pld_interval_cached = functools.lru_cache(maxsize=32)(_pld_interval_uncached)
 
 
 def _rel(a_hi: float, b_lo: float, a_lo: float | None = None, b_hi: float | None = None) -> str:

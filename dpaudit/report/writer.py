@@ -424,14 +424,6 @@ def _renyi_section(doc, rows, images, image_dir):
     doc.image("renyi.png", plots.renyi_figure(rows), "Renyi divergence against steps", images, image_dir)
 
 
-_VERDICT_TEXT = {
-    "violation": "VIOLATION: the audit certifies more privacy loss than claimed",
-    "consistent": "Consistent: the audit certifies some privacy loss, not more than claimed",
-    "inconclusive": "Inconclusive: the audit certified nothing (lower bound 0), so it had no power to test the claim; "
-                    "this is not evidence that the claim holds",
-}
-
-
 def _verdict_of(audit_d) -> tuple[str, bool]:
     """(verdict, whether epsilon_lower is certified). Results written before verdicts existed carry
     the GDP estimate in epsilon_lower when their method starts with "gdp": never a verdict then."""
