@@ -265,16 +265,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                                        seeds=(s_sel0, s_sel1, s_ev0, s_ev1), method=method, selection=selection,
                                        selection_fraction=selection_fraction, grid=grid, chunk_size=chunk_size,
                                        executor=ex, retries=retries)
-    return result.with_details(seed=seed_record(seed), **_mechanism_detail(sampler))
-
-
-def _mechanism_detail(sampler) -> dict:
-    """``{"mechanism": description}`` when the sampler is a dpaudit mechanism (reports show it)."""
-    from dpaudit.core.defaults import mechanism_of_sampler
-
-    mech = mechanism_of_sampler(sampler)
-    describe = getattr(mech, "describe", None)
-    return {"mechanism": describe()} if callable(describe) else {}
+    return result.with_details(seed=seed_record(seed))
 
 
 def _audit_two_sample(sampler, x, x_prime, *, epsilon, delta, trials, confidence, statistic, seeds, method,

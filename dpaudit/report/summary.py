@@ -151,18 +151,23 @@ def _describe(value) -> str:
     return str(value)
 
 
-def audited_rows(audit: dict) -> list[tuple[str, str]]:
-    """(label, value) rows saying what was audited, from an audit's ``to_dict()``."""
+def audited_rows(audit: dict, mechanism=None, steps: int | None = None) -> list[tuple[str, str]]:
+    """(label, value) rows saying what was audited, from an audit's ``to_dict()`` (and the audited
+    ``mechanism``, composed ``steps`` times, when the caller names it)."""
     d = audit.get("details") or {}
     claim = d.get("claim") or {}
     rows = []
+    describe = getattr(mechanism, "describe", None)
     if d.get("optimizer"):
         rows.append(("algorithm", f"optimizer {d['optimizer']}"))
         rows.append(("hyper-parameters", _hp_text(d.get("hyperparameters") or {})))
+    elif mechanism is not None:
+        text = describe() if callable(describe) else repr(mechanism)
+        rows.append(("mechanism", text + (f", composed {int(steps)} times" if steps and int(steps) > 1 else "")))
     elif d.get("mechanism"):
         rows.append(("mechanism", _describe(d.get("mechanism"))))
     else:
-        rows.append(("mechanism", "a black-box sampler (audit_mechanism)"))
+        rows.append(("mechanism", "a black-box sampler (audit_mechanism; pass mechanism= to the report to name it)"))
     relation = claim.get("neighbouring") or (d.get("hyperparameters") or {}).get("neighbouring") or d.get("neighbouring")
     if relation:
         rows.append(("neighbouring relation", NEIGHBOURING_WORDS.get(relation, str(relation))))

@@ -52,7 +52,7 @@ padding:.25em .6em;text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:l
 .bad{color:#b00020;font-weight:600}.unk{color:#555;font-weight:600}.note{color:#555;font-size:.9em}img{max-width:100%;border:1px solid #eee}
 code{background:#f4f4f4;padding:0 .2em}
 .banner{border-radius:8px;padding:.9em 1.3em;margin:1em 0 .6em;color:#fff}.banner .word{font-size:2.1em;font-weight:800;
-letter-spacing:.06em;line-height:1.1}.banner .line{font-size:1.08em;margin-top:.25em}
+letter-spacing:.06em;line-height:1.1;text-transform:uppercase}.banner .line{font-size:1.08em;margin-top:.25em}
 .v-violation{background:#b00020}.v-consistent{background:#176e2c}.v-inconclusive{background:#6b6b6b}
 .gap{font-size:1.25em;font-weight:700;font-family:ui-monospace,Menlo,Consolas,monospace;margin:.5em 0 .2em}
 .reading{font-size:1.02em;margin:.2em 0 .6em}.warn{background:#fff4e5;border-left:4px solid #c77700;padding:.4em .8em}
@@ -142,12 +142,12 @@ class _Doc:
             self.parts.append(f"**{text}**\n")
 
     def banner(self, verdict: str, line: str):
-        word = {"violation": "VIOLATION", "consistent": "CONSISTENT", "inconclusive": "INCONCLUSIVE"}[verdict]
-        if self.fmt == "html":
+        word = {"violation": "VIOLATION", "consistent": "Consistent", "inconclusive": "Inconclusive"}[verdict]
+        if self.fmt == "html":  # shown in capitals by the CSS
             self.parts.append(f'<div class="banner v-{verdict}" id="verdict"><div class="word">{word}</div>'
                               f'<div class="line">{html.escape(line)}</div></div>')
         else:
-            self.parts.append(f"> **{word}**: {line}\n")
+            self.parts.append(f"> **{word.upper()}**: {line}\n")
 
     def gap(self, text: str, reading: str, svg: str | None):
         if self.fmt == "html":
@@ -320,7 +320,7 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
     doc.p("Which is which: " + "; ".join(parts) + ".", "note")
 
     doc.h(2, "What was audited")
-    doc.facts(audited_rows(audit_d))
+    doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
 
     eps_c = _num(audit_d.get("epsilon_claimed"))
     if verdict == "violation" and certified:
