@@ -131,21 +131,30 @@ def test_bad_argument():
 '''
 
 
-def test_failure_output_shows_the_users_line_not_dpaudits_frames(pytester):
+@pytest.fixture
+def user_project(pytester):
     from importlib.metadata import entry_points
 
     if not any(ep.name == "dpaudit" for ep in entry_points(group="pytest11")):
         pytester.plugins.append("dpaudit.testing.plugin")
     pytester.makepyfile(test_user=FAILING)
-    res = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dpaudit-trials", "3000")
+    return pytester
+
+
+def test_failure_output_shows_the_users_line_not_dpaudits_frames(user_project):
+    res = user_project.runpytest_subprocess("-p", "no:cacheprovider", "--dpaudit-trials", "3000")
     res.assert_outcomes(failed=2)
     out = res.stdout.str()
     assert "assert_audit_consistent(lambda x, rng, size: x + rng.laplace(0.0, 0.25, size)" in out
     assert "dpaudit: the audit contradicts" in out and "epsilon must be" in out
     for frame in ("dpaudit/testing/assertions.py", "dpaudit/audit/mechanism.py", "dpaudit/core/validation.py"):
         assert frame not in out, frame
-    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--dpaudit-trials", "3000", "--fulltrace")
-    assert "dpaudit/testing/assertions.py" in full.stdout.str()
+
+
+@pytest.mark.slow
+def test_fulltrace_still_shows_every_frame(user_project):
+    full = user_project.runpytest_subprocess("-p", "no:cacheprovider", "--dpaudit-trials", "3000", "--fulltrace")
+    assert "dpaudit/testing/assertions.py" in full.stdout.str() and "dpaudit/core/validation.py" in full.stdout.str()
 
 
 # -------------------------------------------------------------------------------- conveniences

@@ -103,7 +103,10 @@ def _g(x, digits: int = 4) -> str:
 
 def directed(x, up: bool, sig: int = 3) -> str:
     """``x`` to ``sig`` significant digits, rounded up (upper bounds, claims) or down (lower bounds),
-    so that a displayed bound stays a bound: 7.8993 up is "7.90", 7.0465 down is "7.04"."""
+    so that a displayed bound stays a bound: 7.8993 up is "7.90", 7.0465 down is "7.04". Exact:
+    the decimal digits of ``repr(x)`` are rounded, so float(result) is >= x (up) or <= x (down)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
     x = num(x)
     if math.isnan(x):
         return "n/a"
@@ -111,13 +114,9 @@ def directed(x, up: bool, sig: int = 3) -> str:
         return "inf" if x > 0 else "-inf"
     if x == 0:
         return "0"
-    d = sig - 1 - math.floor(math.log10(abs(x)))
-    scaled = x * 10.0**d
-    r = round(scaled)
-    if abs(scaled - r) > 1e-9 * max(1.0, abs(scaled)):
-        r = math.ceil(scaled) if up else math.floor(scaled)
-    value = r / 10.0**d
-    return f"{value:.{max(d, 0)}f}"
+    d = Decimal(repr(x))
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - (sig - 1)), rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{q:f}"
 
 
 def _hp_text(hp: dict) -> str:
