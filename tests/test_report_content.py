@@ -190,3 +190,11 @@ def test_json_round_trip_report(sgd_audit, tmp_path):
     text = write_report(tmp_path / "r.html", audit=data).read_text()
     assert 'class="banner v-consistent"' in text and re.search(r"PLD \[7\.04, 7\.05\]", text)
     assert np.isfinite(float(data["epsilon_lower"]))
+
+
+def test_a_legacy_gdp_number_is_never_shown_as_certified():
+    legacy = {"epsilon_lower": 3.5, "epsilon_claimed": 1.0, "delta": 1e-5, "confidence": 0.95, "violation": True,
+              "method": "gdp (estimate assuming mu-GDP)", "trials": 1000, "details": {}}
+    text = _html(audit=legacy)
+    assert "certified lower" not in text and "Nothing certified" in text
+    assert 'class="banner v-violation"' not in text and "What to check next" not in text

@@ -249,8 +249,8 @@ def _gap_svg(gap: dict) -> str | None:
     pts = [x for x in (lower, claim) if math.isfinite(x)]
     if tight is not None:
         pts += [x for x in (tight["lower"], tight["upper"]) if math.isfinite(x)]
-    top = max(pts + [1e-9]) * 1.12
-    if not math.isfinite(top) or top <= 0:
+    top = max(pts + [0.0]) * 1.12
+    if not math.isfinite(top) or top <= 1e-9:
         return None
     W, H, L, R = 760, 86, 20, 740
 
@@ -301,23 +301,27 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
             tight = tightest_upper(audit_d, mechanism=mechanism, steps=steps)
         except (ValueError, TypeError, ImportError, ArithmeticError) as exc:
             doc.p(f"Tightest upper bound not computed: {exc}", "note")
-    gap = gap_summary({**audit_d, "verdict": verdict}, tight)
     doc.h(2, "Proved, computed, claimed")
-    doc.gap(gap["text"], gap["reading"], _gap_svg(gap) if doc.fmt == "html" else None)
-    for w in gap["warnings"]:
-        doc.warn(w)
-    parts = ["certified lower: what the audit proves at its confidence (a lower bound on the true epsilon)"]
-    if tight is not None:
-        what = ("the exact epsilon of the mechanism as modelled (closed form)" if tight["kind"] == "exact" else
-                "the true epsilon of the mechanism as modelled lies in this interval (PLD accountant, pessimistic "
-                "and optimistic discretisations)" if tight["kind"] == "PLD" else tight["kind"])
-        parts.append(f"{tight['kind']}: {what}; {tight.get('mechanism', '')}"
-                     + (f" composed {tight['steps']} times" if tight.get("steps", 1) != 1 else ""))
+    if certified:
+        gap = gap_summary({**audit_d, "verdict": verdict}, tight)
+        doc.gap(gap["text"], gap["reading"], _gap_svg(gap) if doc.fmt == "html" else None)
+        for w in gap["warnings"]:
+            doc.warn(w)
+        parts = ["certified lower: what the audit proves at its confidence (a lower bound on the true epsilon)"]
+        if tight is not None:
+            what = ("the exact epsilon of the mechanism as modelled (closed form)" if tight["kind"] == "exact" else
+                    "the true epsilon of the mechanism as modelled lies in this interval (PLD accountant, pessimistic "
+                    "and optimistic discretisations)" if tight["kind"] == "PLD" else tight["kind"])
+            parts.append(f"{tight['kind']}: {what}; {tight.get('mechanism', '')}"
+                         + (f" composed {tight['steps']} times" if tight.get("steps", 1) != 1 else ""))
+        else:
+            parts.append("no tighter upper bound is computed here: dpaudit derives one for optimizers that add "
+                         "Gaussian noise; for other mechanisms pass mechanism= (or upper=) to write_report")
+        parts.append("claim: what the algorithm states (its accountant or theorem), the number the audit tests")
+        doc.p("Which is which: " + "; ".join(parts) + ".", "note")
     else:
-        parts.append("no tighter upper bound is computed here: dpaudit derives one for optimizers that add "
-                     "Gaussian noise; for other mechanisms pass mechanism= (or upper=) to write_report")
-    parts.append("claim: what the algorithm states (its accountant or theorem), the number the audit tests")
-    doc.p("Which is which: " + "; ".join(parts) + ".", "note")
+        doc.p(f"Nothing certified: this result's number is a GDP estimate ({GDP_LABEL}), not a lower bound, so it "
+              "is not set against the claim.", "note")
 
     doc.h(2, "What was audited")
     doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
