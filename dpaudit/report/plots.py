@@ -190,13 +190,13 @@ def _fmt_tick(v: float) -> str:
 
 def readable_log_axis(ax, which: str, lo: float, hi: float) -> list[float]:
     """Ticks a reader can read on a log axis from ``lo`` to ``hi``: every decade, plus 2 and 5 times
-    each decade when the range spans less than three decades, labelled in plain numbers
+    each decade when the range spans at most four decades, labelled in plain numbers
     (``0.001``, ``0.02``, ``50``; ``1e-5`` below 0.001). Returns the ticks."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
     lo, hi = float(lo), float(hi)
     k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    mults = (1, 2, 5) if k1 - k0 <= 3 else (1,)
+    mults = (1, 2, 5) if k1 - k0 <= 4 else (1,)
     step = max(1, math.ceil((k1 - k0 + 1) / 9)) if mults == (1,) else 1
     ticks = [m * 10.0**k for k in range(k0, k1 + 1, step) for m in mults if lo <= m * 10.0**k * (1 + 1e-9)
              and m * 10.0**k <= hi * (1 + 1e-9)]

@@ -329,10 +329,11 @@ def gap_summary(audit: dict, tight: dict | None = None) -> dict:
         reading = (f"The audit proves epsilon >= {_g(lower, 3)} ({conf_text}), above the claimed {_g(claim, 3)}: "
                    "the claim is false for this implementation on these inputs.")
     elif verdict == "consistent":
-        reading = f"Proved: epsilon >= {_g(lower, 3)} ({conf_text}); claimed: {_g(claim, 3)}."
+        reading = (f"Proved: epsilon >= {directed(lower, up=False)} ({conf_text}); claimed: "
+                   f"{directed(claim, up=True)}.")
         if tight is not None and math.isfinite(tight["upper"]) and tight["upper"] > 0:
-            reading += (f" The tightest bound dpaudit computes ({tight['kind']}) is {_g(tight['upper'], 3)}: the "
-                        f"attack reaches {min(lower / tight['upper'], 1.0):.0%} of it")
+            reading += (f" The tightest bound dpaudit computes ({tight['kind']}) is {directed(tight['upper'], up=True)}: "
+                        f"the attack reaches {min(lower / tight['upper'], 1.0):.0%} of it")
             reading += (f", and the claim is {_g(claim - tight['upper'], 2)} above it." if claim >= tight["upper"]
                         else ".")
         else:
