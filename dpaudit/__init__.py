@@ -30,6 +30,11 @@ _EXPORTS = {
     "PLDAccountant": "dpaudit.accounting.pld",
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
+    # Opacus / dp_accounting spellings
+    "sampling_from_epochs": "dpaudit.accounting.convenience",
+    "get_epsilon": "dpaudit.accounting.convenience",
+    "get_noise_multiplier": "dpaudit.accounting.convenience",
+    "OpacusStyleAccountant": "dpaudit.accounting.convenience",
     "UnsupportedMechanismError": "dpaudit.core.validation",
     # auditing (also in dpaudit.audit)
     "audit_mechanism": "dpaudit.audit",

@@ -171,7 +171,7 @@ def test_cli_report_end_to_end(tmp_path, capsys):
 
     out = tmp_path / "r.html"
     code = main(["report", "dp-sgd", "--trials", "2000", "--seed", "1", "--renyi-trials", "2000",
-                 "--renyi-steps", "1", "10", "--max-steps", "100", "--out", str(out), "--json"])
+                 "--renyi-steps", "1,10", "--max-steps", "100", "--out", str(out), "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert code in (0, 1) and payload["path"] == str(out)
     assert len(_embedded_pngs(out.read_text())) == 3

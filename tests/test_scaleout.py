@@ -312,10 +312,14 @@ def test_lost_worker_in_a_user_process_pool_is_reported(tmp_path):
 
 # ------------------------------------------------------------------ pickling
 def test_process_pools_need_picklable_samplers():
-    with pytest.raises(ValueError, match="process pool"):
-        audit_mechanism(lambda x, rng, size: rng.normal(x, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=200, workers=2)
-    with pytest.raises(ValueError, match="statistic cannot be sent"):
-        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=200, workers=2, statistic=lambda o: o[:, 0])
+    # a standard-pickle pool (a ProcessPoolExecutor of the caller's) cannot take lambdas; workers=N
+    # (loky, cloudpickle) can: tests/test_api_pools.py
+    with cf.ProcessPoolExecutor(2) as ex:
+        with pytest.raises(ValueError, match="process pool"):
+            audit_mechanism(lambda x, rng, size: rng.normal(x, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=200,
+                            executor=ex)
+        with pytest.raises(ValueError, match="statistic cannot be sent"):
+            audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=200, executor=ex, statistic=lambda o: o[:, 0])
     # everything dpaudit sends itself pickles (statistics are module-level classes)
     from dpaudit.audit import attacks
 
@@ -341,9 +345,10 @@ def test_functions_of_an_interactive_main_are_refused_for_process_pools(monkeypa
     exec("def sampler(x, rng, size):\n    return rng.normal(x, 1.0, size)\n", main.__dict__)
     monkeypatch.setitem(sys.modules, "__main__", main)
     with pytest.raises(ValueError, match="interactive session"):
-        check_picklable(ProcessPool(2), main.sampler, "sampler")
+        check_picklable(ProcessPool(2, context="spawn"), main.sampler, "sampler")  # a standard-pickle pool
     check_picklable(InProcessExecutor(), main.sampler, "sampler")  # only process pools care
-    check_picklable(ProcessPool(2), GAUSS, "sampler")
+    check_picklable(ProcessPool(2, context="spawn"), GAUSS, "sampler")
+    check_picklable(ProcessPool(2), main.sampler, "sampler")  # dpaudit's own pool (loky, cloudpickle) takes it
 
 
 def test_dask_accepts_closures(dask_executor):

@@ -52,7 +52,7 @@ from dpaudit.audit.one_run import one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
-                                  concat_chunks, open_executor, run_jobs)
+                                  concat_chunks, open_executor, pin_seed, run_jobs, seed_record)
 from dpaudit.audit.selection import (MAX_BOUNDARY_GRID, RULES, boundary_grid, choose_attack, describe_input,
                                     leak_kind, resolve_families, split_train_validation, tiebreak_seed)
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
@@ -87,6 +87,19 @@ def _fixed_grid(sel0, sel1, size: int) -> np.ndarray:
     pooled = np.concatenate([sel0, sel1])
     levels = np.unique(np.concatenate([np.geomspace(1e-4, 0.5, size // 2), 1 - np.geomspace(1e-4, 0.5, size // 2)]))
     return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+
+
+def _warn_pure_dp_claim(sampler) -> None:
+    """delta = 0 (the default) audits a pure-DP claim: say so when the mechanism has none (a Gaussian)."""
+    from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
+
+    desc = no_pure_dp(sampler)
+    if desc is not None:
+        import warnings
+
+        warnings.warn(f"delta = 0 audits a pure-DP claim, but {desc} has no pure-DP guarantee (its epsilon at "
+                      "delta = 0 is infinite), so a long enough audit will report a violation; pass the delta of its "
+                      "claim, e.g. delta=1e-5", PureDPClaimWarning, stacklevel=3)
 
 
 def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
@@ -301,6 +314,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         statistic = "auto"
     families = None if callable(statistic) else resolve_families(statistic)
     candidates = _candidate_pairs(x, x_prime, pairs)
+    if delta == 0.0:
+        _warn_pure_dp_claim(sampler)
+    seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
     with open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
@@ -313,8 +329,10 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                       encode=encode, features=features, randomize_ties=bool(randomize_ties), chunk_size=chunk_size,
                       executor=ex, retries=retries)
         if method == "one-run":
-            return _audit_one_run(sampler, **common)
-        return _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
+            result = _audit_one_run(sampler, **common)
+        else:
+            result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
+    return result.with_details(seed=seed_record(seed))
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,

@@ -54,7 +54,8 @@ from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.bounds import check_audit_delta
-from dpaudit.audit.runner import DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, run_jobs
+from dpaudit.audit.runner import (DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, pin_seed,
+                                  run_jobs, seed_record)
 from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 
@@ -374,6 +375,7 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
 
     trials = check_count(trials, "trials", minimum=2)
     confidence = check_confidence(confidence)
+    seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     audit_opts = {k: options.pop(k) for k in _AUDIT_KEYS if k in options}
     if isinstance(name_or_optimizer, str):
         opt = make_optimizer(name_or_optimizer, **options)
@@ -394,7 +396,8 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     workers = audit_opts.get("workers")
     retries = audit_opts.get("retries", DEFAULT_RETRIES)
     if audit_opts.get("method") == "one-run":
-        return _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed, audit_opts=audit_opts)
+        return _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed,
+                              audit_opts=audit_opts).with_details(seed=seed_record(seed))
     if "canaries" in audit_opts or "guesses" in audit_opts:
         raise ValueError("options 'canaries' and 'guesses' apply only to method='one-run'")
     sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim", _default_dim(opt)))
@@ -417,5 +420,6 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
         method=audit_opts.get("method", "threshold"), selection=audit_opts.get("selection", "heldout"),
         trials=trials,
         details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}), "canary": sc["description"],
-                 "statistic": stat.description, "claim": _claim_dict(claim, delta, eps_claimed), "n": sc["n"]},
+                 "statistic": stat.description, "claim": _claim_dict(claim, delta, eps_claimed), "n": sc["n"],
+                 "seed": seed_record(seed)},
     )

@@ -10,20 +10,42 @@ estimates must never be confused).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dpaudit.audit.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
 
-__all__ = ["AuditResult", "Estimate", "to_jsonable"]
+__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS"]
+
+#: what to check after a certified violation, most common first (shown by reports and the pytest helpers)
+VIOLATION_CHECKS = (
+    "noise calibrated to the wrong sensitivity or neighbouring relation (replace-one neighbours double the "
+    "sensitivity of a sum)",
+    "a noise scale given as a variance instead of a standard deviation",
+    "noise added before clipping, or clipping of the batch instead of each example",
+    "subsampling claimed but not performed (or at another rate)",
+    "one budget charged for two releases (every release composes)",
+    "a rare fluke: a claim that holds is flagged with probability at most 1 - confidence; re-run with other "
+    "seeds (the same seed gives the same result)",
+)
+
+#: what can give an audit without power its power (besides the advisory trial counts)
+POWER_HINTS = (
+    "more trials (the advisory count above); a lower confidence certifies more from the same runs, at the price of "
+    "more false alarms",
+    "a stronger attack: a canary the mechanism reacts to more (white-box gradient canary, a worst-case input "
+    "pair), or a statistic closer to the likelihood ratio",
+    "for dp-gd / dp-sgd, method='one-run' with many canaries certifies from a single training run",
+)
 
 
 def to_jsonable(obj):
     """Convert numpy scalars/arrays, tuples and non-finite floats into JSON-serialisable values.
 
-    ``inf``/``-inf``/``nan`` become the strings ``"inf"``, ``"-inf"``, ``"nan"`` (strict JSON has
-    no representation for them).
+    ``inf``/``-inf`` become the strings ``"inf"``, ``"-inf"`` (an epsilon of ``"inf"`` means no
+    guarantee) and NaN becomes ``None`` (JSON ``null``): strict JSON has no representation for
+    them. The CLI's ``--json`` output follows the same rule.
     """
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
@@ -38,7 +60,7 @@ def to_jsonable(obj):
     if isinstance(obj, (float, np.floating)):
         x = float(obj)
         if math.isnan(x):
-            return "nan"
+            return None
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
         return x
@@ -85,7 +107,7 @@ class Estimate:
         })
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class AuditResult:
     """Outcome of an empirical audit.
 
@@ -136,8 +158,21 @@ class AuditResult:
         eps = gdp.get("epsilon") if isinstance(gdp, dict) else None
         return None if eps is None else float(eps)
 
+    def __repr__(self) -> str:
+        """One line: the verdict and the numbers that decide it (``details`` are left out; see
+        :meth:`summary` or ``to_dict()``)."""
+        gdp = self.gdp_estimate
+        tail = f", gdp_estimate={gdp:.4g} (not a bound)" if gdp is not None else ""
+        return (f"AuditResult(verdict={self.verdict!r}, epsilon_lower={self.epsilon_lower:.4g}, "
+                f"epsilon_claimed={self.epsilon_claimed:.4g}, delta={self.delta:.3g}, confidence={self.confidence:.4g}, "
+                f"trials={self.trials}, method={self.method.split(',')[0]!r}{tail}, details=<{len(self.details)} keys>)")
+
+    def with_details(self, **details) -> "AuditResult":
+        """A copy whose ``details`` are updated with ``details`` (the result itself is immutable)."""
+        return replace(self, details={**self.details, **details})
+
     def to_dict(self) -> dict:
-        """JSON-serialisable dictionary (non-finite floats as strings), with ``verdict`` and the
+        """JSON-serialisable dictionary (``inf`` as the string "inf", NaN as None), with ``verdict`` and the
         labelled ``gdp_estimate``."""
         return to_jsonable({
             "epsilon_lower": self.epsilon_lower, "epsilon_claimed": self.epsilon_claimed,

@@ -18,14 +18,19 @@ Executors (``executor=`` / ``workers=``):
 
 * default: :class:`InProcessExecutor`, the chunks run one after the other in this process;
 * ``workers=N`` (N >= 2): a :class:`ProcessPool` of N processes, owned by the call and shut down
-  after it. It is restarted when a worker process dies (``BrokenProcessPool``);
+  after it. It runs on loky (a maintained ``concurrent.futures`` process pool that serialises with
+  cloudpickle and starts workers without re-running the caller's script), so samplers and
+  statistics may be lambdas or closures, defined in a notebook or in a script without an
+  ``if __name__ == "__main__":`` guard. It is restarted when a worker process dies
+  (``BrokenProcessPool``; loky's ``TerminatedWorkerError`` is one);
 * any ``concurrent.futures.Executor`` passed as ``executor=`` -- a ``ThreadPoolExecutor``, a
-  ``ProcessPoolExecutor``, or a Dask cluster's ``distributed.Client(...).get_executor()``.
+  ``ProcessPoolExecutor``, a loky executor, or a Dask cluster's
+  ``distributed.Client(...).get_executor()``.
 
-Everything sent to a process pool must be picklable with the standard :mod:`pickle`: the chunk
-functions of dpaudit are module-level classes, but a user's sampler or statistic must be a
-module-level function (or a bound method / ``functools.partial`` of one), not a lambda or a
-closure. Dask pickles with ``cloudpickle``, which also accepts lambdas and closures.
+What is sent to a pool must serialise with that pool's pickler: cloudpickle for dpaudit's own
+pool, loky and Dask (lambdas and closures are fine), the standard :mod:`pickle` for a
+``concurrent.futures.ProcessPoolExecutor`` you pass yourself (module-level functions only, and
+the script needs a main guard). :func:`check_picklable` tests this before any chunk runs.
 
 Failures: a chunk that raises is resubmitted up to ``retries`` times (same seed, so a transient
 failure -- a lost worker, a connection error -- leaves no trace in the result); errors that a rerun
@@ -56,7 +61,7 @@ import numpy as np
 from dpaudit.core.validation import check_count
 
 __all__ = [
-    "as_seed_sequence", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
     "open_executor", "dask_executor",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
@@ -92,6 +97,30 @@ def as_seed_sequence(seed) -> np.random.SeedSequence:
     if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
         raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {seed!r}")
     return np.random.SeedSequence(int(seed))
+
+
+def pin_seed(seed):
+    """``seed`` made reproducible: ``None`` becomes a ``SeedSequence`` with freshly drawn entropy (same
+    randomness as ``None``, but :func:`seed_record` can then say which seed reproduces the run); an
+    int or a SeedSequence is returned unchanged (after validation)."""
+    if seed is None:
+        return np.random.SeedSequence()
+    as_seed_sequence(seed)
+    return seed
+
+
+def seed_record(seed):
+    """A JSON-able value that reproduces ``seed``'s random streams when passed back as ``seed=``: the
+    int itself, a SeedSequence's entropy, or ``{"entropy": ..., "spawn_key": [...]}`` for a spawned
+    child (``numpy.random.SeedSequence(entropy, spawn_key=...)`` rebuilds it)."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.random.SeedSequence):
+        if seed.spawn_key or seed.n_children_spawned:
+            return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key],
+                    "n_children_spawned": int(seed.n_children_spawned)}
+        return int(seed.entropy)
+    return int(seed)
 
 
 def spawn(seed, n: int) -> list[np.random.SeedSequence]:
@@ -143,44 +172,71 @@ def _mp_context(context):
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-class ProcessPool(cf.Executor):
-    """A ``ProcessPoolExecutor`` of ``workers`` processes that can be restarted.
+def _loky():
+    """loky's ProcessPoolExecutor, or None when loky is not installed."""
+    try:
+        from loky import ProcessPoolExecutor
+    except ImportError:
+        return None
+    return ProcessPoolExecutor
 
-    A worker process that dies (killed, out of memory, ``os._exit``) breaks a
-    ``ProcessPoolExecutor`` for good; :func:`run_jobs` then calls :meth:`restart` and resubmits
-    the lost chunks. ``context`` is a multiprocessing start method or context (default
-    ``"forkserver"`` where available, else ``"spawn"``). The pool starts lazily.
+
+class ProcessPool(cf.Executor):
+    """A process pool of ``workers`` processes that can be restarted.
+
+    By default it is a loky pool (cloudpickle: lambdas, closures and functions of a script without
+    a main guard or of a notebook are accepted; workers never re-run the caller's script). With an
+    explicit ``context`` (a multiprocessing start method or context), or when loky is not
+    installed, it is a standard ``ProcessPoolExecutor`` ("forkserver" where available, else
+    "spawn"), which pickles with the standard :mod:`pickle`. A worker process that dies (killed,
+    out of memory, ``os._exit``) breaks a pool for good; :func:`run_jobs` then calls
+    :meth:`restart` and resubmits the lost chunks. The pool starts lazily.
     """
 
     def __init__(self, workers: int, context=None):
         self.workers = check_count(workers, "workers", minimum=1)
-        self._ctx = _mp_context(context)
+        self._loky = _loky() if context is None else None
+        self._ctx = None if self._loky is not None else _mp_context(context)
         self._pool = None
         self._lock = threading.Lock()
         self.restarts = 0
 
-    def _current(self) -> cf.ProcessPoolExecutor:
+    @property
+    def uses_cloudpickle(self) -> bool:
+        """True when the pool serialises with cloudpickle (loky), False for the standard pickle."""
+        return self._loky is not None
+
+    def _current(self):
         with self._lock:
             if self._pool is None:
-                self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
+                if self._loky is not None:
+                    self._pool = self._loky(max_workers=self.workers)
+                else:
+                    self._pool = cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=self._ctx)
             return self._pool
 
     def submit(self, fn, /, *args, **kwargs):
         return self._current().submit(fn, *args, **kwargs)
+
+    def _stop(self, pool, wait: bool, cancel: bool) -> None:
+        if pool is None:
+            return
+        if self._loky is not None:  # loky has no cancel_futures; run_jobs cancels its own pending futures
+            pool.shutdown(wait=wait, kill_workers=cancel)
+        else:
+            pool.shutdown(wait=wait, cancel_futures=cancel)
 
     def restart(self) -> None:
         """Drop the current (broken) pool; the next submission starts a fresh one."""
         with self._lock:
             old, self._pool = self._pool, None
             self.restarts += 1
-        if old is not None:
-            old.shutdown(wait=False, cancel_futures=True)
+        self._stop(old, wait=False, cancel=True)
 
     def shutdown(self, wait=True, *, cancel_futures=False):
         with self._lock:
             old, self._pool = self._pool, None
-        if old is not None:
-            old.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self._stop(old, wait=wait, cancel=cancel_futures)
 
 
 @contextlib.contextmanager
@@ -207,31 +263,54 @@ def open_executor(executor=None, workers=None):
 
 
 def _is_process_pool(executor) -> bool:
-    return isinstance(executor, (cf.ProcessPoolExecutor, ProcessPool))
+    return _pickler(executor) is not None
+
+
+def _pickler(executor):
+    """How ``executor`` serialises what it is sent: "cloudpickle", "pickle", or None (in process, threads,
+    or an executor that does its own thing, like Dask)."""
+    if isinstance(executor, ProcessPool):
+        return "cloudpickle" if executor.uses_cloudpickle else "pickle"
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        return "pickle"
+    if type(executor).__module__.startswith("loky"):
+        return "cloudpickle"
+    return None
 
 
 def check_picklable(executor, obj, what: str) -> None:
-    """Raise ``ValueError`` (naming ``what``) if ``executor`` is a process pool and ``obj`` does not pickle."""
-    if _is_process_pool(executor):
-        _check_picklable(obj, what)
+    """Raise ``ValueError`` (naming ``what``) if ``executor`` is a process pool and ``obj`` cannot be sent to it."""
+    pickler = _pickler(executor)
+    if pickler is not None:
+        _check_picklable(obj, what, pickler)
 
 
-def _check_picklable(fn, what: str) -> None:
+def _check_picklable(fn, what: str, pickler: str = "pickle") -> None:
+    if pickler == "cloudpickle":
+        import cloudpickle
+
+        try:
+            cloudpickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001 - any serialisation failure has the same remedy
+            raise ValueError(f"{what} cannot be sent to a process pool (workers=N): {exc}. It (or something it "
+                             "refers to) cannot be serialised, e.g. an open file, a lock or a generator; run "
+                             "in-process (workers=1) or refer to such objects by name") from exc
+        return
     try:
         data = pickle.dumps(fn)
     except Exception as exc:  # noqa: BLE001 - any pickling failure has the same remedy
         raise ValueError(
-            f"{what} cannot be sent to a process pool (workers=N): {exc}. Use module-level functions "
-            "for the sampler and the statistic (no lambdas or closures), or run in-process (workers=1) "
-            "or on a Dask executor (cloudpickle)") from exc
+            f"{what} cannot be sent to this process pool (it pickles with the standard pickle): {exc}. Use "
+            "module-level functions for the sampler and the statistic (no lambdas or closures), or workers=N "
+            "with loky installed (pip install 'dpaudit[pool]': cloudpickle), or run in-process (workers=1)") from exc
     main = sys.modules.get("__main__")
     if b"__main__" in data and getattr(main, "__file__", None) is None:
         # pickled by reference to an interactive __main__ (notebook, python -c): workers cannot
         # import it and would die unpickling it
         raise ValueError(
-            f"{what} cannot be sent to a process pool (workers=N): it uses a function or class defined "
-            "in an interactive session, which worker processes cannot import. Move it to a module, or run "
-            "in-process (workers=1) or on a Dask executor (cloudpickle)")
+            f"{what} cannot be sent to this process pool (standard pickle): it uses a function or class defined "
+            "in an interactive session, which worker processes cannot import. Use workers=N (dpaudit's own pool, "
+            "loky with cloudpickle), move it to a module, or run in-process (workers=1)")
 
 
 # ------------------------------------------------------------------------------------ errors
@@ -347,7 +426,7 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     with open_executor(executor, workers) as ex:
         if _is_process_pool(ex):
             for j, job in enumerate(jobs):
-                _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}")
+                _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}", _pickler(ex))
         in_process = isinstance(ex, InProcessExecutor)
         window = 1 if in_process else len(tasks)  # in-process: stop at the first failure
         queue = collections.deque((t, 1) for t in range(len(tasks)))  # (task, attempt) to submit

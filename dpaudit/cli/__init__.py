@@ -53,8 +53,26 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+DESCRIPTION = """
+Privacy accounting (upper bounds on epsilon) and empirical auditing (certified lower bounds) of
+differentially private algorithms. Run "dpaudit COMMAND --help" for each command; every command
+takes --json (one JSON object on stdout).
+
+examples:
+  dpaudit account gaussian --noise-multiplier 1.1 --q 0.01 --steps 1000 --delta 1e-5
+  dpaudit audit dp-sgd --trials 20000 --seed 1 --report audit-report.html
+  dpaudit report dp-sgd --out report.html
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="dpaudit", description="Privacy accounting and empirical auditing.")
+    from dpaudit import __version__
+    from dpaudit.cli._args import EXIT_HELP, HelpFormatter
+
+    parser = _Parser(prog="dpaudit", description=DESCRIPTION.strip(), epilog=EXIT_HELP,
+                     formatter_class=HelpFormatter)
+    parser.add_argument("--version", action="version", version=f"dpaudit {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in SUBCOMMANDS:
         try:

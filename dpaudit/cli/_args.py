@@ -6,7 +6,64 @@ import argparse
 import math
 
 __all__ = ["int_like", "count", "workers", "add_executor_arguments", "executor_from_args", "check_executor_arguments",
-           "MAX_COUNT", "SEED_MAX"]
+           "MAX_COUNT", "SEED_MAX", "ListAction", "comma_list", "EXIT_HELP", "HelpFormatter", "add_subcommand",
+           "LIST_SYNTAX"]
+
+#: exit statuses, shown at the end of every subcommand's --help
+EXIT_HELP = """exit status:
+  0    success (for an audit: no violation -- consistent or inconclusive)
+  1    a certified violation (an audit's lower bound exceeds the claim; a failed proof check)
+  2    the request cannot be carried out (one line on stderr, before any work), or an internal
+       error (one line; rerun with DPAUDIT_DEBUG=1 for the traceback)
+  130  interrupted (Ctrl-C)"""
+
+#: how every list option is written (shown in the help of list options)
+LIST_SYNTAX = "comma-separated, e.g. A,B; the option may also be repeated"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the paragraphs of a description as written; wraps option help."""
+
+
+def add_subcommand(subparsers, name: str, *, help: str, description: str):  # noqa: A002 - argparse's name
+    """A subcommand parser with plain-text help (no markup) and the exit statuses as epilog."""
+    return subparsers.add_parser(name, help=help, description=description.strip(), epilog=EXIT_HELP,
+                                 formatter_class=HelpFormatter)
+
+
+class ListAction(argparse.Action):
+    """A list option: ``--opt a,b`` and ``--opt a --opt b`` both give ``[a, b]`` (the default is replaced,
+    not extended). Use with ``type=comma_list(...)``."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        current = getattr(namespace, self.dest, None)
+        if current is None or current is self.default:
+            current = []
+        setattr(namespace, self.dest, list(current) + list(values))
+
+
+def comma_list(item, what: str = "value", choices=None):
+    """argparse type: a comma-separated list, each element parsed by ``item`` (and checked against
+    ``choices`` when given)."""
+
+    def parse(text: str) -> list:
+        parts = [t.strip() for t in str(text).split(",")]
+        if not parts or any(not t for t in parts):
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of {what}s, got {_short(text)!r}")
+        out = []
+        for t in parts:
+            try:
+                v = item(t)
+            except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+                msg = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else f"invalid {what} {_short(t)!r}"
+                raise argparse.ArgumentTypeError(msg) from None
+            if choices is not None and v not in choices:
+                raise argparse.ArgumentTypeError(f"invalid {what} {_short(t)!r} (choose from {', '.join(choices)})")
+            out.append(v)
+        return out
+
+    parse.__name__ = f"list of {what}s"
+    return parse
 
 #: largest count (steps, trials, canaries) a command accepts: integers above 2**53 are not exact as floats
 MAX_COUNT = 2**53

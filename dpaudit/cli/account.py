@@ -17,59 +17,88 @@ instead of showing an alarming number silently. With ``--target-epsilon`` (Gauss
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 
 from dpaudit.cli._args import count
 from dpaudit.cli._checks import UsageError
+from dpaudit.cli._output import emit_json
 
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
-ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "all")
+ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact", "all")
+#: what "all" means
+ALL_ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact")
 
 
 _UsageError = UsageError  # bad command-line arguments (exit status 2)
 
 
 
+DESCRIPTION = """
+epsilon of a mechanism -- Poisson-subsampled with rate --q and composed --steps times -- under
+each accountant, or, with --target-epsilon, the smallest Gaussian noise that meets a target.
+
+MECHANISM: gaussian (needs --sigma or --noise-multiplier), laplace (--scale), pure or
+exponential (--epsilon).
+
+With --delta, each accountant's row gives epsilon and what produced it: the RDP order, the zCDP
+rho, the tCDP (rho, omega), the PLD interval that brackets the true value, and the closed form
+(exact) where one exists. zCDP and tCDP give Poisson subsampling no amplification: with --q
+below 1 their rows say so (JSON: "ignores_sampling": true) instead of showing a large number
+without comment.
+
+DP-SGD in training terms: --epochs E --batch-size B --dataset-size N set q = B/N and
+steps = ceil(E N / B) (the convention of TensorFlow Privacy's compute_dp_sgd_privacy; Opacus
+counts ceil(N/B) steps per epoch at q = 1/ceil(N/B)). --noise-multiplier is sigma divided by
+the sensitivity (Opacus and dp_accounting spell it so).
+
+With --target-epsilon (Gaussian) the command calibrates the smallest sigma meeting (target
+epsilon, delta) under each accountant; delta is --delta, default 1e-5, always stated.
+
+examples:
+  dpaudit account gaussian --noise-multiplier 1.1 --q 0.01 --steps 1000 --delta 1e-5
+  dpaudit account gaussian --noise-multiplier 1.1 --epochs 10 --batch-size 256 --dataset-size 60000 --delta 1e-5
+  dpaudit account gaussian --sigma 1 --delta 1e-5 --accountant rdp,pld,exact --json
+"""
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "account",
-        help="epsilon of a mechanism under the RDP, zCDP, tCDP and PLD accountants, or calibrate sigma",
-        description=__doc__.split("\n\n", 2)[2].strip() if __doc__ else None,
-    )
+    from dpaudit.cli._args import LIST_SYNTAX, ListAction, add_subcommand, comma_list
+
+    p = add_subcommand(subparsers, "account",
+                       help="epsilon of a mechanism under the RDP, zCDP, tCDP and PLD accountants, or calibrate sigma",
+                       description=DESCRIPTION)
     p.add_argument("mechanism", choices=MECHANISMS, metavar="MECHANISM",
                    help="one of: " + ", ".join(MECHANISMS))
-    p.add_argument("--sigma", type=float, help="Gaussian noise standard deviation")
-    p.add_argument("--scale", type=float, help="Laplace scale b")
-    p.add_argument("--epsilon", type=float, help="epsilon of a pure-DP or exponential mechanism")
-    p.add_argument("--sensitivity", type=float, default=1.0, help="sensitivity (default 1)")
-    p.add_argument("--q", type=float, default=1.0, help="Poisson sampling rate in [0, 1] (default 1: none)")
-    p.add_argument("--steps", type=count(1), default=1, help="number of compositions (default 1, at most 2^53)")
-    p.add_argument("--delta", type=float, help="report epsilon at this delta")
-    p.add_argument("--target-epsilon", type=float, dest="target_epsilon",
+    p.add_argument("--sigma", type=float, metavar="S", help="Gaussian noise standard deviation")
+    p.add_argument("--noise-multiplier", type=float, dest="noise_multiplier", metavar="Z",
+                   help="Gaussian noise standard deviation divided by the sensitivity (instead of --sigma)")
+    p.add_argument("--scale", type=float, metavar="B", help="Laplace scale b")
+    p.add_argument("--epsilon", type=float, metavar="E", help="epsilon of a pure-DP or exponential mechanism")
+    p.add_argument("--sensitivity", type=float, default=1.0, metavar="D", help="sensitivity (default 1)")
+    p.add_argument("--q", type=float, default=None, metavar="Q",
+                   help="Poisson sampling rate in [0, 1] (default 1: no sampling)")
+    p.add_argument("--steps", type=count(1), default=None, metavar="T",
+                   help="number of compositions (default 1, at most 2^53)")
+    p.add_argument("--epochs", type=float, default=None, metavar="E",
+                   help="training epochs: with --batch-size and --dataset-size, sets --q and --steps")
+    p.add_argument("--batch-size", type=count(1), default=None, dest="batch_size", metavar="B",
+                   help="expected batch size (with --epochs and --dataset-size)")
+    p.add_argument("--dataset-size", type=count(1), default=None, dest="dataset_size", metavar="N",
+                   help="number of training records (with --epochs and --batch-size)")
+    p.add_argument("--delta", type=float, metavar="D", help="report epsilon at this delta")
+    p.add_argument("--target-epsilon", type=float, dest="target_epsilon", metavar="E",
                    help="calibrate sigma (gaussian) to meet this epsilon at --delta (default delta 1e-5)")
-    p.add_argument("--accountant", choices=ACCOUNTANTS, default="all", help="accountant(s) to use (default all)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--accountant", type=comma_list(str, "accountant", ACCOUNTANTS), action=ListAction,
+                   default=["all"], metavar="NAMES",
+                   help=f"accountants to use: rdp, zcdp, tcdp, pld, exact (closed form, where one exists) or all "
+                        f"(default); {LIST_SYNTAX}")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(run=run)
     return p
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _jsonable(x):
-    if isinstance(x, float):
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    return x
-
-
 def _fmt(x) -> str:
     if isinstance(x, float):
         return "inf" if math.isinf(x) else f"{x:.6g}"
@@ -81,7 +110,7 @@ def _build_mechanism(args):
     name = args.mechanism
     if name == "gaussian":
         if args.sigma is None:
-            raise _UsageError("gaussian needs --sigma")
+            raise _UsageError("gaussian needs --sigma or --noise-multiplier")
         from dpaudit.mechanisms.gaussian import Gaussian
 
         mech = Gaussian(args.sigma, args.sensitivity)
@@ -115,8 +144,44 @@ def _subsample(mech, q):
     return _import("subsampled", "PoissonSampled")(mech, q)
 
 
-def _accountant_names(choice: str) -> list[str]:
-    return ["rdp", "zcdp", "tcdp", "pld"] if choice == "all" else [choice]
+def _accountant_names(choice) -> list[str]:
+    """The accountants asked for, in order, without repeats (``all`` expands to every one)."""
+    names = []
+    for c in ([choice] if isinstance(choice, str) else list(choice)):
+        for n in (ALL_ACCOUNTANTS if c == "all" else (c,)):
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def _resolve_sampling(args):
+    """``--sigma`` from ``--noise-multiplier``; ``--q`` and ``--steps`` from the epochs options."""
+    from dpaudit.core.validation import check_positive
+
+    if args.noise_multiplier is not None:
+        if args.sigma is not None:
+            raise _UsageError("give either --sigma or --noise-multiplier, not both")
+        if args.mechanism != "gaussian":
+            raise _UsageError("--noise-multiplier applies to MECHANISM gaussian")
+        args.sigma = check_positive("--noise-multiplier", args.noise_multiplier) * \
+            check_positive("--sensitivity", args.sensitivity)
+    trio = {"--epochs": args.epochs, "--batch-size": args.batch_size, "--dataset-size": args.dataset_size}
+    given = [k for k, v in trio.items() if v is not None]
+    if given:
+        if len(given) < 3:
+            missing = [k for k in trio if k not in given]
+            raise _UsageError(f"{', '.join(given)} needs {' and '.join(missing)} too (together they set --q and --steps)")
+        if args.q is not None or args.steps is not None:
+            raise _UsageError("give either --epochs/--batch-size/--dataset-size or --q/--steps, not both")
+        from dpaudit.accounting.convenience import sampling_from_epochs
+
+        try:
+            args.q, args.steps = sampling_from_epochs(args.epochs, args.batch_size, args.dataset_size)
+        except ValueError as exc:
+            raise _UsageError(str(exc).replace("batch_size", "--batch-size").replace("dataset_size", "--dataset-size")
+                              .replace("epochs", "--epochs", 1)) from None
+    args.q = 1.0 if args.q is None else args.q
+    args.steps = 1 if args.steps is None else args.steps
 
 
 def _pld_class():
@@ -252,6 +317,7 @@ def _run(args) -> int:
 
     if args.delta is None and args.target_epsilon is None:
         raise _UsageError("one of --delta or --target-epsilon is required")
+    _resolve_sampling(args)
     delta_default = args.delta is None
     delta = DEFAULT_CALIBRATION_DELTA if delta_default else check_delta(args.delta, "--delta")
     steps = check_count(args.steps, "--steps", minimum=1)
@@ -260,6 +326,8 @@ def _run(args) -> int:
     params = {"sigma": args.sigma, "scale": args.scale, "epsilon": args.epsilon,
               "sensitivity": args.sensitivity, "q": args.q, "steps": steps}
     params = {k: v for k, v in params.items() if v is not None}
+    if args.epochs is not None:
+        params.update(epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size)
 
     if args.target_epsilon is not None:
         target = check_epsilon(args.target_epsilon, "--target-epsilon")
@@ -270,25 +338,35 @@ def _run(args) -> int:
         return _calibrate(args, names, target, delta, steps, params)
 
     mech = _build_mechanism(args)
-    results = {name: _account_one(name, mech, steps, delta) for name in names}
-    if args.mechanism == "gaussian" and args.q == 1.0 and args.accountant == "all":
-        results["exact"] = _exact_row(args.sigma / math.sqrt(steps), delta, args.sensitivity)
+    results = {name: (_exact_row(args, mech, steps, delta) if name == "exact" else _account_one(name, mech, steps, delta))
+               for name in names}
     if args.json:
-        print(json.dumps(_jsonable({"command": "account", "mechanism": args.mechanism, "parameters": params,
-                                    "delta": delta, "mechanism_description": _describe(mech),
-                                    "results": _public(results)})))
+        emit_json("account", {"mechanism": args.mechanism, "parameters": params, "delta": delta,
+                              "mechanism_description": _describe(mech), "results": _public(results)})
         return _finish(results)
     rows = [(name, _fmt(r["epsilon"]) if "epsilon" in r else "-", _detail(r)) for name, r in results.items()]
     print(_table(f"{_describe(mech)}, {steps} step(s), delta = {delta:g}", ("accountant", "epsilon", "from"), rows))
     return _finish(results)
 
 
-def _exact_row(sigma: float, delta: float, sensitivity: float) -> dict:
-    from dpaudit.accounting.conversions import gaussian_epsilon
-    from dpaudit.cli import is_usage_error
+#: the row of "exact" when no closed form is known
+NO_CLOSED_FORM = "no closed form for this mechanism (the PLD interval brackets the exact value)"
 
+
+def _exact_row(args, mech, steps: int, delta: float) -> dict:
+    """The closed form where one exists: T Gaussians are one Gaussian with sigma/sqrt(T) (Balle & Wang
+    2018, Thm. 8); one Laplace release has epsilon(delta) = max(0, eps0 + 2 log(1 - delta))."""
+    from dpaudit.cli import is_usage_error
+    from dpaudit.testing.assertions import exact_epsilon
+
+    if args.q != 1.0:
+        return {"skipped": NO_CLOSED_FORM}
     try:
-        return {"epsilon": gaussian_epsilon(sigma, delta, sensitivity), "note": "closed form (Balle-Wang)"}
+        value = exact_epsilon(mech, delta, steps)
+        if value is None:
+            return {"skipped": NO_CLOSED_FORM}
+        return {"epsilon": value, "note": "closed form (Balle-Wang)" if args.mechanism == "gaussian"
+                else "closed form (Laplace privacy profile)"}
     except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
         if is_usage_error(exc):
             raise
@@ -307,10 +385,11 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
     q = check_probability("--q", args.q)
     if q == 0.0:
         raise _UsageError("--q must be > 0 to calibrate sigma (q = 0 releases nothing)")
-    if q == 1.0 and args.accountant == "all":
-        names = names + ["exact"]
     results = {}
     for name in names:
+        if name == "exact" and q != 1.0:
+            results[name] = {"skipped": "no closed form with sampling (q < 1)"}
+            continue
         if name == "pld" and _pld_class() is None:
             results[name] = {"skipped": "PLD accountant not available (dpaudit.accounting.pld missing)"}
             continue
@@ -329,9 +408,8 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
             if results[name]["ignores_sampling"]:
                 results[name]["note"] = NO_AMPLIFICATION
     if args.json:
-        print(json.dumps(_jsonable({"command": "account", "mechanism": "gaussian", "calibrate": "sigma",
-                                    "target_epsilon": target, "delta": delta, "parameters": params,
-                                    "results": results})))
+        emit_json("account", {"mechanism": "gaussian", "calibrate": "sigma", "target_epsilon": target,
+                              "delta": delta, "parameters": params, "results": results})
         return 0
     rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", r.get("note", "")))
             for name, r in results.items()]

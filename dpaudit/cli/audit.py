@@ -9,8 +9,8 @@ inconclusive (the audit certified nothing; then advisory numbers say how many tr
 it power). ``--method gdp`` still certifies with the threshold test and asks for the estimate.
 Exit status 1 only when the certified lower bound exceeds the claim (a violation), 0 otherwise
 (consistent or inconclusive), 2 when the request cannot be carried out (checked before any
-trial: argument values, ``--delta 0`` without a pure-DP claim, output paths, the scheduler),
-3 on an internal error. ``--plot FILE`` draws the empirical ROC of the attack with the region
+trial: argument values, ``--delta 0`` without a pure-DP claim, output paths, the scheduler,
+memory for ``--trials``) and, with its own message, on an internal error. ``--plot FILE`` draws the empirical ROC of the attack with the region
 allowed by (epsilon, delta)-DP (needs matplotlib). ``--workers N`` runs the trials on N processes
 and ``--scheduler ADDRESS`` on a Dask cluster; the result is the same as in one process.
 """
@@ -19,71 +19,75 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import math
 import sys
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
 
 
+DESCRIPTION = """
+Audit an optimizer against its own privacy claim: run it many times on two neighbouring
+datasets (with a white-box gradient canary where the optimizer takes one), let a threshold
+attack tell the runs apart, and turn its error rates into a lower bound on epsilon that holds
+at --confidence.
+
+Prints what was audited (the optimizer, its claim, the canary), the certified lower bound, the
+method, the trials, the GDP number (an estimate that assumes Gaussian behaviour; never a bound)
+and the verdict:
+  violation     the certified lower bound exceeds the claim (exit status 1)
+  consistent    the audit certified some privacy loss, not more than claimed
+  inconclusive  the audit certified nothing (lower bound 0), so it could not test the claim;
+                advisory lines say how many trials might give it power
+
+Everything that can fail is checked before the first trial: argument values, --delta 0 without
+a pure-DP claim, output paths, the scheduler. A large --trials is estimated first (time and
+memory, printed on stderr) and refused when it needs more memory than the machine has.
+
+examples:
+  dpaudit audit dp-sgd --trials 20000 --seed 1 --report audit-report.html
+  dpaudit audit dp-gd --method one-run --canaries 1000
+  dpaudit audit dp-sgd --json --workers 2
+"""
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
+    from dpaudit.cli._args import add_subcommand
+    from dpaudit.core.defaults import DEFAULT_CONFIDENCE, DEFAULT_TRIALS
     from dpaudit.optimizers import names
 
-    p = subparsers.add_parser("audit", help="empirical epsilon lower bound of an optimizer vs its claim",
-                              description=__doc__.split("\n\n", 2)[2].strip())
+    p = add_subcommand(subparsers, "audit", help="certified epsilon lower bound of an optimizer against its claim",
+                       description=DESCRIPTION)
     p.add_argument("optimizer", choices=names, metavar="OPTIMIZER", help="one of: " + ", ".join(names))
-    p.add_argument("--trials", type=count(2), default=10_000, help="runs per neighbouring dataset (default 10000)")
-    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
-    p.add_argument("--delta", type=float, default=None,
+    p.add_argument("--trials", type=count(2), default=DEFAULT_TRIALS, metavar="N",
+                   help=f"runs per neighbouring dataset (default {DEFAULT_TRIALS})")
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, metavar="S", help="random seed >= 0 (default 0)")
+    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="C",
+                   help=f"confidence of the lower bound, in (0, 1) (default {DEFAULT_CONFIDENCE})")
+    p.add_argument("--delta", type=float, default=None, metavar="D",
                    help="delta of the audited statement (default: the optimizer's delta, else 1e-5); 0 audits pure "
                         "DP and is refused when the claim has no pure-DP epsilon")
     p.add_argument("--method", choices=("threshold", "gdp", "one-run"), default="threshold",
                    help="threshold: certified bound (default); gdp: the same certified bound plus the GDP "
-                        "estimate (assuming mu-GDP; never sets the verdict); one-run: certified bound from ONE "
-                        "training run with --canaries canaries (dp-gd, dp-sgd)")
+                        "estimate; one-run: certified bound from ONE training run with --canaries canaries "
+                        "(dp-gd, dp-sgd)")
     p.add_argument("--canaries", type=count(2), default=None, metavar="M",
                    help="number of canaries for --method one-run (default 1000)")
-    p.add_argument("--plot", metavar="FILE", help="save the ROC with the DP region to FILE")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--plot", metavar="FILE", help="save the attack's ROC with the region the claim allows to FILE")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_executor_arguments(p)
-    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
+    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE
     p.set_defaults(run=run)
     return p
 
 
 def plot_roc(result, path: str) -> None:
-    """ROC of the evaluation scores with the (epsilon_claimed, delta)-DP region and the bound's curve."""
-    try:
-        import matplotlib
+    """The report's evidence figure (log-log zoom on the certified point against the region the claim
+    allows, plus the linear view when it shows anything), saved in the format of ``path``'s suffix."""
+    from pathlib import Path
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ValueError("--plot needs matplotlib (pip install 'dpaudit[plot]')") from None
-    import numpy as np
+    from dpaudit.report.plots import roc_figure
 
-    roc = result.details["roc"]
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.plot(roc["fpr"], roc["tpr"], ".-", ms=3, label="attack ROC (evaluation runs)")
-    a = np.linspace(0.0, 1.0, 501)
-    for eps, style, label in ((result.epsilon_claimed, "k-", "claimed"), (result.epsilon_lower, "r--", "lower bound")):
-        if math.isfinite(eps):
-            # largest TPR allowed by (eps, delta)-DP at FPR a: min(e^eps a + delta, 1 - e^-eps (1 - delta - a))
-            tpr = np.minimum(np.minimum(math.exp(eps) * a + result.delta, 1.0 - math.exp(-eps) * (1.0 - result.delta - a)), 1.0)
-            ax.plot(a, np.clip(tpr, 0, 1), style, label=f"{label} eps={eps:.3g} region boundary")
-    if math.isfinite(result.epsilon_claimed):
-        tpr = np.minimum(np.minimum(math.exp(result.epsilon_claimed) * a + result.delta,
-                                    1.0 - math.exp(-result.epsilon_claimed) * (1.0 - result.delta - a)), 1.0)
-        ax.fill_between(a, a, np.clip(tpr, 0, 1), color="0.85", label="allowed by the claim")
-    ax.plot([0, 1], [0, 1], ":", color="0.5")
-    ax.set_xlabel("false-positive rate")
-    ax.set_ylabel("true-positive rate")
-    ax.set_title(f"{result.details.get('optimizer', 'audit')}: verdict {result.verdict.upper() if result.violation else result.verdict}")
-    ax.legend(loc="lower right", fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    fmt = Path(path).suffix.lower().lstrip(".") or "png"
+    Path(path).write_bytes(roc_figure(result.to_dict(), fmt=fmt))
 
 
 def preflight(args):
@@ -123,8 +127,11 @@ def preflight(args):
 
 def run(args) -> int:
     from dpaudit.audit.optimizer import audit_optimizer
+    from dpaudit.cli._estimate import announce
 
-    preflight(args)
+    opt = preflight(args)
+    if args.method != "one-run":
+        announce("audit", opt, args.trials, workers=args.workers)
     opts = {"method": args.method}
     if args.delta is not None:
         opts["delta"] = args.delta
@@ -154,9 +161,12 @@ def _print_result(args, result) -> int:
     __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
         args, audit=result, optimizer=args.optimizer)  # --report FILE (issue 7)
     if args.json:
+        from dpaudit.cli._output import emit_json
+
         out = result.to_dict()
-        out["details"].pop("roc", None) if not args.plot else None
-        print(json.dumps(out))
+        if not args.plot:
+            out["details"].pop("roc", None)
+        emit_json("audit", {"optimizer": args.optimizer, **out})
     else:
         print(f"optimizer         : {args.optimizer}")
         print(f"claim             : {result.details['claim']['description']}")

@@ -11,14 +11,14 @@ run time in seconds. Exit status 1 if any check failed or timed out, 0 otherwise
 checks directory or a pattern that selects nothing is a bad argument (exit 2).
 
 The checks directory is ``--path`` if given, else ``./proofs_checks``, else
-``<package dir>/../proofs_checks`` (a source checkout).
+``<package dir>/../proofs_checks`` (a source checkout), else ``<package dir>/_proofs_checks``
+(an installed package: the wheel ships the checks there, see ``setup.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import math
 import os
 import re
@@ -32,16 +32,28 @@ __all__ = ["add_parser", "run", "find_checks_dir", "list_checks", "run_check", "
 _MARGIN_RE = re.compile(r"worst margin\s+([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan))", re.IGNORECASE)
 
 
+DESCRIPTION = """
+Run every numerical proof check -- one script per lemma or theorem, each comparing a bound with
+an independent exact computation (mpmath, quadrature) -- in its own process, and print one
+summary table: check, status, worst margin, seconds. Exit status 1 if any check fails.
+
+The checks ship with the package: from a source checkout they are proofs_checks/ at the top of
+the repository, from an installed package they are inside it; --path DIR runs another copy.
+
+examples:
+  dpaudit proofs
+  dpaudit proofs -k gaussian --verbose
+"""
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "proofs",
-        help="run the numerical proof checks (proofs_checks/*.py) and print a summary table",
-        description="Run every proofs_checks/<name>.py in a subprocess and print one summary table "
-                    "(check, status, worst margin, seconds). Exit status 1 if any check fails.",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--path", metavar="DIR", help="directory of the checks (default ./proofs_checks, "
-                                                 "else the one next to the package)")
+    from dpaudit.cli._args import add_subcommand
+
+    p = add_subcommand(subparsers, "proofs",
+                       help="run the numerical proof checks and print a summary table", description=DESCRIPTION)
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--path", metavar="DIR", help="directory of the checks (default: ./proofs_checks, else the "
+                                                 "copy in the source checkout or the installed package)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN",
                    help="run only checks whose name contains PATTERN (or matches it as a glob)")
     p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
@@ -58,11 +70,12 @@ def find_checks_dir(path: str | None = None) -> Path:
         if not d.is_dir():
             raise ValueError(f"--path must be an existing directory, got {path!r}")
         return d.resolve()
-    for d in (Path.cwd() / "proofs_checks", Path(__file__).resolve().parents[2] / "proofs_checks"):
-        if d.is_dir():
+    package = Path(__file__).resolve().parents[1]
+    for d in (Path.cwd() / "proofs_checks", package.parent / "proofs_checks", package / "_proofs_checks"):
+        if d.is_dir() and list_checks(d):
             return d.resolve()
-    raise ValueError("no proofs_checks directory found (looked in ./proofs_checks and next to the package); "
-                     "use --path DIR")
+    raise ValueError("no proof checks found (looked in ./proofs_checks, next to the package and inside it); "
+                     "use --path DIR, e.g. a checkout's proofs_checks directory")
 
 
 def _matches(name: str, pattern: str | None) -> bool:
@@ -131,12 +144,6 @@ def _print_table(results: list[dict]) -> None:
           + (": " + ", ".join(r["check"] for r in failed) if failed else ""))
 
 
-def _json_number(x):
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return None if x is None or math.isnan(x) else ("inf" if x > 0 else "-inf")
-    return x
-
-
 def run(args) -> int:
     timeout = float(args.timeout)
     if not timeout > 0 or math.isnan(timeout):
@@ -161,15 +168,16 @@ def run(args) -> int:
                 print(res["stderr"][-4000:], end="", file=sys.stderr)
     ok = all(r["status"] == "ok" for r in results)
     if args.json:
-        print(json.dumps({
-            "command": "proofs",
+        from dpaudit.cli._output import emit_json
+
+        emit_json("proofs", {
             "directory": str(directory),
             "ok": ok,
             "passed": sum(r["status"] == "ok" for r in results),
             "failed": sum(r["status"] != "ok" for r in results),
-            "checks": [{"check": r["check"], "status": r["status"], "worst_margin": _json_number(r["worst_margin"]),
+            "checks": [{"check": r["check"], "status": r["status"], "worst_margin": r["worst_margin"],
                         "seconds": r["seconds"], "returncode": r["returncode"]} for r in results],
-        }))
+        })
     else:
         _print_table(results)
     return 0 if ok else 1

@@ -4,10 +4,11 @@
                   [--method M] [--seed S] [--plot FILE] [--json] [--workers N | --scheduler ADDRESS]
 
 Runs noisy GD (hidden state) on the squared-loss neighbouring datasets of Chourasia et al.
-(seed-theorems.md A.5) and prints, for each number of steps and order alpha, the estimated
+(2021, the instance of their Theorem 2) and prints, for each number of steps and order alpha, the estimated
 D_alpha of the last iterates with its confidence interval beside the exact value, the Theorem 1
-upper bound, the Theorem 2 lower bound and the composition bound. ``--steps`` and ``--alpha``
-take one value or a comma-separated list; a single K expands to a range of steps up to K.
+upper bound, the Theorem 2 lower bound and the composition bound. ``--steps``, ``--alpha`` and
+``--method`` take one value or a comma-separated list (or are repeated); a single K expands to a
+range of steps up to K; ``--method all`` runs every estimator of ``renyi_divergence``.
 ``--workers N`` / ``--scheduler ADDRESS`` run the simulations on N processes / a Dask cluster,
 with the same rows as in one process.
 """
@@ -16,57 +17,78 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
 
 
-def _ints(text: str) -> list[int]:
-    """Comma-separated step counts, each an integer in [1, 2^53] (``1e3`` accepted)."""
-    parse = count(1)
-    try:
-        vals = [parse(t.strip()) for t in text.split(",") if t.strip()]
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    if not vals:
-        raise argparse.ArgumentTypeError(f"steps must be integers >= 1, got {text!r}")
-    return vals
-
-
-def _floats(text: str) -> list[float]:
-    try:
-        vals = [float(t) for t in text.split(",") if t.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid list of numbers: {text!r}") from None
-    if not vals or any(not (v > 1 and math.isfinite(v)) for v in vals):
+def _order(text: str) -> float:
+    v = float(text)
+    if not (v > 1 and math.isfinite(v)):
         raise argparse.ArgumentTypeError(f"alpha must be finite orders > 1, got {text!r}")
-    return vals
+    return v
 
 
+DESCRIPTION = """
+A check of the Renyi-divergence theorems of Chourasia, Ye, Shokri (2021) on their linear
+instance -- not an audit of an optimizer. Noisy gradient descent (hidden state: only the last
+iterate is released) runs on the squared-loss neighbouring datasets; for each number of steps K
+and order alpha the command prints the estimated Renyi divergence of the last iterates with its
+confidence interval, beside the exact value, the Theorem 1 upper bound, the Theorem 2 lower
+bound and the composition bound (every iterate released).
 
+--steps and --alpha take one value or a list; a single K expands to a range of steps up to K.
+--method all runs every estimator. --workers N / --scheduler ADDRESS run the simulations on N
+processes / a Dask cluster, with the same rows as in one process.
 
+examples:
+  dpaudit renyi --steps 100 --trials 20000
+  dpaudit renyi --steps 1,10,100 --alpha 2,5 --method all --json
+"""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("renyi", help="analytic vs empirical Renyi divergence on the linear Gaussian instance",
-                              description=__doc__.split("\n\n", 2)[2].strip())
-    p.add_argument("--steps", type=_ints, default=[100], help="K, or a list K1,K2,... (default 100)")
-    p.add_argument("--alpha", type=_floats, default=[2.0, 5.0, 10.0], help="orders (default 2,5,10)")
-    p.add_argument("--trials", type=count(2), default=20_000, help="runs per dataset and step count (default 20000)")
-    p.add_argument("--step-size", type=float, default=0.1, dest="step_size", help="eta in (0, 1) (default 0.1)")
-    p.add_argument("--sigma", type=float, default=1.0, help="temperature sigma (default 1)")
-    p.add_argument("--n", type=count(1), default=1, help="records (default 1)")
-    p.add_argument("--method", choices=("gaussian", "nonparametric", "gaussian-unequal", "all"), default="gaussian",
-                   help="estimator (default gaussian)")
-    p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
-    p.add_argument("--plot", metavar="FILE", help="save epsilon(alpha) against steps to FILE (needs matplotlib)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    from dpaudit.cli._args import LIST_SYNTAX, ListAction, add_subcommand, comma_list
+
+    p = add_subcommand(subparsers, "renyi", help="Renyi-divergence theorems checked on their linear instance (noisy GD)",
+                       description=DESCRIPTION)
+    p.add_argument("--steps", type=comma_list(count(1), "step count"), action=ListAction, default=[100], metavar="K",
+                   help=f"K, or a list K1,K2,... (default 100; {LIST_SYNTAX})")
+    p.add_argument("--alpha", type=comma_list(_order, "order"), action=ListAction, default=[2.0, 5.0, 10.0],
+                   metavar="A", help=f"Renyi orders > 1 (default 2,5,10; {LIST_SYNTAX})")
+    p.add_argument("--trials", type=count(2), default=20_000, metavar="N",
+                   help="runs per dataset and step count (default 20000; a divergence estimate, not an audit)")
+    p.add_argument("--step-size", type=float, default=0.1, dest="step_size", metavar="ETA",
+                   help="step size eta in (0, 1) (default 0.1)")
+    p.add_argument("--sigma", type=float, default=1.0, metavar="S", help="noise temperature sigma (default 1)")
+    p.add_argument("--n", type=count(1), default=1, metavar="N", help="records (default 1)")
+    p.add_argument("--method", type=comma_list(str, "estimator"), action=ListAction, default=["gaussian"],
+                   metavar="M", help=f"estimators: gaussian (default), gaussian-unequal, nonparametric, or all "
+                                     f"(every one); {LIST_SYNTAX}")
+    p.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                   help="confidence of the intervals, in (0, 1) (default 0.95)")
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, metavar="S", help="random seed >= 0 (default 0)")
+    p.add_argument("--plot", metavar="FILE", help="save the divergence against steps to FILE (needs matplotlib)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_executor_arguments(p)
-    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE (issue 7)
+    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE
     p.set_defaults(run=run)
     return p
+
+
+def _methods(requested) -> tuple[str, ...]:
+    """The estimators asked for, ``all`` expanded to every estimator of ``renyi_divergence``."""
+    from dpaudit.audit.renyi import RENYI_METHODS
+    from dpaudit.cli._checks import UsageError
+
+    out = []
+    for m in requested:
+        for name in (RENYI_METHODS if m == "all" else (m,)):
+            if name not in RENYI_METHODS:
+                raise UsageError(f"--method {m}: unknown estimator; choose from {', '.join(RENYI_METHODS)} or all")
+            if name not in out:
+                out.append(name)
+    return tuple(out)
 
 
 def _step_range(steps: list[int]) -> list[int]:
@@ -117,6 +139,7 @@ def preflight(args) -> list[int]:
     from dpaudit.core.validation import check_confidence, check_positive
 
     check_confidence(args.confidence, "--confidence")
+    args.methods = _methods(args.method)
     check_positive("--sigma", args.sigma)
     eta = check_positive("--step-size", args.step_size)
     if not eta < 1.0:
@@ -141,7 +164,7 @@ def run(args) -> int:
     from dpaudit.audit.linear_instance import linear_instance_table
 
     steps = preflight(args)
-    methods = ("gaussian", "nonparametric") if args.method == "all" else (args.method,)
+    methods = args.methods
     from dpaudit.core.progress import disabled
 
     quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr
@@ -154,11 +177,11 @@ def run(args) -> int:
     __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
         args, renyi=[{**r, "trials": args.trials, "confidence": args.confidence} for r in rows])  # issue 7
     if args.json:
-        from dpaudit.audit.result import to_jsonable
+        from dpaudit.cli._output import emit_json
 
-        print(json.dumps(to_jsonable({"instance": "squared loss, theta_0 = 0 (Chourasia et al. Thm 2)",
-                                      "step_size": args.step_size, "sigma": args.sigma, "n": args.n,
-                                      "trials": args.trials, "confidence": args.confidence, "rows": rows})))
+        emit_json("renyi", {"instance": "squared loss, theta_0 = 0 (Chourasia et al. Thm 2)",
+                            "step_size": args.step_size, "sigma": args.sigma, "n": args.n, "trials": args.trials,
+                            "confidence": args.confidence, "methods": list(methods), "rows": rows})
         return 0
     print(f"noisy GD on the squared-loss instance: eta={args.step_size:g}, sigma={args.sigma:g}, n={args.n}, "
           f"{args.trials} runs per dataset, {args.confidence:.0%} intervals")

@@ -1,7 +1,7 @@
 """``dpaudit report``: audit an optimizer, compare accountants, tabulate Renyi divergence; write a report.
 
     dpaudit report [OPTIMIZER] [--trials N] [--seed S] [--confidence C] [--delta D]
-                   [--out FILE] [--max-steps T] [--renyi-trials N] [--renyi-steps K ...]
+                   [--out FILE] [--max-steps T] [--renyi-trials N] [--renyi-steps K,K,...]
                    [--no-audit] [--no-accountants] [--no-renyi] [--json]
 
 OPTIMIZER (default ``dp-sgd``) is audited with ``dpaudit.audit.audit_optimizer`` (``--trials``
@@ -14,13 +14,12 @@ Chourasia, Ye, Shokri (2021). ``--out`` ends in ``.html`` (one self-contained fi
 states the verdict (violation / consistent / inconclusive) and labels the GDP number as an
 estimate, assuming mu-GDP; the accountant section says where a notion (zCDP) gives subsampling no
 amplification. Exit status 1 only if the audit certified a violation; 2 when the request cannot
-be carried out (checked before any work); 3 on an internal error.
+be carried out (checked before any work) and, with its own message, on an internal error.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -30,27 +29,54 @@ from dpaudit.report.data import optimizer_mechanism
 __all__ = ["add_parser", "run"]
 
 
+DESCRIPTION = """
+Write one report (HTML, self-contained, or Markdown with PNG files) that answers: does the
+claim hold, how sure are we, what was tested, what next.
+
+Sections: the audit of OPTIMIZER (default dp-sgd) with its verdict banner, the gap between the
+certified lower bound, the tightest upper bound dpaudit computes (exact or PLD) and the claim,
+what was audited, what to do next, and where the bound comes from (a log-log zoom on the
+certified point); the accountants compared on the optimizer's per-step mechanism up to
+--max-steps compositions (default: its number of steps), with notions that ignore sampling
+labelled; and the linear-instance check of the Renyi-divergence theorems (noisy GD on the
+squared-loss instance of Chourasia, Ye, Shokri 2021, independent of OPTIMIZER).
+
+--out ends in .html (default dpaudit-report.html) or .md; its directory must exist.
+
+examples:
+  dpaudit report dp-sgd --trials 20000 --seed 1 --out report.html
+  dpaudit report dp-gd --no-renyi --out report.md
+"""
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("report", help="write an HTML/Markdown report: audit, accountants, Renyi divergence",
-                              description=__doc__.split("\n\n", 2)[2].strip())
+    from dpaudit.cli._args import LIST_SYNTAX, ListAction, add_subcommand, comma_list
+    from dpaudit.core.defaults import DEFAULT_CONFIDENCE, DEFAULT_DELTA, DEFAULT_TRIALS
+
+    p = add_subcommand(subparsers, "report", help="write an HTML/Markdown report: audit, accountants, Renyi check",
+                       description=DESCRIPTION)
     p.add_argument("optimizer", nargs="?", default="dp-sgd", metavar="OPTIMIZER",
-                   help="optimizer to audit (default dp-sgd; see dpaudit.optimizers)")
-    p.add_argument("--trials", type=count(2), default=20_000, help="audit runs per neighbouring dataset (default 20000)")
-    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, help="random seed >= 0 (default 0)")
-    p.add_argument("--confidence", type=float, default=0.95, help="audit confidence in (0, 1) (default 0.95)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta of every epsilon shown (default 1e-5)")
+                   help="optimizer to audit (default dp-sgd; the same names as dpaudit audit)")
+    p.add_argument("--trials", type=count(2), default=DEFAULT_TRIALS, metavar="N",
+                   help=f"audit runs per neighbouring dataset (default {DEFAULT_TRIALS})")
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, metavar="S", help="random seed >= 0 (default 0)")
+    p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="C",
+                   help=f"audit confidence in (0, 1) (default {DEFAULT_CONFIDENCE})")
+    p.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
+                   help=f"delta of every epsilon shown (default {DEFAULT_DELTA:g})")
     p.add_argument("--out", default="dpaudit-report.html", metavar="FILE",
                    help="report file, .html (self-contained) or .md (default dpaudit-report.html)")
-    p.add_argument("--max-steps", type=count(1), default=None, dest="max_steps",
+    p.add_argument("--max-steps", type=count(1), default=None, dest="max_steps", metavar="T",
                    help="largest number of compositions in the accountant comparison (default: the optimizer's steps)")
-    p.add_argument("--renyi-trials", type=count(2), default=20_000, dest="renyi_trials",
-                   help="noisy-GD runs per dataset for the Renyi table (default 20000)")
-    p.add_argument("--renyi-steps", type=count(1), nargs="+", default=[1, 2, 5, 10, 20, 50, 100], dest="renyi_steps",
-                   metavar="K", help="noisy-GD step counts of the Renyi table (default 1 2 5 10 20 50 100)")
+    p.add_argument("--renyi-trials", type=count(2), default=20_000, dest="renyi_trials", metavar="N",
+                   help="noisy-GD runs per dataset for the Renyi check (default 20000)")
+    p.add_argument("--renyi-steps", type=comma_list(count(1), "step count"), action=ListAction,
+                   default=[1, 2, 5, 10, 20, 50, 100], dest="renyi_steps", metavar="K",
+                   help=f"noisy-GD step counts of the Renyi check (default 1,2,5,10,20,50,100; {LIST_SYNTAX})")
     p.add_argument("--no-audit", action="store_true", dest="no_audit", help="skip the audit section")
     p.add_argument("--no-accountants", action="store_true", dest="no_accountants",
                    help="skip the accountant comparison")
-    p.add_argument("--no-renyi", action="store_true", dest="no_renyi", help="skip the Renyi section")
+    p.add_argument("--no-renyi", action="store_true", dest="no_renyi", help="skip the Renyi check")
     p.add_argument("--json", action="store_true", help="print one JSON object (path and key numbers) on stdout")
     p.set_defaults(run=run)
     return p
@@ -78,6 +104,10 @@ def run(args) -> int:
     from dpaudit.core.progress import disabled
 
     args._optimizer = preflight(args)
+    if not args.no_audit:
+        from dpaudit.cli._estimate import announce
+
+        announce("report", args._optimizer, args.trials)
     if args.json:
         with disabled():
             return _run(args)
@@ -126,13 +156,13 @@ def _run(args) -> int:
     path = write_report(args.out, audit=audit, renyi=renyi, accountants=accountants,
                         title=f"dpaudit report: {args.optimizer}")
     if args.json:
-        from dpaudit.audit.result import to_jsonable
+        from dpaudit.cli._output import emit_json
 
-        print(json.dumps(to_jsonable({
-            "command": "report", "path": str(path), "optimizer": args.optimizer,
+        emit_json("report", {
+            "path": str(path), "optimizer": args.optimizer,
             "audit": None if audit is None else {**{k: v for k, v in audit.to_dict().items() if k != "details"},
                                                  "advice": audit.details.get("advice")},
-            "accountants": accountants, "renyi": renyi, "timings": timings})))
+            "accountants": accountants, "renyi": renyi, "timings": timings})
     else:
         print(f"report written to {path}")
     from dpaudit.cli import EXIT_OK, EXIT_VIOLATION

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 __all__ = ["ReportDependencyError", "require_matplotlib", "accountants_figure", "renyi_figure", "roc_figure",
-           "DECADES"]
+           "DECADES", "readable_log_axis", "linear_panel_useful", "LINEAR_PANEL_MIN_RATE"]
 
 #: use a log axis when max/min of the (positive) values exceeds 10**DECADES
 DECADES = 1.5
@@ -38,11 +38,11 @@ def require_matplotlib():
     return Figure, FigureCanvasAgg
 
 
-def _png(fig) -> bytes:
+def _png(fig, fmt: str = "png") -> bytes:
     _, Canvas = require_matplotlib()
     Canvas(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
     return buf.getvalue()
 
 
@@ -67,17 +67,22 @@ def accountants_figure(data: dict) -> bytes:
         all_y += y[finite].tolist()
         kw = styles.get(label) or dict(marker=next(markers, "o"), markersize=5, linewidth=1.4, alpha=0.85,
                                        markerfacecolor="none")
-        shown = f"{label} (no amplification by sampling)" if label in ignoring else label
+        shown = (f"{label}: ignores subsampling (no amplification), so it is far larger" if label in ignoring
+                 else ("exact epsilon (closed form)" if label == data.get("exact_label") else label))
         ax.plot(np.asarray(steps)[finite], y[finite], label=shown, **kw)
     if _spans_decades(steps):
         ax.set_xscale("log")
+        readable_log_axis(ax, "x", min(steps), max(steps))
     if _spans_decades(all_y):
         ax.set_yscale("log")
-    ax.set_xlabel("number of compositions T (mechanism runs)")
-    ax.set_ylabel(f"epsilon at delta = {data['delta']:.0e} (nats; upper bound)")
-    ax.set_title(f"Accountants compared: {data['mechanism']}", fontsize=10)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(title="accountant", fontsize=9)
+        lo, hi = min(v for v in all_y if v > 0), max(all_y)
+        ax.set_ylim(lo / 1.15, hi * 1.15)
+        readable_log_axis(ax, "y", lo / 1.15, hi * 1.15)
+    ax.set_xlabel("number of compositions T (runs of the per-step mechanism)")
+    ax.set_ylabel(f"epsilon at delta = {data['delta']:.0e} (upper bound; lower is tighter)")
+    ax.set_title(f"Per-step mechanism: {data['mechanism']}", fontsize=10)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.legend(title="accountant", fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return _png(fig)
 
 
@@ -111,66 +116,220 @@ def renyi_figure(rows: list[dict]) -> bytes:
                     color="tab:blue", capsize=3, markersize=4, label=f"empirical estimate, {conf:.0%} interval")
         if _spans_decades(steps):
             ax.set_xscale("log")
-        if _spans_decades(all_y + est[est > 0].tolist()):
+            readable_log_axis(ax, "x", steps.min(), steps.max())
+        pos = [v for v in all_y + est[est > 0].tolist() if v > 0]
+        if _spans_decades(pos):
             ax.set_yscale("log")
+            readable_log_axis(ax, "y", min(pos) / 1.2, max(pos) * 1.2)
         ax.set_xlabel("noisy GD steps K")
         ax.set_ylabel("Renyi divergence D_alpha (nats)")
         ax.set_title(f"alpha = {a:g}", fontsize=10)
-        ax.grid(True, which="both", alpha=0.3)
+        ax.grid(True, which="major", alpha=0.35)
     axes[0].legend(fontsize=8, loc="best")
-    fig.suptitle("Last iterate of noisy GD: analytic bounds vs empirical Renyi divergence", fontsize=11)
+    fig.suptitle("Linear-instance check (not the audited algorithm): noisy GD's last iterate on the squared-loss "
+                 "instance, analytic bounds vs empirical Renyi divergence", fontsize=10)
     return _png(fig)
 
 
-def roc_figure(audit: dict) -> bytes:
-    """The attack's empirical ROC against the region an (epsilon, delta)-DP mechanism allows.
+def _chosen_side(audit: dict):
+    """Which error rate the certified bound rests on, and the points of the plot in that view.
 
-    Two panels: linear axes, and a log FPR axis where large-epsilon evidence lives.
+    The bound is max{log((1-delta-FNR+)/FPR+), log((1-delta-FPR+)/FNR+)} (Kairouz, Oh, Viswanath
+    2015, Thm 2.1). When the first term wins, the evidence is a small false-positive rate: the view
+    is (x = FPR, y = TPR). Otherwise it is a small false-negative rate: (x = FNR, y = TNR). The
+    region an (epsilon, delta)-DP mechanism allows is the same in both views (y <= min(1,
+    delta + e^eps x, 1 - e^-eps (1 - delta - x))), so one drawing serves both.
     """
+    details = audit.get("details") or {}
+    roc = details.get("roc") or {}
+    test = details.get("threshold_test") or {}
+    delta = _num(audit.get("delta"))
+    delta = 0.0 if not math.isfinite(delta) else delta
+    fpr_u, fnr_u = test.get("fpr_upper"), test.get("fnr_upper")
+    fpr_e = np.asarray(roc.get("fpr", []), dtype=float)
+    tpr_e = np.asarray(roc.get("tpr", []), dtype=float)
+    side = "fpr"
+    if fpr_u is not None and fnr_u is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = math.log(max(1.0 - delta - fnr_u, 1e-300)) - math.log(max(fpr_u, 1e-300))
+            b = math.log(max(1.0 - delta - fpr_u, 1e-300)) - math.log(max(fnr_u, 1e-300))
+        side = "fpr" if a >= b else "fnr"
+    n0, n1 = test.get("n0"), test.get("n1")
+    est = None
+    if n0 and n1 and "k_fp" in test and "k_fn" in test:
+        est = (test["k_fp"] / n0, test["k_fn"] / n1)
+    if side == "fpr":
+        corner = None if fpr_u is None else (float(fpr_u), 1.0 - float(fnr_u))
+        point = None if est is None else (est[0], 1.0 - est[1])
+        curve = (fpr_e, tpr_e)
+        labels = ("false-positive rate: runs on D wrongly flagged as D'", "true-positive rate: runs on D' flagged as D'")
+    else:
+        corner = None if fnr_u is None else (float(fnr_u), 1.0 - float(fpr_u))
+        point = None if est is None else (est[1], 1.0 - est[0])
+        curve = (1.0 - tpr_e, 1.0 - fpr_e)
+        labels = ("false-negative rate: runs on D' missed", "true-negative rate: runs on D left unflagged")
+    return {"side": side, "corner": corner, "point": point, "curve": curve, "labels": labels}
+
+
+#: the linear-axis ROC panel is drawn only when the certified point is at least this far from the axis
+LINEAR_PANEL_MIN_RATE = 0.02
+
+
+def linear_panel_useful(audit: dict) -> bool:
+    """True when the certified point can be told apart from the axis on linear axes."""
+    corner = _chosen_side(audit)["corner"]
+    return corner is not None and corner[0] >= LINEAR_PANEL_MIN_RATE
+
+
+def _fmt_tick(v: float) -> str:
+    if v >= 1e-3:
+        text = f"{v:.6f}".rstrip("0").rstrip(".")
+        return text if v < 1000 else f"{v:,.0f}"
+    return f"{v:.0e}".replace("e-0", "e-")
+
+
+def readable_log_axis(ax, which: str, lo: float, hi: float) -> list[float]:
+    """Ticks a reader can read on a log axis from ``lo`` to ``hi``: every decade, plus 2 and 5 times
+    each decade when the range spans at most four decades, labelled in plain numbers
+    (``0.001``, ``0.02``, ``50``; ``1e-5`` below 0.001). Returns the ticks."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    lo, hi = float(lo), float(hi)
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    mults = (1, 2, 5) if k1 - k0 <= 4 else (1,)
+    step = max(1, math.ceil((k1 - k0 + 1) / 9)) if mults == (1,) else 1
+    ticks = [m * 10.0**k for k in range(k0, k1 + 1, step) for m in mults if lo <= m * 10.0**k * (1 + 1e-9)
+             and m * 10.0**k <= hi * (1 + 1e-9)]
+    if len(ticks) < 2:
+        ticks = [lo, hi]
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: _fmt_tick(v)))
+    axis.set_minor_formatter(NullFormatter())
+    return ticks
+
+
+def _log_limits(values, pad: float = 1.3, floor: float = 1e-12):
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x) and x > 0], dtype=float)
+    if v.size == 0:
+        return 0.1, 1.0
+    lo, hi = max(v.min() / pad, floor), v.max() * pad
+    if hi / lo < 10:
+        mid = math.sqrt(lo * hi)
+        lo, hi = mid / math.sqrt(10) / 1.2, mid * math.sqrt(10) * 1.2
+    return lo, hi
+
+
+def _zoom_panel(ax, audit: dict, view: dict):
+    """Log-log panel around the certified point (module docstring of :func:`roc_figure`)."""
     from dpaudit.report.data import dp_region_tpr
 
-    Figure, _ = require_matplotlib()
-    roc = (audit.get("details") or {}).get("roc") or {}
     eps_c, delta = _num(audit.get("epsilon_claimed")), _num(audit.get("delta"))
+    delta = 0.0 if not math.isfinite(delta) else delta
     eps_l = _num(audit.get("epsilon_lower"))
-    fig = Figure(figsize=(11.0, 4.4))
-    axes = fig.subplots(1, 2)
-    fpr_emp = np.asarray(roc.get("fpr", []), dtype=float)
-    tpr_emp = np.asarray(roc.get("tpr", []), dtype=float)
-    test = (audit.get("details") or {}).get("threshold_test") or {}
-    for ax, logx in zip(axes, (False, True)):
-        grid = np.geomspace(1e-6, 1.0, 400) if logx else np.linspace(0.0, 1.0, 400)
-        if math.isfinite(eps_c):
-            bound = dp_region_tpr(grid, eps_c, delta)
-            ax.fill_between(grid, 0, bound, color="tab:green", alpha=0.15,
-                            label=f"allowed by the claim ({eps_c:.3g}, {delta:.0e})-DP")
-            ax.plot(grid, bound, color="tab:green", linewidth=1.5)
+    conf = _num(audit.get("confidence"))
+    corner, point = view["corner"], view["point"]
+    xs = [p[0] for p in (corner, point) if p is not None and p[0] > 0]
+    x_lo = max(min(xs) / 30.0, 1e-7) if xs else 1e-4
+    x_hi = min(1.0, max(xs) * 30.0) if xs else 1.0
+    if x_hi / x_lo < 100:
+        x_lo = max(x_hi / 100.0, 1e-9)
+    grid = np.geomspace(x_lo, x_hi, 400)
+    ys = [p[1] for p in (corner, point) if p is not None and p[1] > 0]
+    y_lo = max(min(ys) / 20.0, 1e-9) if ys else x_lo
+    if math.isfinite(eps_c):
+        bound = dp_region_tpr(grid, eps_c, delta)
+        ax.fill_between(grid, y_lo, bound, color="tab:green", alpha=0.15, linewidth=0)
+        ax.plot(grid, bound, color="tab:green", linewidth=1.8,
+                label=f"the most a mechanism meeting the claim (epsilon {eps_c:.3g}, delta {delta:.0e}) allows")
+    if math.isfinite(eps_l) and eps_l > 0:
+        ax.plot(grid, dp_region_tpr(grid, eps_l, delta), color="tab:red", linestyle="--", linewidth=1.4,
+                label=f"boundary at the certified lower bound, epsilon = {eps_l:.3g}")
+    cx, cy = view["curve"]
+    keep = (cx > 0) & (cy > 0) & (cx >= x_lo) & (cx <= x_hi)
+    if np.any(keep):
+        order = np.argsort(cx[keep])
+        ax.plot(cx[keep][order], cy[keep][order], color="tab:blue", linewidth=1.1, marker=".", markersize=3,
+                label="the attack, measured (point estimates; not a bound)")
+    ax.plot(grid, grid, color="grey", linewidth=0.9, linestyle=":", label="random guessing")
+    if point is not None and point[0] > 0 and point[1] > 0:
+        ax.plot([point[0]], [point[1]], marker="o", markersize=8, markerfacecolor="none", markeredgecolor="tab:blue",
+                linestyle="none", label="the chosen test, measured")
+    if corner is not None and corner[0] > 0 and corner[1] > 0:
+        if point is not None and point[0] > 0 and point[1] > 0:
+            ax.annotate("", xy=corner, xytext=point,
+                        arrowprops=dict(arrowstyle="->", color="tab:purple", linewidth=1.0))
+        ax.plot([corner[0]], [corner[1]], marker="*", markersize=15, color="tab:purple", linestyle="none",
+                label=f"certified point: the chosen test's error rates at their {conf:.0%} worst case")
         if math.isfinite(eps_l) and eps_l > 0:
-            ax.plot(grid, dp_region_tpr(grid, eps_l, delta), color="tab:red", linestyle="--", linewidth=1.2,
-                    label=(f"boundary at the audit's lower bound epsilon = {eps_l:.3g}"
-                           if not str(audit.get("method", "")).startswith("gdp")
-                           else f"boundary at the GDP estimate {eps_l:.3g} (assuming mu-GDP; not a bound)"))
-        if fpr_emp.size:
-            keep = fpr_emp > 0 if logx else np.ones_like(fpr_emp, dtype=bool)
-            ax.plot(fpr_emp[keep], tpr_emp[keep], color="tab:blue", marker=".", markersize=3, linewidth=1.2,
-                    label=f"attack ROC (evaluation samples, orientation {roc.get('orientation', '?')})")
-        if "fpr_upper" in test and "fnr_upper" in test:
-            ax.plot([test["fpr_upper"]], [1 - test["fnr_upper"]], marker="*", markersize=12, color="tab:purple",
-                    linestyle="none", label="certified corner (Clopper-Pearson FPR+, 1 - FNR+)")
-        ax.plot(grid, grid, color="grey", linewidth=0.8, linestyle=":", label="random guessing (TPR = FPR)")
-        if logx:
-            ax.set_xscale("log")
-            ax.set_xlim(1e-5, 1.0)
-        else:
-            ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("false-positive rate (fraction of runs on x flagged)" + (" (log scale)" if logx else ""))
-        ax.set_ylabel("true-positive rate (fraction of runs on x' flagged)")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=7.5, loc="lower right")
-    fig.suptitle("Distinguishing attack vs the claimed DP region: points above the green region contradict the claim",
-                 fontsize=10)
-    return _png(fig)
+            ax.annotate(f"epsilon >= {eps_l:.3g}", xy=corner, xytext=(8, -14), textcoords="offset points",
+                        fontsize=9, color="tab:purple")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, 1.25)
+    readable_log_axis(ax, "x", x_lo, x_hi)
+    readable_log_axis(ax, "y", y_lo, 1.0)
+    ax.set_xlabel(view["labels"][0] + " (log scale)")
+    ax.set_ylabel(view["labels"][1] + " (log scale)")
+    ax.grid(True, which="major", alpha=0.35)
+    ax.set_title("Zoom on the certified point (log-log)", fontsize=10)
+
+
+def _linear_panel(ax, audit: dict, view: dict):
+    from dpaudit.report.data import dp_region_tpr
+
+    eps_c, delta = _num(audit.get("epsilon_claimed")), _num(audit.get("delta"))
+    delta = 0.0 if not math.isfinite(delta) else delta
+    eps_l = _num(audit.get("epsilon_lower"))
+    grid = np.linspace(0.0, 1.0, 400)
+    if math.isfinite(eps_c):
+        bound = dp_region_tpr(grid, eps_c, delta)
+        ax.fill_between(grid, 0, bound, color="tab:green", alpha=0.15, linewidth=0)
+        ax.plot(grid, bound, color="tab:green", linewidth=1.6)
+    if math.isfinite(eps_l) and eps_l > 0:
+        ax.plot(grid, dp_region_tpr(grid, eps_l, delta), color="tab:red", linestyle="--", linewidth=1.2)
+    cx, cy = view["curve"]
+    if cx.size:
+        order = np.argsort(cx)
+        ax.plot(cx[order], cy[order], color="tab:blue", marker=".", markersize=3, linewidth=1.1)
+    if view["corner"] is not None:
+        ax.plot([view["corner"][0]], [view["corner"][1]], marker="*", markersize=13, color="tab:purple",
+                linestyle="none")
+    ax.plot(grid, grid, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(view["labels"][0])
+    ax.set_ylabel(view["labels"][1])
+    ax.grid(True, alpha=0.3)
+    ax.set_title("Whole trade-off curve (linear axes)", fontsize=10)
+
+
+def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> bytes:
+    """Where an audit's certified bound comes from, drawn against the region the claim allows.
+
+    Main panel: a log-log zoom around the *certified point* -- the chosen test's error rates
+    replaced by their Clopper-Pearson upper confidence bounds -- in the view where the bound
+    lives (small FPR: (FPR, TPR); small FNR: (FNR, TNR); see :func:`_chosen_side`). On log-log
+    axes the boundary y = e^eps x of (eps, delta)-DP is a line parallel to random guessing,
+    eps/ln 10 decades above it, so the distance of the star from the diagonal *is* the bound.
+    The measured curve and the hollow circle are point estimates and may cross the certified
+    boundary without contradicting it. A linear-axis panel of the whole curve is added when
+    ``linear`` is True, or (default) when the certified point is far enough from the axis to be
+    seen there (:data:`LINEAR_PANEL_MIN_RATE`). ``fmt``: any format matplotlib saves (default png).
+    """
+    Figure, _ = require_matplotlib()
+    view = _chosen_side(audit)
+    if linear is None:
+        linear = linear_panel_useful(audit)
+    fig = Figure(figsize=(12.0, 5.0) if linear else (8.6, 5.4), layout="constrained")
+    axes = fig.subplots(1, 2 if linear else 1, squeeze=False)[0]
+    _zoom_panel(axes[0], audit, view)
+    if linear:
+        _linear_panel(axes[1], audit, view)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8.5, frameon=False)
+    return _png(fig, fmt)
 
 
 def _num(x) -> float:

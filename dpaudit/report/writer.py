@@ -1,21 +1,30 @@
 """``write_report``: one HTML (self-contained) or Markdown (+ PNG files) page.
 
-Sections, each present when its data is given:
+The page answers, in this order: does the claim hold, how sure are we, what was tested, what next.
 
-1. **Audit**: claimed epsilon, certified lower bound, method, trials, the verdict (violation,
-   consistent, or inconclusive with advisory trial counts), the GDP number labelled as an
-   estimate assuming mu-GDP, and the attack's ROC against the region the claim allows (Kairouz,
-   Oh, Viswanath 2015).
-2. **Accountants**: epsilon(delta) against the number of compositions for RDP, zCDP, PLD and
-   the exact curve where known (table + plot); a notion that gives subsampling no amplification
-   is marked "(ignores sampling)".
-3. **Renyi divergence**: analytic bounds against empirical estimates with their intervals on
-   the noisy-GD instance of Chourasia, Ye, Shokri 2021 (table + plot).
+1. **Verdict banner**: red *violation*, green *consistent*, grey *inconclusive* (an audit that
+   certified nothing is never shown as green), with one sentence.
+2. **Gap summary**: the certified lower bound, the tightest upper bound dpaudit computes for the
+   audited mechanism (exact epsilon or the PLD interval; :mod:`dpaudit.report.summary`) and the
+   claim, in order with the relation between them, e.g.
+   ``certified lower 1.99 <= PLD [7.04, 7.05] <= claim (RDP) 7.9``, and a one-line reading.
+3. **What was audited**: algorithm and hyper-parameters, neighbouring relation, where the claim
+   comes from, canary, attack, statistic, trials, seed, confidence.
+4. **What next**: after a violation, what to check; for an inconclusive audit, the advisory trial
+   counts and what else would give it power.
+5. **Evidence**: a log-log zoom on the certified point against the region the claim allows
+   (Kairouz, Oh, Viswanath 2015), plus the linear-axis curve when it shows anything; the numbers,
+   with the GDP number labelled as an estimate assuming mu-GDP.
+6. **Accountants**: epsilon(delta) against the number of compositions for RDP, zCDP, PLD and the
+   exact curve where known (table + plot); a notion that gives subsampling no amplification is
+   labelled so.
+7. **Linear-instance check**: analytic Renyi bounds against empirical estimates on the noisy-GD
+   squared-loss instance of Chourasia, Ye, Shokri 2021 (independent of the audited algorithm).
 
 The format follows the file suffix (``.html``/``.htm`` or ``.md``) unless ``fmt`` is given.
-HTML embeds each plot as a ``data:image/png;base64`` URI and uses inline CSS only, so the single
-file can be mailed or attached to a CI run. Markdown writes ``<stem>_files/<plot>.png`` next to
-the page and links them relatively.
+HTML embeds each plot as a ``data:image/png;base64`` URI and uses inline CSS and SVG only, so the
+single file can be mailed or attached to a CI run. Markdown writes ``<stem>_files/<plot>.png``
+next to the page and links them relatively.
 """
 
 from __future__ import annotations
@@ -27,8 +36,10 @@ import math
 import os
 from pathlib import Path
 
+from dpaudit.audit.result import POWER_HINTS, VIOLATION_CHECKS
 from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
 from dpaudit.report import plots
+from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
 
 __all__ = ["write_report", "render_report"]
 
@@ -38,8 +49,15 @@ _CSS = """body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;ma
 padding:0 1em;color:#222;line-height:1.45}h1{font-size:1.6em}h2{border-bottom:1px solid #ddd;padding-bottom:.2em;
 margin-top:1.6em}table{border-collapse:collapse;margin:.8em 0;font-size:.92em}th,td{border:1px solid #ccc;
 padding:.25em .6em;text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}.ok{color:#176e2c;font-weight:600}
-.bad{color:#b00020;font-weight:600}.unk{color:#8a5a00;font-weight:600}.note{color:#555;font-size:.9em}img{max-width:100%;border:1px solid #eee}
-code{background:#f4f4f4;padding:0 .2em}"""
+.bad{color:#b00020;font-weight:600}.unk{color:#555;font-weight:600}.note{color:#555;font-size:.9em}img{max-width:100%;border:1px solid #eee}
+code{background:#f4f4f4;padding:0 .2em}
+.banner{border-radius:8px;padding:.9em 1.3em;margin:1em 0 .6em;color:#fff}.banner .word{font-size:2.1em;font-weight:800;
+letter-spacing:.06em;line-height:1.1;text-transform:uppercase}.banner .line{font-size:1.08em;margin-top:.25em}
+.v-violation{background:#b00020}.v-consistent{background:#176e2c}.v-inconclusive{background:#6b6b6b}
+.gap{font-size:1.25em;font-weight:700;font-family:ui-monospace,Menlo,Consolas,monospace;margin:.5em 0 .2em}
+.reading{font-size:1.02em;margin:.2em 0 .6em}.warn{background:#fff4e5;border-left:4px solid #c77700;padding:.4em .8em}
+ul.next li{margin:.25em 0}.caption{color:#333;font-size:.92em;max-width:60em}
+table.facts td.l{font-weight:600;white-space:nowrap}table.facts td{text-align:left}"""
 
 
 def _f(x, digits: int = 4) -> str:
@@ -123,6 +141,42 @@ class _Doc:
         else:
             self.parts.append(f"**{text}**\n")
 
+    def banner(self, verdict: str, line: str):
+        word = {"violation": "VIOLATION", "consistent": "Consistent", "inconclusive": "Inconclusive"}[verdict]
+        if self.fmt == "html":  # shown in capitals by the CSS
+            self.parts.append(f'<div class="banner v-{verdict}" id="verdict"><div class="word">{word}</div>'
+                              f'<div class="line">{html.escape(line)}</div></div>')
+        else:
+            self.parts.append(f"> **{word.upper()}**: {line}\n")
+
+    def gap(self, text: str, reading: str, svg: str | None):
+        if self.fmt == "html":
+            self.parts.append(f'<div class="gap" id="gap">{html.escape(text)}</div>')
+            if svg:
+                self.parts.append(svg)
+            self.parts.append(f'<p class="reading">{html.escape(reading)}</p>')
+        else:
+            self.parts.append(f"**`{text}`**\n\n{reading}\n")
+
+    def warn(self, text: str):
+        if self.fmt == "html":
+            self.parts.append(f'<p class="warn">{html.escape(text)}</p>')
+        else:
+            self.parts.append(f"> **Warning:** {text}\n")
+
+    def items(self, lines, cls: str = "next"):
+        if self.fmt == "html":
+            self.parts.append(f'<ul class="{cls}">' + "".join(f"<li>{html.escape(x)}</li>" for x in lines) + "</ul>")
+        else:
+            self.parts.append("\n".join(f"* {x}" for x in lines) + "\n")
+
+    def facts(self, rows):
+        if self.fmt == "html":
+            body = "".join(f'<tr><td class="l">{html.escape(k)}</td><td>{html.escape(v)}</td></tr>' for k, v in rows)
+            self.parts.append(f'<table class="facts"><tbody>{body}</tbody></table>')
+        else:
+            self.table(["", ""], rows)
+
     def image(self, name: str, png: bytes, alt: str, images: dict, rel_dir: str):
         if self.fmt == "html":
             b64 = base64.b64encode(png).decode("ascii")
@@ -140,11 +194,15 @@ class _Doc:
 
 
 def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html", title: str | None = None,
-                  image_dir: str = "report_files") -> tuple[str, dict]:
+                  image_dir: str = "report_files", mechanism=None, steps: int | None = None,
+                  upper: dict | None = None) -> tuple[str, dict]:
     """Build the report text and its images: returns ``(text, {file name: PNG bytes})``.
 
     For ``fmt="html"`` the images are embedded and the dict is empty; for ``"md"`` the text links
-    ``image_dir/<name>`` and the dict holds the files to write there.
+    ``image_dir/<name>`` and the dict holds the files to write there. ``mechanism`` (composed
+    ``steps`` times, default 1) is the audited mechanism for the gap summary's tightest upper
+    bound; by default it is derived from an optimizer audit. ``upper`` gives that bound directly
+    (``{"kind": "...", "lower": ..., "upper": ...}``).
     """
     if fmt not in ("html", "md"):
         raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
@@ -159,78 +217,215 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
     title = title or "dpaudit report"
     doc, images = _Doc(fmt), {}
     doc.h(1, title)
+    if audit_d is not None:
+        _audit_section(doc, audit_d, images, image_dir, mechanism=mechanism, steps=steps, upper=upper)
+    if acc is not None:
+        _accountants_section(doc, acc, images, image_dir)
+    if rows is not None:
+        _renyi_section(doc, rows, images, image_dir)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     doc.p(f"Generated by dpaudit {dpaudit.__version__} on {stamp}. Upper bounds (accountants, theorems) are "
           "rounded up; the audit's epsilon is a lower bound valid at the stated confidence.", "note")
-
-    if audit_d is not None:
-        doc.h(2, "Audit: is the claimed budget contradicted?")
-        verdict, certified = _verdict_of(audit_d)
-        doc.verdict(verdict, _VERDICT_TEXT[verdict])
-        conf = float(audit_d.get("confidence", 0.95))
-        bound_label = (f"epsilon lower bound ({conf:.0%} confidence)" if certified
-                       else f"GDP number ({GDP_LABEL}; NOT a bound)")
-        doc.table(["quantity", "value"], [
-            ["claimed epsilon", _f(audit_d.get("epsilon_claimed"))],
-            ["delta", _f(audit_d.get("delta"))],
-            [bound_label, _f(audit_d.get("epsilon_lower"))],
-            ["method", str(audit_d.get("method"))],
-            ["trials per neighbouring input", f"{int(audit_d.get('trials', 0)):,}"],
-            ["verdict", verdict],
-        ] + _gdp_row(audit_d))
-        if verdict == "inconclusive":
-            eps_c = audit_d.get("epsilon_claimed")
-            for line in advice_lines((audit_d.get("details") or {}).get("advice"),
-                                     float(eps_c) if eps_c is not None else math.inf):
-                doc.p(line, "note")
-        doc.p("A lower bound says: with the stated confidence, the mechanism is NOT (epsilon', delta)-DP for any "
-              "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
-              "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
-              f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
-        if (audit_d.get("details") or {}).get("roc"):
-            doc.image("roc.png", plots.roc_figure(audit_d), "attack ROC against the claimed DP region", images,
-                      image_dir)
-        else:
-            doc.p("No ROC data in this audit result (details['roc'] missing).", "note")
-
-    if acc is not None:
-        doc.h(2, f"Accountants compared: epsilon at delta = {acc['delta']:.0e}")
-        doc.p(f"Mechanism per step: {acc.get('mechanism', '?')}. Each accountant composes it T times; smaller is "
-              "tighter, and every curve is a valid upper bound. The exact curve (when shown) is the true epsilon.")
-        labels = list(acc["curves"])
-        ignoring = set(acc.get("ignores_sampling") or ())
-        header = [f"{lab} (ignores sampling)" if lab in ignoring else lab for lab in labels]
-        doc.table(["steps T"] + header, [[str(t)] + [_f(acc["curves"][lab][i], 5) for lab in labels]
-                                         for i, t in enumerate(acc["steps"])])
-        for lab, note in (acc.get("notes") or {}).items():
-            doc.p(f"{lab}: {note}", "note")
-        doc.image("accountants.png", plots.accountants_figure(acc), "epsilon against steps per accountant", images,
-                  image_dir)
-
-    if rows is not None:
-        doc.h(2, "Renyi divergence: analytic vs empirical")
-        first = rows[0]
-        doc.p("Noisy gradient descent releasing only its last iterate, on the squared-loss instance of Chourasia, "
-              "Ye, Shokri (2021). The estimate comes from "
-              f"{first.get('trials', '?')} runs per neighbouring dataset ({first.get('method', 'estimator')}); "
-              "the exact value should fall inside its interval, between the Theorem 2 lower bound and the "
-              "Theorem 1 upper bound.")
-        keys = [k for k in ("exact", "theorem1", "theorem2", "composition") if all(k in r for r in rows)]
-        names = {"exact": "exact", "theorem1": "Thm 1 (upper)", "theorem2": "Thm 2 (lower)",
-                 "composition": "composition"}
-        doc.table(["steps K", "alpha", "estimate", "interval"] + [names[k] for k in keys],
-                  [[str(r["steps"]), _f(r["alpha"]), _f(r["estimate"]), f"[{_f(r['lower'])}, {_f(r['upper'])}]"]
-                   + [_f(r[k]) for k in keys] for r in rows], left=2)
-        doc.image("renyi.png", plots.renyi_figure(rows), "Renyi divergence against steps", images, image_dir)
     return doc.render(title), images
 
 
-_VERDICT_TEXT = {
-    "violation": "VIOLATION: the audit certifies more privacy loss than claimed",
-    "consistent": "Consistent: the audit certifies some privacy loss, not more than claimed",
-    "inconclusive": "Inconclusive: the audit certified nothing (lower bound 0), so it had no power to test the claim; "
-                    "this is not evidence that the claim holds",
-}
+def _verdict_line(verdict: str, audit_d: dict) -> str:
+    lower, claim = _num(audit_d.get("epsilon_lower")), _num(audit_d.get("epsilon_claimed"))
+    conf = _num(audit_d.get("confidence"))
+    if verdict == "violation":
+        return (f"The audit certifies epsilon >= {_f(lower)} at {conf:.0%} confidence, MORE than the claimed "
+                f"{_f(claim)}: the claim does not hold. See what to check next below.")
+    if verdict == "consistent":
+        return (f"The audit certifies epsilon >= {_f(lower)} at {conf:.0%} confidence, not more than the claimed "
+                f"{_f(claim)}: no violation found.")
+    return ("The audit certified nothing (lower bound 0): it had no power to test the claimed "
+            f"{_f(claim)}. This is not evidence that the claim holds; see what would give it power below.")
+
+
+def _gap_svg(gap: dict) -> str | None:
+    """A number line with the certified lower bound, the tightest upper bound and the claim (HTML only)."""
+    v = gap["values"]
+    lower, claim, tight = v["lower"], v["claim"], v["tight"]
+    pts = [x for x in (lower, claim) if math.isfinite(x)]
+    if tight is not None:
+        pts += [x for x in (tight["lower"], tight["upper"]) if math.isfinite(x)]
+    top = max(pts + [0.0]) * 1.12
+    if not math.isfinite(top) or top <= 1e-9:
+        return None
+    W, H, L, R = 760, 86, 20, 740
+
+    def x(val):
+        return L + (R - L) * min(max(val, 0.0), top) / top
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" role="img" '
+           'aria-label="certified lower bound, tightest upper bound and claim on one epsilon axis">',
+           f'<line x1="{L}" y1="44" x2="{R}" y2="44" stroke="#999" stroke-width="1.5"/>']
+    for t in _nice_ticks(top):
+        out.append(f'<line x1="{x(t):.1f}" y1="40" x2="{x(t):.1f}" y2="48" stroke="#999"/>'
+                   f'<text x="{x(t):.1f}" y="62" font-size="11" text-anchor="middle" fill="#666">{_f(t, 3)}</text>')
+    out.append(f'<rect x="{x(0):.1f}" y="38" width="{max(x(lower) - x(0), 0):.1f}" height="12" fill="#1f77b4" '
+               'opacity="0.8"/>' if math.isfinite(lower) else "")
+    lx = x(lower if math.isfinite(lower) else 0.0)
+    anchor = "start" if lx < L + 60 else ("end" if lx > R - 60 else "middle")
+    out.append(f'<text x="{lx:.1f}" y="30" font-size="12" text-anchor="{anchor}" '
+               f'fill="#1f77b4">proved &#8805; {_f(lower, 3)}</text>')
+    if tight is not None and math.isfinite(tight["upper"]):
+        a, b = x(tight["lower"]), x(tight["upper"])
+        out.append(f'<rect x="{a - 2:.1f}" y="35" width="{max(b - a, 0) + 4:.1f}" height="18" fill="#2ca02c"/>'
+                   f'<text x="{(a + b) / 2:.1f}" y="80" font-size="12" text-anchor="middle" fill="#2ca02c">'
+                   f'{html.escape(tight["kind"])} &#8804; {_f(tight["upper"], 3)}</text>')
+    if math.isfinite(claim):
+        out.append(f'<line x1="{x(claim):.1f}" y1="30" x2="{x(claim):.1f}" y2="58" stroke="#000" stroke-width="3"/>'
+                   f'<text x="{x(claim):.1f}" y="22" font-size="12" text-anchor="middle">claim {_f(claim, 3)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _nice_ticks(top: float) -> list[float]:
+    raw = top / 5.0
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return [i * step for i in range(0, int(top / step) + 1)]
+
+
+def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=None, upper=None):
+    verdict, certified = _verdict_of(audit_d)
+    if not certified:
+        doc.banner("inconclusive", "This result comes from the GDP estimate (assuming mu-GDP), which is never a "
+                                   "certified bound: no verdict.")
+    else:
+        doc.banner(verdict, _verdict_line(verdict, audit_d))
+    tight = upper
+    if tight is None:
+        try:
+            tight = tightest_upper(audit_d, mechanism=mechanism, steps=steps)
+        except (ValueError, TypeError, ImportError, ArithmeticError) as exc:
+            doc.p(f"Tightest upper bound not computed: {exc}", "note")
+    doc.h(2, "Proved, computed, claimed")
+    if certified:
+        gap = gap_summary({**audit_d, "verdict": verdict}, tight)
+        doc.gap(gap["text"], gap["reading"], _gap_svg(gap) if doc.fmt == "html" else None)
+        for w in gap["warnings"]:
+            doc.warn(w)
+        parts = ["certified lower: what the audit proves at its confidence (a lower bound on the true epsilon)"]
+        if tight is not None:
+            what = ("the exact epsilon of the mechanism as modelled (closed form)" if tight["kind"] == "exact" else
+                    "the true epsilon of the mechanism as modelled lies in this interval (PLD accountant, pessimistic "
+                    "and optimistic discretisations)" if tight["kind"] == "PLD" else tight["kind"])
+            parts.append(f"{tight['kind']}: {what}; {tight.get('mechanism', '')}"
+                         + (f" composed {tight['steps']} times" if tight.get("steps", 1) != 1 else ""))
+        else:
+            parts.append("no tighter upper bound is computed here: dpaudit derives one for optimizers that add "
+                         "Gaussian noise; for other mechanisms pass mechanism= (or upper=) to write_report")
+        parts.append("claim: what the algorithm states (its accountant or theorem), the number the audit tests")
+        doc.p("Which is which: " + "; ".join(parts) + ".", "note")
+    else:
+        doc.p(f"Nothing certified: this result's number is a GDP estimate ({GDP_LABEL}), not a lower bound, so it "
+              "is not set against the claim.", "note")
+
+    doc.h(2, "What was audited")
+    doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
+
+    eps_c = _num(audit_d.get("epsilon_claimed"))
+    if verdict == "violation" and certified:
+        doc.h(2, "What to check next")
+        doc.p("A certified violation means an attacker can tell the two neighbouring inputs apart better than the "
+              "claim allows. Most often one of these is the cause:")
+        doc.items([c[0].upper() + c[1:] + "." for c in VIOLATION_CHECKS])
+    elif verdict == "inconclusive":
+        doc.h(2, "What would give this audit power")
+        lines = [line.replace("advisory: ", "", 1) for line in
+                 advice_lines((audit_d.get("details") or {}).get("advice"), eps_c)]
+        if lines:
+            doc.p("Advisory numbers (point estimates from this audit's own runs; never a bound, never a verdict):",
+                  "note")
+        opt_name = (audit_d.get("details") or {}).get("optimizer")
+        hints = [h for h in POWER_HINTS if "one-run" not in h or opt_name in ("dp-gd", "dp-sgd")]
+        doc.items(lines + [h[0].upper() + h[1:] + "." for h in hints])
+
+    doc.h(2, "Evidence: where the bound comes from")
+    if (audit_d.get("details") or {}).get("roc"):
+        linear = plots.linear_panel_useful(audit_d)
+        doc.image("roc.png", plots.roc_figure(audit_d, linear=linear),
+                  "log-log zoom on the certified point against the region the claim allows", images, image_dir)
+        doc.p("How to read it: each point of the blue curve is one threshold test of the attack (how often it "
+              "flags runs on the two inputs). The green region is everything a mechanism that meets the claim can "
+              "reach: a point above it would contradict the claim. The star is the chosen test with each error "
+              "rate replaced by its worst case at the audit's confidence (Clopper-Pearson upper bounds); the "
+              "certified lower bound is the epsilon whose boundary (red dashed) passes through the star. On "
+              "log-log axes these boundaries run parallel to random guessing (grey dotted), higher for larger "
+              "epsilon. Why the blue curve may cross the red line: it and the hollow circle are point estimates "
+              "(what the runs showed, not what they prove); with few errors counted they are optimistic, so "
+              "only the star counts.", "caption")
+        if not linear:
+            doc.p(f"The linear-axis view of the whole curve is left out: the certified point sits at a rate below "
+                  f"{plots.LINEAR_PANEL_MIN_RATE:g}, which a linear axis cannot tell apart from 0.", "note")
+    else:
+        doc.p("No ROC data in this audit result (details['roc'] missing): one-run audits count correct guesses "
+              "instead of tracing a curve.", "note")
+    conf = float(_num(audit_d.get("confidence")))
+    bound_label = (f"certified epsilon lower bound ({conf:.0%} confidence)" if certified
+                   else f"GDP number ({GDP_LABEL}; NOT a bound)")
+    doc.table(["quantity", "value"], [
+        ["claimed epsilon", _f(audit_d.get("epsilon_claimed"))],
+        ["delta", _f(audit_d.get("delta"))],
+        [bound_label, _f(audit_d.get("epsilon_lower"))],
+        ["verdict", verdict],
+    ] + _test_rows(audit_d) + _gdp_row(audit_d))
+    doc.p("A lower bound says: with the stated confidence, the mechanism is NOT (epsilon', delta)-DP for any "
+          "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
+          "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
+          f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
+
+
+def _test_rows(audit_d) -> list:
+    test = (audit_d.get("details") or {}).get("threshold_test") or {}
+    if not test or not test.get("n0"):
+        return []
+    return [["chosen test (threshold, orientation)", f"{_f(test.get('threshold'))}, {test.get('orientation')}"],
+            ["false positives / runs on D (upper bound)",
+             f"{int(test['k_fp']):,} / {int(test['n0']):,} ({_f(test.get('fpr_upper'))})"],
+            ["false negatives / runs on D' (upper bound)",
+             f"{int(test['k_fn']):,} / {int(test['n1']):,} ({_f(test.get('fnr_upper'))})"]]
+
+
+def _accountants_section(doc, acc, images, image_dir):
+    doc.h(2, f"Accountants compared: epsilon at delta = {acc['delta']:.0e}")
+    doc.p(f"Mechanism per step: {acc.get('mechanism', '?')}. Each accountant composes it T times; smaller is "
+          "tighter, and every curve is a valid upper bound. The exact curve (when shown) is the true epsilon.")
+    labels = list(acc["curves"])
+    ignoring = set(acc.get("ignores_sampling") or ())
+    header = [f"{lab} (ignores sampling)" if lab in ignoring else lab for lab in labels]
+    doc.table(["steps T"] + header, [[str(t)] + [_f(acc["curves"][lab][i], 5) for lab in labels]
+                                     for i, t in enumerate(acc["steps"])])
+    for lab in labels:
+        if lab in ignoring:
+            doc.p(f"{lab}: no amplification by sampling in this notion (it has no subsampling theorem): its numbers "
+                  "are those of the unsampled mechanism, so they are much larger than RDP's or PLD's and say nothing "
+                  "alarming about the algorithm.", "note")
+    for lab, note in (acc.get("notes") or {}).items():
+        if lab not in ignoring:
+            doc.p(f"{lab}: {note}", "note")
+    doc.image("accountants.png", plots.accountants_figure(acc), "epsilon against steps per accountant", images,
+              image_dir)
+
+
+def _renyi_section(doc, rows, images, image_dir):
+    doc.h(2, "Linear-instance check: Renyi divergence of noisy GD, analytic vs empirical")
+    first = rows[0]
+    doc.p("This section checks the Renyi-divergence theorems on a fixed instance; it is NOT an audit of the "
+          "algorithm above. Noisy gradient descent releasing only its last iterate runs on the squared-loss "
+          "instance of Chourasia, Ye, Shokri (2021). The estimate comes from "
+          f"{first.get('trials', '?')} runs per neighbouring dataset ({first.get('method', 'estimator')}); "
+          "the exact value should fall inside its interval, between the Theorem 2 lower bound and the "
+          "Theorem 1 upper bound.")
+    keys = [k for k in ("exact", "theorem1", "theorem2", "composition") if all(k in r for r in rows)]
+    names = {"exact": "exact", "theorem1": "Thm 1 (upper)", "theorem2": "Thm 2 (lower)",
+             "composition": "composition"}
+    doc.table(["steps K", "alpha", "estimate", "interval"] + [names[k] for k in keys],
+              [[str(r["steps"]), _f(r["alpha"]), _f(r["estimate"]), f"[{_f(r['lower'])}, {_f(r['upper'])}]"]
+               + [_f(r[k]) for k in keys] for r in rows], left=2)
+    doc.image("renyi.png", plots.renyi_figure(rows), "Renyi divergence against steps", images, image_dir)
 
 
 def _verdict_of(audit_d) -> tuple[str, bool]:
@@ -261,7 +456,8 @@ def _gdp_row(audit_d) -> list:
 
 
 def write_report(path, *, audit=None, renyi=None, accountants=None, fmt: str | None = None,
-                 title: str | None = None) -> Path:
+                 title: str | None = None, mechanism=None, steps: int | None = None,
+                 upper: dict | None = None) -> Path:
     """Write a report to ``path`` (``.html`` self-contained, or ``.md`` + PNG files); return the path.
 
     Parameters
@@ -274,6 +470,13 @@ def write_report(path, *, audit=None, renyi=None, accountants=None, fmt: str | N
         As produced by :func:`dpaudit.report.compare_accountants`.
     fmt : {"html", "md"}, optional
         Overrides the format implied by the suffix.
+    title : str, optional
+    mechanism : Mechanism, optional
+        The audited mechanism, for the gap summary's tightest upper bound (exact epsilon or PLD
+        interval) when the audit is of a black-box sampler; composed ``steps`` times (default 1).
+        Derived automatically for optimizer audits with Gaussian noise.
+    upper : dict, optional
+        The tightest upper bound given directly: ``{"kind": "PLD", "lower": ..., "upper": ...}``.
 
     Raises
     ------
@@ -289,7 +492,7 @@ def write_report(path, *, audit=None, renyi=None, accountants=None, fmt: str | N
             raise ValueError(f"path must end in .html or .md (or pass fmt=), got {path.name!r}")
     image_dir = f"{path.stem}_files"
     text, images = render_report(audit=audit, renyi=renyi, accountants=accountants, fmt=fmt, title=title,
-                                 image_dir=image_dir)
+                                 image_dir=image_dir, mechanism=mechanism, steps=steps, upper=upper)
     path.parent.mkdir(parents=True, exist_ok=True)
     if images:
         (path.parent / image_dir).mkdir(exist_ok=True)

@@ -3,7 +3,8 @@
 Precedence, highest first: an explicit argument of the helper; the ``@pytest.mark.dpaudit``
 marker of the running test; the ``--dpaudit-*`` command-line options; the defaults below.
 The pytest plugin installs a per-test :class:`AuditConfig` with :func:`use_config`; outside
-pytest the defaults apply. Standard library only (the plugin imports this at start-up).
+pytest the defaults apply. Standard library and :mod:`dpaudit.core.defaults` (constants) only:
+the plugin imports this at start-up.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from dataclasses import dataclass, replace
 __all__ = ["AuditConfig", "active_config", "use_config", "DEFAULT_TRIALS", "DEFAULT_CONFIDENCE",
            "seed_from_name"]
 
-#: trials per neighbouring dataset used by the helpers when nothing else is said
-DEFAULT_TRIALS = 20_000
-#: confidence of the helpers' audits: a correct mechanism fails a check with probability <= 1%
-DEFAULT_CONFIDENCE = 0.99
+from dpaudit.core.defaults import TESTING_CONFIDENCE as DEFAULT_CONFIDENCE  # noqa: E402 - constants only
+from dpaudit.core.defaults import TESTING_TRIALS as DEFAULT_TRIALS  # noqa: E402
+
+# DEFAULT_TRIALS (20,000) and DEFAULT_CONFIDENCE (0.99) differ from an audit's 10,000 / 0.95 on purpose:
+# a correct mechanism fails a check with probability <= 1%, and twice the trials buy back the power
+# (dpaudit.core.defaults gives the numbers).
 
 
 @dataclass(frozen=True)

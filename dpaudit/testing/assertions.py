@@ -40,12 +40,14 @@ _FLOAT_CAUSE = (
     "integer-valued or grid-valued queries; statistic='auto-real' audits the mathematical mechanism only."
 )
 
-_CAUSES = (
-    "Common causes: noise calibrated to the wrong sensitivity (replace-one neighbours double the "
-    "sensitivity of a sum), a noise scale given as a variance instead of a standard deviation, "
-    "noise added before clipping, subsampling claimed but not performed, or one budget charged "
-    "for two releases."
-)
+def _causes() -> str:
+    from dpaudit.audit.result import VIOLATION_CHECKS
+
+    return "Common causes: " + "; ".join(VIOLATION_CHECKS[:-1]) + "."
+
+
+# frames of this module are hidden from pytest's failure output (the failing line of YOUR test is shown)
+__tracebackhide__ = True
 
 
 def _fmt(v) -> str:
@@ -75,6 +77,7 @@ def mechanism_sampler(mechanism):
         return mechanism.sample(x, rng, size)
 
     sampler.__name__ = f"sampler[{type(mechanism).__name__}]"
+    sampler.mechanism = mechanism  # lets the audit see which mechanism it is (e.g. no pure-DP guarantee)
     return sampler
 
 
@@ -86,7 +89,7 @@ def _as_sampler(sampler):
     raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {sampler!r}")
 
 
-def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=None, confidence=None, seed=None,
+def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=None, confidence=None, seed=None,
                             statistic=None, require_power: bool = False):
     """Fail if an audit of ``sampler`` on ``(x, x_prime)`` contradicts (epsilon, delta)-DP.
 
@@ -99,7 +102,9 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=N
     x, x_prime : array-like
         Neighbouring inputs (datasets, or query values of a worst-case pair).
     epsilon, delta : float
-        The claim to check: epsilon >= 0, delta in [0, 1).
+        The claim to check: epsilon >= 0, delta in [0, 1). ``delta`` not given means a pure-DP
+        claim (0) -- except for a dpaudit mechanism with no pure-DP guarantee (a Gaussian),
+        for which it must be given: a silent pure-DP default would fail a correct mechanism.
     trials, confidence, seed : optional
         Audit settings; ``None`` takes them from the pytest plugin (marker, then
         ``--dpaudit-*`` options) or the defaults (20,000 trials, confidence 0.99).
@@ -129,6 +134,15 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=0.0, *, trials=N
     from dpaudit.audit import audit_mechanism
 
     epsilon = check_epsilon(epsilon)
+    if delta is None:
+        from dpaudit.core.defaults import no_pure_dp
+
+        desc = no_pure_dp(sampler)
+        if desc is not None:
+            raise ValueError(f"delta must be given for {desc}: it has no pure-DP guarantee, so the default pure-DP "
+                             "claim (delta = 0) would fail even a correct mechanism; pass the delta of its claim, "
+                             "e.g. delta=1e-5")
+        delta = 0.0
     delta = check_nonnegative("delta", delta)
     if not delta < 1.0:
         raise ValueError(f"delta must be in [0, 1), got {delta}")
@@ -193,7 +207,7 @@ def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
         "better than the claim allows.",
         f"A mechanism that meets its claim fails this check with probability at most {1 - conf:.2g}; re-run with "
         "another seed (--dpaudit-seed) to tell a rare fluke from a bug.",
-        _FLOAT_CAUSE if _leak(result) == "floating-point" else _CAUSES,
+        _FLOAT_CAUSE if _leak(result) == "floating-point" else _causes(),
     ]
     if result.gdp_estimate is not None:
         lines.insert(5, "  GDP estimate:".ljust(16) + f"{_fmt(float(result.gdp_estimate))} (estimate, assuming mu-GDP; "

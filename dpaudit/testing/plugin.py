@@ -7,7 +7,10 @@ It adds
   keys ``dpaudit_trials``, ``dpaudit_seed``, ``dpaudit_confidence``);
 * the marker ``@pytest.mark.dpaudit(trials=..., seed=..., confidence=...)`` (overrides the
   options for one test);
-* the fixture ``dpaudit_config`` (the :class:`~dpaudit.testing._config.AuditConfig` in force).
+* the fixture ``dpaudit_config`` (the :class:`~dpaudit.testing._config.AuditConfig` in force);
+* short failure output: when a failure comes out of a dpaudit helper (``assert_audit_consistent``,
+  ``assert_accountant_sound``), dpaudit's own frames are cut from the traceback, so the report
+  shows the line of *your* test and the helper's message (``--fulltrace`` shows everything).
 
 While a test runs, its settings are *active*: ``assert_audit_consistent`` and
 ``assert_accountant_sound`` read them when their own arguments are ``None``. Unless a seed is
@@ -127,6 +130,54 @@ def pytest_runtest_call(item):
         yield
     finally:
         _ACTIVE.reset(token)
+
+
+_PACKAGE_DIR = None
+
+
+def _package_dir():
+    global _PACKAGE_DIR
+    if _PACKAGE_DIR is None:
+        from pathlib import Path
+
+        _PACKAGE_DIR = Path(__file__).resolve().parents[1]
+    return _PACKAGE_DIR
+
+
+def _in_dpaudit(entry, sub: str = "") -> bool:
+    try:
+        from pathlib import Path
+
+        return Path(str(entry.path)).resolve().is_relative_to(_package_dir() / sub if sub else _package_dir())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+def _cut(traceback):
+    """``traceback`` without dpaudit's frames (unchanged if nothing else would remain)."""
+    kept = traceback.filter(lambda e: not _in_dpaudit(e))
+    return kept if len(kept) else traceback
+
+
+def hide_dpaudit_frames(item, excinfo) -> bool:
+    """When ``excinfo`` went through a ``dpaudit.testing`` helper, make ``item``'s failure report
+    leave out dpaudit's frames (pytest's own traceback filter runs first). True if it will."""
+    if not any(_in_dpaudit(e, "testing") for e in excinfo.traceback):
+        return False
+    base = item._traceback_filter  # pytest's filter (cuts at the test function, honours __tracebackhide__)
+    item._traceback_filter = lambda exc: _cut(base(exc))
+    return True
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    if call.excinfo is not None and not item.config.getoption("fulltrace", False) \
+            and hasattr(item, "_traceback_filter"):
+        try:
+            hide_dpaudit_frames(item, call.excinfo)
+        except Exception:  # noqa: BLE001 - never let the filter break a report
+            pass
+    yield
 
 
 @pytest.fixture

@@ -1,0 +1,345 @@
+"""What a report says first: what was audited, and the gap between what is proved and what is claimed.
+
+* :func:`audited_rows`: the audited algorithm and its hyper-parameters (steps, sampling rate,
+  noise multiplier, clip first), the neighbouring relation, where the claim comes from (RDP / PLD
+  accountant, a theorem), the canary, the attack and statistic, trials, seed and confidence.
+* :func:`tightest_upper`: the tightest *upper* bound dpaudit can compute for the audited mechanism
+  at the audit's delta: the exact epsilon where a closed form exists (Gaussian mechanisms:
+  Balle & Wang 2018, Thm. 8), else the PLD accountant's interval (pessimistic and optimistic
+  discretisations bracket the true epsilon; Koskela et al. 2021, Meiser & Mohammadi 2018). For
+  an optimizer it is computed on the optimizer's per-step mechanism
+  (:func:`dpaudit.report.data.optimizer_mechanism`) composed ``steps`` times.
+* :func:`gap_summary`: the three numbers in order, with the relation between each pair and a
+  one-line reading, e.g. ``lower 1.99 <= PLD [7.04, 7.05] <= claim (RDP) 7.90``.
+
+The certified lower bound is the audit's; the upper numbers are computed for the *model* of the
+mechanism (what its claim describes), not measured. So a lower bound above the tightest upper
+bound means the implementation does not behave like its model, and a claim below the tightest
+upper bound's lower end means the accountant under-reports -- both reported as warnings; only the
+audit's certified bound sets the verdict.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+__all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
+           "directed", "claim_source_text", "claim_source_short"]
+
+#: where a claim comes from, in words (PrivacyClaim.source -> text)
+CLAIM_SOURCES = {
+    "rdp": "RDP accountant (Mironov 2017), converted to (epsilon, delta)",
+    "RDPAccountant": "RDP accountant (Mironov 2017), converted to (epsilon, delta)",
+    "pld": "privacy-loss-distribution (PLD) accountant",
+    "PLDAccountant": "privacy-loss-distribution (PLD) accountant",
+    "zcdp": "zCDP budget (Bun & Steinke 2016), converted to (epsilon, delta)",
+    "ZCDPAccountant": "zCDP accountant (Bun & Steinke 2016)",
+    "tcdp": "tCDP accountant (Bun et al. 2018)",
+    "composition": "composition of every iterate (RDP)",
+    "langevin-theorem-1": "Theorem 1 of Chourasia, Ye, Shokri (2021), hidden-state noisy GD",
+    "rgm-rdp": "Theorem 1 of Hendrikx, Mangold, Bellet (2024), Relative Gaussian mechanism (RDP)",
+    "ptr+rgm-rdp": "propose-test-release + Relative Gaussian mechanism (Hendrikx, Mangold, Bellet 2024)",
+    "ghazi2024-bias-reduced-sgd": "theorem of the bias-reduced SGD paper (sparse gradients)",
+    "none": "no claim (no guarantee)",
+}
+
+
+def claim_source_text(source: str | None) -> str:
+    """Where a claim comes from, in words."""
+    if not source:
+        return "unstated source"
+    if source in CLAIM_SOURCES:
+        return CLAIM_SOURCES[source]
+    if source.startswith("ghazi2024-"):
+        return f"a theorem of the sparse-gradients paper ({source[len('ghazi2024-'):]})"
+    if source.startswith("langevin-"):
+        return f"Chourasia, Ye, Shokri (2021), {source[len('langevin-'):].replace('-', ' ')}"
+    if source.startswith("min("):
+        return f"the best of several accountants {source[3:]}"
+    return source
+
+
+def claim_source_short(source: str | None) -> str | None:
+    """A one-word label of a claim's source for the gap line (RDP, PLD, zCDP, theorem, ...)."""
+    if not source:
+        return None
+    short = {"rdp": "RDP", "RDPAccountant": "RDP", "pld": "PLD", "PLDAccountant": "PLD", "zcdp": "zCDP",
+             "ZCDPAccountant": "zCDP", "tcdp": "tCDP", "composition": "composition", "rgm-rdp": "RGM theorem, RDP",
+             "ptr+rgm-rdp": "PTR + RGM theorem", "none": "none"}
+    if source in short:
+        return short[source]
+    if source.startswith("min("):
+        return "best of accountants"
+    return "theorem"
+
+#: neighbouring relation in words
+NEIGHBOURING_WORDS = {"add_remove": "add/remove one record", "replace_one": "replace one record"}
+
+#: hyper-parameters shown first, with their names in words
+_HP_FIRST = (("steps", "steps T"), ("sampling_rate", "sampling rate q"), ("noise_multiplier", "noise multiplier"),
+             ("sigma", "noise sigma"), ("clip", "clip norm C"), ("epsilon", "target epsilon"),
+             ("delta", "target delta"), ("step_size", "step size"), ("loss", "loss"))
+
+
+def num(x) -> float:
+    """A number from a result dict (``"inf"``/``"nan"`` strings and ``None`` allowed)."""
+    if x is None:
+        return math.nan
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _g(x, digits: int = 4) -> str:
+    x = num(x)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:.{digits}g}"
+
+
+def directed(x, up: bool, sig: int = 3) -> str:
+    """``x`` to ``sig`` significant digits, rounded up (upper bounds, claims) or down (lower bounds),
+    so that a displayed bound stays a bound: 7.8993 up is "7.90", 7.0465 down is "7.04". Exact:
+    the decimal digits of ``repr(x)`` are rounded, so float(result) is >= x (up) or <= x (down)."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+    x = num(x)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    d = Decimal(repr(x))
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - (sig - 1)), rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{q:f}"
+
+
+def _hp_text(hp: dict) -> str:
+    if not hp:
+        return "n/a"
+    parts, seen = [], set()
+    for key, label in _HP_FIRST:
+        if key in hp and hp[key] is not None:
+            v = hp[key]
+            parts.append(f"{label} {_g(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}")
+            seen.add(key)
+    rest = [f"{k} {_g(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v}"
+            for k, v in hp.items() if k not in seen and k not in ("neighbouring", "accountant") and v is not None]
+    return ", ".join(parts + rest)
+
+
+def _describe(value) -> str:
+    """A short text for an ``attack`` / ``inputs`` detail (a string, or a dict with a name)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("description", "name", "family"):
+            if value.get(key):
+                extra = {k: v for k, v in value.items() if k not in ("description", "name", "family")
+                         and isinstance(v, (str, int, float)) and not isinstance(v, bool)}
+                tail = ", ".join(f"{k} {v}" for k, v in list(extra.items())[:4])
+                return f"{value[key]}" + (f" ({tail})" if tail else "")
+        return ", ".join(f"{k}: {v}" for k, v in list(value.items())[:6])
+    return str(value)
+
+
+def audited_rows(audit: dict, mechanism=None, steps: int | None = None) -> list[tuple[str, str]]:
+    """(label, value) rows saying what was audited, from an audit's ``to_dict()`` (and the audited
+    ``mechanism``, composed ``steps`` times, when the caller names it)."""
+    d = audit.get("details") or {}
+    claim = d.get("claim") or {}
+    rows = []
+    describe = getattr(mechanism, "describe", None)
+    if d.get("optimizer"):
+        rows.append(("algorithm", f"optimizer {d['optimizer']}"))
+        rows.append(("hyper-parameters", _hp_text(d.get("hyperparameters") or {})))
+    elif mechanism is not None:
+        text = describe() if callable(describe) else repr(mechanism)
+        rows.append(("mechanism", text + (f", composed {int(steps)} times" if steps and int(steps) > 1 else "")))
+    elif d.get("mechanism"):
+        rows.append(("mechanism", _describe(d.get("mechanism"))))
+    else:
+        rows.append(("mechanism", "a black-box sampler (audit_mechanism; pass mechanism= to the report to name it)"))
+    relation = claim.get("neighbouring") or (d.get("hyperparameters") or {}).get("neighbouring") or d.get("neighbouring")
+    if relation:
+        rows.append(("neighbouring relation", NEIGHBOURING_WORDS.get(relation, str(relation))))
+    eps_c, delta = num(audit.get("epsilon_claimed")), num(audit.get("delta"))
+    claim_text = f"epsilon {_g(eps_c)} at delta {_g(delta, 3)}"
+    source = claim.get("source")
+    if source:
+        claim_text += f", from {'the ' if source in CLAIM_SOURCES else ''}{claim_source_text(source)}"
+    if claim.get("description"):
+        claim_text += f" -- {claim['description']}"
+    rows.append(("claim", claim_text))
+    if d.get("canary"):
+        rows.append(("canary", str(d["canary"])))
+    if d.get("inputs") is not None:
+        rows.append(("neighbouring inputs", _describe(d.get("inputs"))))
+    if d.get("attack") is not None:
+        rows.append(("attack", _describe(d.get("attack"))))
+    if d.get("statistic"):
+        rows.append(("statistic", str(d["statistic"])))
+    trials = audit.get("trials")
+    if d.get("m") is not None and str(audit.get("method", "")).startswith("one-run"):
+        rows.append(("trials", f"one training run with {int(d['m']):,} canaries"))
+    elif trials is not None:
+        split = ""
+        ns, ne = d.get("n_selection"), d.get("n_evaluation")
+        if ns and ne and ns[0]:
+            split = f" ({int(ns[0]):,} choose the test, {int(ne[0]):,} certify it)"
+        rows.append(("trials", f"{int(trials):,} runs per neighbouring input{split}"))
+    seed = d.get("seed")
+    rows.append(("seed", "not recorded" if seed is None else str(seed)))
+    conf = num(audit.get("confidence"))
+    rows.append(("confidence", f"{conf:.4g} (a claim that holds is flagged with probability at most {1 - conf:.2g})"
+                 if math.isfinite(conf) else "n/a"))
+    rows.append(("method", str(audit.get("method", "n/a"))))
+    return rows
+
+
+def _mechanism_of(audit: dict):
+    """The audited optimizer's per-step mechanism and steps, or (None, None)."""
+    d = audit.get("details") or {}
+    name, hp = d.get("optimizer"), d.get("hyperparameters")
+    if not name or not isinstance(hp, dict):
+        return None, None
+    from dpaudit.optimizers import make_optimizer
+    from dpaudit.report.data import optimizer_mechanism
+
+    if not hp.get("noise_multiplier"):  # only Gaussian-noise optimizers have a per-step mechanism here
+        return None, None
+    hp = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf") else v) for k, v in hp.items()}  # JSON
+    try:
+        opt = make_optimizer(name, **hp)
+        mech, steps = optimizer_mechanism(opt)
+    except (ValueError, TypeError, KeyError):
+        return None, None
+    return (mech, steps) if mech is not None else (None, None)
+
+
+def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | None = None,
+                   delta: float | None = None) -> dict | None:
+    """The tightest upper bound on epsilon dpaudit computes for the audited mechanism (module docstring).
+
+    ``mechanism`` (with ``steps``, default 1) overrides the one derived from the audit's optimizer.
+    Returns ``{"kind": "exact" | "PLD", "lower", "upper", "mechanism", "steps", "delta"}`` or None
+    when no mechanism is known.
+    """
+    if delta is None:
+        delta = num((audit or {}).get("delta"))
+    if mechanism is None and audit is not None:
+        mechanism, steps = _mechanism_of(audit)
+    if mechanism is None:
+        return None
+    steps = 1 if steps is None else int(steps)
+    describe = getattr(mechanism, "describe", None)
+    desc = describe() if callable(describe) else repr(mechanism)
+    out = {"mechanism": desc, "steps": steps, "delta": delta}
+    if not (math.isfinite(delta) and 0.0 < delta < 1.0):
+        pure = getattr(mechanism, "pure_epsilon", None)
+        value = float(pure()) * steps if callable(pure) else math.inf
+        return {**out, "kind": "pure-DP epsilon", "lower": value, "upper": value}
+    from dpaudit.testing.assertions import exact_epsilon
+
+    exact = exact_epsilon(mechanism, delta, steps)
+    if exact is not None:
+        return {**out, "kind": "exact", "lower": float(exact), "upper": float(exact)}
+    lo, hi = _pld_interval(mechanism, steps, delta)
+    return {**out, "kind": "PLD", "lower": lo, "upper": hi}
+
+
+def _pld_interval(mechanism, steps: int, delta: float) -> tuple[float, float]:
+    """PLD epsilon interval, memoised for hashable (frozen) mechanisms: a report and its tests ask
+    for the same one several times."""
+    try:
+        return _pld_interval_cached(mechanism, steps, delta)
+    except TypeError:  # an unhashable mechanism
+        return _pld_interval_uncached(mechanism, steps, delta)
+
+
+def _pld_interval_uncached(mechanism, steps: int, delta: float) -> tuple[float, float]:
+    from dpaudit.accounting.pld import PLDAccountant
+
+    lo, hi = PLDAccountant().compose(mechanism, steps).epsilon_interval(delta)
+    return float(lo), float(hi)
+
+
+_pld_interval_cached = functools.lru_cache(maxsize=32)(_pld_interval_uncached)
+
+
+def _rel(a_hi: float, b_lo: float, a_lo: float | None = None, b_hi: float | None = None) -> str:
+    """Relation between two (possibly interval) values in the intended order a <= b."""
+    a_lo = a_hi if a_lo is None else a_lo
+    b_hi = b_lo if b_hi is None else b_hi
+    if a_hi <= b_lo:
+        return "<="
+    if a_lo > b_hi:
+        return ">"
+    return "~"
+
+
+def gap_summary(audit: dict, tight: dict | None = None) -> dict:
+    """The certified lower bound, the tightest upper bound and the claim, in order, with a reading.
+
+    Returns ``{"chain": [(label, text)], "relations": [...], "text": one line, "reading": one line,
+    "warnings": [...], "values": {...}}``; ``text`` is e.g.
+    ``certified lower 1.99 <= PLD [7.04, 7.05] <= claim (RDP) 7.90``.
+    """
+    from dpaudit.audit.verdict import verdict_of
+
+    lower, claim = num(audit.get("epsilon_lower")), num(audit.get("epsilon_claimed"))
+    conf = num(audit.get("confidence"))
+    verdict = audit.get("verdict") or verdict_of(lower, claim, bool(audit.get("violation")))
+    source = ((audit.get("details") or {}).get("claim") or {}).get("source")
+    short = claim_source_short(source)
+    claim_label = f"claim ({short})" if short else "claim"
+    chain = [("certified lower", directed(lower, up=False))]
+    relations, warnings = [], []
+    if tight is not None:
+        lo_t, hi_t = tight["lower"], tight["upper"]
+        t_text = (directed(hi_t, up=True) if lo_t == hi_t
+                  else f"[{directed(lo_t, up=False)}, {directed(hi_t, up=True)}]")
+        chain.append((tight["kind"], t_text))
+        relations.append("<=" if lower <= hi_t else ">")
+        relations.append(_rel(hi_t, claim, lo_t, claim))
+        chain.append((claim_label, directed(claim, up=True)))
+        if lower > hi_t:
+            warnings.append(f"The audit certifies more ({_g(lower, 3)}) than the {tight['kind']} upper bound "
+                            f"{_g(hi_t, 3)} of the modelled mechanism allows: the implementation does not behave "
+                            "like its model (check the noise, clipping and sampling it really performs).")
+        if claim < lo_t:
+            warnings.append(f"The claim {_g(claim, 3)} is below the {tight['kind']} epsilon "
+                            f"{_g(lo_t, 3)} of the mechanism it describes: the accounting under-reports the privacy "
+                            "loss, whatever this audit finds.")
+    else:
+        relations.append(_rel(lower, claim))
+        chain.append((claim_label, directed(claim, up=True)))
+    text = chain[0][0] + " " + chain[0][1]
+    for rel, (label, value) in zip(relations, chain[1:]):
+        text += f"  {rel}  {label} {value}"
+    conf_text = f"{conf:.0%} confidence" if math.isfinite(conf) else "the stated confidence"
+    if verdict == "violation":
+        reading = (f"The audit proves epsilon >= {_g(lower, 3)} ({conf_text}), above the claimed {_g(claim, 3)}: "
+                   "the claim is false for this implementation on these inputs.")
+    elif verdict == "consistent":
+        reading = (f"Proved: epsilon >= {directed(lower, up=False)} ({conf_text}); claimed: "
+                   f"{directed(claim, up=True)}.")
+        if tight is not None and math.isfinite(tight["upper"]) and tight["upper"] > 0:
+            reading += (f" The tightest bound dpaudit computes ({tight['kind']}) is {directed(tight['upper'], up=True)}: "
+                        f"the attack reaches {min(lower / tight['upper'], 1.0):.0%} of it")
+            reading += (f", and the claim is {_g(claim - tight['upper'], 2)} above it." if claim >= tight["upper"]
+                        else ".")
+        else:
+            reading += " No violation; the gap up to the claim is what this attack cannot reach."
+    else:
+        reading = (f"Nothing proved (lower bound 0): the audit had no power against the claim {_g(claim, 3)}; "
+                   "this is not evidence that the claim holds.")
+    return {"chain": chain, "relations": relations, "text": text, "reading": reading, "warnings": warnings,
+            "values": {"lower": lower, "claim": claim, "tight": tight}, "verdict": verdict}
