@@ -28,11 +28,13 @@ The formulas are those of ``../shared/reference/accounting.md`` sections 5, 6 an
 from __future__ import annotations
 
 import math
+import sys
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize, special
 
-from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.numeric import TINY, bisect_float, next_down, next_up, round_down, round_up
 from dpaudit.core.validation import (
     check_delta,
     check_epsilon,
@@ -436,84 +438,305 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
 # Exact Gaussian (Balle-Wang) and GDP
 # ---------------------------------------------------------------------------------------------
 _EPS = float(np.finfo(float).eps)
+_INV_SQRT2 = 1.0 / math.sqrt(2.0)
+_HALF_LOG_PI_2 = 0.5 * math.log(math.pi / 2.0)
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+_LOG2 = math.log(2.0)
+#: relative error bounds, in units of eps, of scipy's erfcx / erfc (scipy 1.17), measured against
+#: 40-digit mpmath on 25,000+ points each over the whole double range (max found: 3.9, 3.9 (1 + 2x^2),
+#: 1.8 (1 + 2x^2)) and multiplied by 4: erfcx(x) for x >= 0; erfcx(x) for x < 0 (per 1 + 2x^2);
+#: erfc(x) for x >= 0 (per 1 + 2x^2). tests/test_trust_numerics_gaussian.py re-checks them.
+_ERFCX_POS_ULPS = 16.0
+_ERFCX_NEG_ULPS = 16.0
+_ERFC_POS_ULPS = 8.0
+#: the double-precision evaluation is accepted when its certified bracket on log(delta) is narrower
+#: than this plus 16 eps |log delta| (about the relative width of the delta bracket; the rounding
+#: of u^2/2 alone is ~eps |log delta|); otherwise delta is recomputed with mpmath
+_GAUSS_TOL = 1e-12
+_LOG_TINY = math.log(TINY)
 
 
-def _log_gaussian_delta(s: float, epsilon: float) -> float:
-    """log delta(epsilon) of the Gaussian mechanism with noise multiplier s = sigma/sensitivity,
-    [BW18, Thm. 8]: delta = Phi(a) - e^eps Phi(b), a = 1/(2s) - eps*s, b = a - 1/s,
-    inflated by a bound on its floating-point error (so exp of the result is an upper bound).
+def _log_phi_tail(u: float) -> tuple[float, float]:
+    """``(log Phi(-u), err)``: the upper tail of the standard normal at u, with a bound on the
+    absolute error of the computed logarithm (for the exact double ``u``).
 
-    Stable evaluation:
-
-    * a >= 0 (then b < 0): delta = [Phi(a) - Phi(b)] - expm1(eps) Phi(b) with
-      Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2, no cancellation in the first term;
-    * a < 0: with b^2/2 = a^2/2 + eps, delta = exp(-a^2/2)/2 * [erfcx(-a/sqrt2) - erfcx(-b/sqrt2)]
-      (scaled complementary error functions; no underflow of the tails).
-
-    The relative error of the difference D = T1 - T2 is at most ~ (T1 + T2)/D times that of the
-    terms; the result is multiplied by 1 + 64 eps (T1 + T2)/D.
+    u >= 0: ``log(erfcx(u/sqrt2)/2) - u^2/2``; u < 0: ``log1p(-erfc(|u|/sqrt2)/2)``.
     """
-    a = 0.5 / s - epsilon * s
-    b = a - 1.0 / s
-    r2 = math.sqrt(2.0)
-    if a >= 0.0:
-        t1 = 0.5 * (special.erf(a / r2) + special.erf(-b / r2))
-        if epsilon > 0.0:
-            log_em1 = math.log(math.expm1(epsilon)) if epsilon < 700.0 else epsilon + math.log1p(-math.exp(-epsilon))
-            t2 = math.exp(log_em1 + special.log_ndtr(b))
-        else:
-            t2 = 0.0
-        d = t1 - t2
-        if not d > 0.0:
-            return -math.inf if t1 == 0.0 else math.log(64 * _EPS * (t1 + t2))
-        return math.log(d) + math.log1p(64 * _EPS * (t1 + t2) / d)
-    h = 1.0 / s
-    m = 0.5 * (a + b)
-    if h * (abs(m) + 1.0) <= 2.0:
-        return _log_gaussian_delta_short(a, b, h, m, epsilon)
-    e1 = special.erfcx(-a / r2)
-    e2 = special.erfcx(-b / r2)
-    d = e1 - e2
-    if not d > 0.0:
-        # total cancellation: bound the difference by its error
-        d_bound = 64 * _EPS * (e1 + e2)
-        return -0.5 * a * a - math.log(2.0) + math.log(d_bound)
-    return -0.5 * a * a - math.log(2.0) + math.log(d) + math.log1p(64 * _EPS * (e1 + e2) / d)
+    if u >= 0.0:
+        if u > 1e150:  # log Phi(-u) < -5e299
+            return -math.inf, 0.0
+        e = float(special.erfcx(u * _INV_SQRT2))
+        half_u2 = 0.5 * u * u
+        val = math.log(e) - _LOG2 - half_u2
+        # erfcx's own error, the argument's rounding (|d log erfcx / d log z| <= 1 for z >= 0),
+        # the rounding of u*u, of the logarithm and of the two subtractions
+        err = _EPS * (_ERFCX_POS_ULPS + 4.0 + abs(math.log(e)) + 2.0 * half_u2 + 2.0 * abs(val))
+        return val, err
+    w = -u
+    if w > 40.0:  # erfc(w/sqrt2) < 1e-349: log Phi(-u) in (-1e-349, 0]
+        return 0.0, 1e-300
+    p = 0.5 * float(special.erfc(w * _INV_SQRT2))  # Phi(u) <= 1/2
+    # relative error of p: erfc's own, plus the argument rounding amplified by
+    # |d log erfc / d log z| <= 1 + 2 z^2 (z = w/sqrt2)
+    rel_p = _EPS * (_ERFC_POS_ULPS * (1.0 + w * w) + 4.0 * (1.0 + w * w))
+    val = math.log1p(-p)
+    err = 2.0 * p * rel_p + 2.0 * _EPS * abs(val) + 1e-320
+    return val, err
 
 
-#: 24-point Gauss-Legendre rule on [-1, 1]
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
+def _log_mills(x: float) -> tuple[float, float]:
+    """``(log R(x), err)`` with R(x) = Phi(-x)/phi(x) = sqrt(pi/2) erfcx(x/sqrt2) the Mills ratio."""
+    if x >= 0.0:
+        e = float(special.erfcx(x * _INV_SQRT2))
+        val = math.log(e) + _HALF_LOG_PI_2
+        return val, _EPS * (_ERFCX_POS_ULPS + 4.0 + 2.0 * abs(val))
+    if x > -20.0:
+        z = x * _INV_SQRT2
+        e = float(special.erfcx(z))
+        val = math.log(e) + _HALF_LOG_PI_2
+        # own error and argument rounding (|d log erfcx / d log z| <= 1 + 2 z^2)
+        return val, _EPS * ((_ERFCX_NEG_ULPS + 4.0) * (1.0 + 2.0 * z * z) + 2.0 * abs(val))
+    # R(x) = Phi(-x) e^{x^2/2} sqrt(2 pi): no overflow of erfcx
+    lp, errp = _log_phi_tail(x)
+    half_x2 = 0.5 * x * x
+    val = lp + half_x2 + _HALF_LOG_2PI
+    return val, errp + _EPS * (2.0 * half_x2 + 2.0 * abs(val) + 2.0)
 
 
-def _log_gaussian_delta_short(a: float, b: float, h: float, m: float, epsilon: float) -> float:
-    """log delta for a < 0 when the interval [b, a] is short (h (|m| + 1) <= 2, m its midpoint).
+def _frac_down(x: Fraction) -> float:
+    """The largest float <= x (``-inf``/max-float saturation outside the range)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return sys.float_info.max if x > 0 else -math.inf
+    return next_down(f) if Fraction(f) > x else f
 
-    There ``erfcx(-a/sqrt2) - erfcx(-b/sqrt2)`` cancels (relative difference ~ h/|a|), so the
-    first term is integrated directly:
 
-        Phi(a) - Phi(b) = phi(m) * int_{-h/2}^{h/2} exp(-m t - t^2/2) dt,
+def _frac_up(x: Fraction) -> float:
+    """The smallest float >= x."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return math.inf if x > 0 else -sys.float_info.max
+    return next_up(f) if Fraction(f) < x else f
 
-    by 24-point Gauss-Legendre in log space. The integrand is entire and varies by at most a
-    factor e^{h(|m|+1)/2} <= e over the interval, so the rule's error is below 1e-80 relative
-    (remainder (h/2)^49 (24!)^4 / (49 (48!)^3) max|g^(48)|); 1e-15 relative is charged for it.
-    Then delta = [Phi(a) - Phi(b)] - expm1(eps) Phi(b), inflated by its rounding error bound.
+
+def _gauss_inputs(mu_num: float, mu_den: float, epsilon: float):
+    """Outward-rounded doubles ``(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi)`` around the exact
+    u* = epsilon/mu - mu/2, v* = u* + mu and mu = mu_num/mu_den (rational arithmetic on the double
+    inputs; exact arithmetic matters when epsilon/mu and mu/2 nearly cancel, mu > 1e8, where
+    double arithmetic would lose every digit of u*)."""
+    mu = Fraction(mu_num) / Fraction(mu_den)
+    e = Fraction(epsilon) / mu
+    h = mu / 2
+    u, v = e - h, e + h
+    return _frac_down(u), _frac_up(u), _frac_down(v), _frac_up(v), _frac_down(mu), _frac_up(mu)
+
+
+def _gauss_log_f_double(u: float, v: float):
+    """Certified bracket ``(lo, hi, r)`` on log F(u, v), F(u, v) = phi(u) (R(u) - R(v))
+    = Phi(-u) (1 - r), r = R(v)/R(u), for the exact doubles u < v, in double precision (r is
+    the computed ratio). Returns None when r is within its error bound of 1."""
+    lp, errp = _log_phi_tail(u)
+    lp_hi = min(lp + errp, 0.0)
+    lp_lo = lp - errp
+    if lp_hi < _LOG_TINY - 10.0:
+        return lp_lo, lp_hi, 0.0
+    lru, eru = _log_mills(u)
+    lrv, erv = _log_mills(v)
+    if lru == math.inf:  # R(u) > e^{1e308}: r = 0 to double precision, log1p(-r) in (-1e-300, 0]
+        return lp_lo - 1e-300, lp_hi, 0.0
+    log_r = lrv - lru
+    err_r = eru + erv + _EPS * abs(log_r)
+    if not (math.isfinite(log_r) and math.isfinite(err_r)):
+        return None
+    r = math.exp(log_r) if log_r < 1.0 else math.inf
+    if log_r + err_r < -745.0:  # r < 5e-324: log1p(-r) in (-1e-300, 0]
+        return lp_lo - 1e-300, lp_hi, r
+    if log_r + err_r >= 0.0:
+        return None
+    r_lo = math.exp(log_r - err_r) * (1.0 - 2.0 * _EPS)
+    r_hi = math.exp(log_r + err_r) * (1.0 + 2.0 * _EPS)
+    if not r_hi < 1.0:
+        return None
+    l1_hi = math.log1p(-r_lo)
+    l1_hi = l1_hi + 2.0 * _EPS * abs(l1_hi)
+    l1_lo = math.log1p(-r_hi)
+    l1_lo = l1_lo - 2.0 * _EPS * abs(l1_lo)
+    hi = lp_hi + l1_hi
+    lo = lp_lo + l1_lo
+    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi), r
+
+
+def _log_k_asymptotic(x: float):
+    """Certified bracket on log K(x) for x >= 10 from the asymptotic series
+    K(x) = sum_k (-1)^k (2k+1)!! / x^(2k+2): K(x) = int_0^inf t e^{-t^2/2} e^{-xt} dt and the
+    Taylor remainders of e^{-t^2/2} alternate in sign with magnitude below the next term, so
+    consecutive partial sums bracket K(x) (Watson's lemma with an exact remainder bound).
+    Returns None if the terms do not get small enough (x too small)."""
+    inv = 1.0 / (x * x)
+    term = inv
+    total = 0.0
+    sign = 1.0
+    for k in range(400):
+        total += sign * term
+        nxt = term * (2 * k + 3) * inv
+        if nxt < 1e-18 * total:
+            # exact K lies between total and total - sign * nxt; floating error of the sum of
+            # k+1 alternating terms with decreasing magnitudes (each <= inv): (k + 4) eps inv
+            err = nxt + (k + 4.0) * 2.0 * _EPS * inv
+            lo, hi = total - err, total + err
+            if not lo > 0.0:
+                return None
+            log_lo, log_hi = math.log(lo), math.log(hi)
+            return log_lo - 2.0 * _EPS * abs(log_lo), log_hi + 2.0 * _EPS * abs(log_hi)
+        if nxt >= term:
+            return None
+        term = nxt
+        sign = -sign
+    return None
+
+
+def _log_k_bracket(x: float) -> tuple[float, float]:
+    """Certified bracket on log K(x), K(x) = 1 - x R(x) = -R'(x) > 0 (decreasing in x)."""
+    if x == 0.0:
+        return 0.0, 0.0
+    if x >= 10.0:
+        res = _log_k_asymptotic(x)
+        if res is not None:
+            return res
+    lr, er = _log_mills(x)
+    t = math.log(abs(x)) + lr  # log |x R(x)|
+    et = er + _EPS * (2.0 + 2.0 * abs(t))
+    if x < 0.0:  # K = 1 + |x| R(x): no cancellation
+        val = float(np.logaddexp(0.0, t))
+        e = et + _EPS * (4.0 + 2.0 * abs(val))
+        return val - e, val + e
+    if t + et >= 0.0:  # x R(x) within its error of 1: no bracket
+        return -math.inf, 0.0
+    y_lo = math.exp(t - et) * (1.0 - 2.0 * _EPS)
+    y_hi = math.exp(t + et) * (1.0 + 2.0 * _EPS)
+    if not y_hi < 1.0:
+        return -math.inf, math.log1p(-y_lo) * (1.0 - 2.0 * _EPS)
+    hi = math.log1p(-y_lo)
+    lo = math.log1p(-y_hi)
+    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi)
+
+
+def _log_npdf_bracket(u: float) -> tuple[float, float]:
+    """Certified bracket on log phi(u) = -u^2/2 - log(2 pi)/2."""
+    val = -0.5 * u * u - _HALF_LOG_2PI
+    e = _EPS * (4.0 + 3.0 * abs(val))
+    return val - e, val + e
+
+
+def _gauss_f_mpmath(u: float, mu: float, cancel: float) -> float:
+    """F(u, mu) = Phi(-u) - exp(mu (u + mu/2)) Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu)) for the
+    exact doubles u and mu, evaluated in mpmath with a working precision raised until the
+    difference keeps 20+ significant digits (``cancel``: estimated digits lost); rounded up."""
+    import mpmath as mp
+
+    t1 = None
+    for _ in range(6):
+        dps = int(40 + cancel)
+        with mp.workdps(dps):
+            U, M = mp.mpf(u), mp.mpf(mu)
+            t1 = mp.ncdf(-U)
+            f = t1 - mp.exp(M * (U + M / 2)) * mp.ncdf(-(U + M))
+            if f > 0 and f > t1 * mp.mpf(10) ** (25 - dps):
+                # relative error of f is below 1e-20: one ulp upwards covers the conversion
+                out = float(f * (1 + mp.mpf(10) ** -18))
+                return min(1.0, max(next_up(out), TINY))
+        cancel = 2.0 * cancel + 40.0
+    return min(1.0, max(next_up(next_up(float(t1))), TINY))  # Phi(-u) >= F(u, mu)
+
+
+def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
+    """Upper bound on the exact delta(epsilon) of the Gaussian mechanism with GDP parameter
+    mu = mu_num/mu_den (= sensitivity/sigma, taken exactly: the ratio is not rounded).
+
+    [BW18, Thm. 8] with u = epsilon/mu - mu/2 and R(x) = Phi(-x)/phi(x) the Mills ratio:
+
+        delta = Phi(-u) - e^eps Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu))
+              = int_0^inf phi(u + t) (1 - e^{-mu t}) dt,
+
+    which increases in mu at fixed u and decreases in u at fixed mu (and, as F(u, v) = phi(u)
+    (R(u) - R(v)), decreases in u and increases in v): inputs rounded outwards only raise it.
+    Two double-precision evaluations with certified error brackets (the measured error bounds of
+    erfc/erfcx and every rounding accounted for):
+
+    * direct: log Phi(-u) + log1p(-R(v)/R(u)) at (u_lo, v_hi), its lower end at (u_hi, v_lo);
+    * small mu: K = -R' = 1 - x R(x) is positive and decreasing, so
+      mu phi(u) K(u + mu) <= delta <= mu phi(u) K(u).
+
+    The smaller upper end is returned when the bracket is narrower than 1e-12 relative;
+    otherwise (cancellation: mu small against u, or x R(x) close to 1) F(u_lo, mu_hi) is
+    recomputed in mpmath. Never 0 (the exact value is positive), at most 1.
     """
-    t = 0.5 * h * _GL_X
-    log_int = math.log(0.5 * h) + float(special.logsumexp(-m * t - 0.5 * t * t, b=_GL_W))
-    log_t1 = -0.5 * m * m - 0.5 * math.log(2.0 * math.pi) + log_int
-    if epsilon > 0.0:
-        log_em1 = math.log(math.expm1(epsilon)) if epsilon < 700.0 else epsilon + math.log1p(-math.exp(-epsilon))
-        log_t2 = log_em1 + float(special.log_ndtr(b))
+    if mu_num / mu_den == math.inf:  # mu > 1.7e308: delta = 1 - (far below one ulp)
+        return 1.0
+    u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi = _gauss_inputs(mu_num, mu_den, epsilon)
+    lp_hi = sum(_log_phi_tail(u_lo))
+    if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
+        return TINY
+    best_hi, best_lo, r = 0.0, -math.inf, 1.0
+    res = _gauss_log_f_double(u_lo, v_hi)
+    if res is not None:
+        best_hi, r = min(best_hi, res[1]), res[2]
+    if v_lo > u_hi:
+        res = _gauss_log_f_double(u_hi, v_lo)
+        if res is not None:
+            best_lo = max(best_lo, res[0])
+    if mu_lo > 0.0 and mu_hi * (2.0 + abs(u_lo)) < 1e-3:
+        k_lo, k_hi = _log_k_bracket(u_lo)
+        p_lo, p_hi = _log_npdf_bracket(u_lo)
+        hi_b = math.log(mu_hi) + p_hi + k_hi
+        best_hi = min(best_hi, hi_b + 2.0 * _EPS * (abs(hi_b) + abs(math.log(mu_hi))))
+        x = next_up(u_hi + mu_hi)
+        k_lo, _ = _log_k_bracket(x)
+        p_lo, _ = _log_npdf_bracket(u_hi)
+        lo_b = math.log(mu_lo) + p_lo + k_lo
+        best_lo = max(best_lo, lo_b - 2.0 * _EPS * (abs(lo_b) + abs(math.log(mu_lo))))
+    if best_hi < _LOG_TINY:
+        return TINY
+    if best_hi - best_lo <= _GAUSS_TOL + 16.0 * _EPS * abs(best_hi) or max(abs(u_lo), abs(v_hi)) > 1e6:
+        # (arguments beyond 1e6 never cancel: R(v)/R(u) <= u/v there, and mpmath is not used)
+        return min(1.0, max(next_up(next_up(math.exp(best_hi))), TINY))
+    if math.isfinite(best_lo):
+        cancel = max(0.0, (lp_hi - best_lo) / math.log(10.0)) + 5.0
     else:
-        log_t2 = -math.inf
-    if not log_t2 < log_t1:
-        # total cancellation: bound the difference by its error
-        return log_t1 + math.log(1e-15 + 64 * _EPS * 2.0)
-    r = math.exp(log_t2 - log_t1)  # t2 / t1 in [0, 1)
-    log_d = log_t1 + math.log1p(-r)
-    # error bound relative to d: (64 eps (t1 + t2) + 1e-15 t1) / d
-    rel = (64 * _EPS * (1.0 + r) + 1e-15) / (1.0 - r)
-    return log_d + math.log1p(rel)
+        cancel = max(0.0, -math.log10(mu_hi)) + 2.0 * math.log10(2.0 + abs(u_lo)) + 10.0
+    return _gauss_f_mpmath(u_lo, mu_hi, cancel)
+
+
+def _gauss_log_delta_approx(mu: float, epsilon: float) -> float:
+    """A fast approximation of log delta(epsilon) (no certificate), for bracketing roots.
+
+    Direct form ``log Phi(-u) + log1p(-R(u + mu)/R(u))`` unless the ratio is within 1e-7 of 1
+    (mu small against max(1, u)); there the midpoint rule on R(u) - R(u + mu) = int K gives
+    ``log(mu phi(u) K(u + mu/2))``.
+    """
+    with np.errstate(over="ignore"):
+        u = epsilon / mu - 0.5 * mu
+    if not math.isfinite(u):
+        return -math.inf
+    v = u + mu
+    lp, _ = _log_phi_tail(u)
+    if lp < _LOG_TINY - 200.0:
+        return lp
+    lru, _ = _log_mills(u)
+    lrv, _ = _log_mills(v)
+    log_r = lrv - lru
+    if log_r < -1e-7:
+        return lp + math.log1p(-math.exp(log_r))
+    m = u + 0.5 * mu
+    if m > 1e3:
+        k = (1.0 - 3.0 / (m * m) + 15.0 / m**4) / (m * m)
+    else:
+        k = 1.0 - m * math.exp(_log_mills(m)[0])
+    if not k > 0.0:
+        return lp + math.log1p(-math.exp(min(log_r, -1e-300)))
+    return -0.5 * u * u - _HALF_LOG_2PI + math.log(mu) + math.log(k)
 
 
 def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
@@ -523,92 +746,177 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
 
         delta(epsilon) = Phi(D/(2 sigma) - epsilon sigma/D) - e^epsilon Phi(-D/(2 sigma) - epsilon sigma/D),
 
-    evaluated stably (see ``_log_gaussian_delta``) and rounded up.
+    returned as an upper bound that holds for every legal input (rounded up, never below the
+    exact value, never 0: the exact value is positive): with u = epsilon/mu - mu/2 and
+    R(x) = Phi(-x)/phi(x) the Mills ratio, delta = Phi(-u) (1 - R(u + mu)/R(u)), evaluated in
+    double precision with a certified error bracket (the measured error bounds of scipy's
+    erfc/erfcx, every rounding accounted for, inputs rounded in the conservative direction);
+    when the bracket is wider than 1e-12 relative (cancellation: mu small against u) the
+    difference is recomputed in mpmath at a working precision that keeps 20 significant digits.
     """
     sigma = check_positive("sigma", sigma)
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    s = sigma / sensitivity
-    return min(1.0, _exp_up(_log_gaussian_delta(s, epsilon)))
+    return _gauss_delta_up(sensitivity, sigma, epsilon)
 
 
-def _gaussian_epsilon(s: float, delta: float) -> float:
-    log_delta = math.log(delta)
-    if _exp_up(_log_gaussian_delta(s, 0.0)) <= delta:
+def _gaussian_min_epsilon(mu_num: float, mu_den: float, delta: float) -> float:
+    """Smallest float epsilon (to 2^-46 relative) with ``_gauss_delta_up(mu_num, mu_den, epsilon) <= delta``.
+
+    An approximate root (Brent's method on :func:`_gauss_log_delta_approx`) seeds a narrow
+    bracket [lo, hi] with lo certified infeasible and hi certified feasible, which is then
+    bisected on the float grid (:func:`dpaudit.core.numeric.bisect_float`). Every loop has a
+    fixed iteration bound; the returned value is always a point at which the certified upper
+    bound on delta was evaluated and found <= delta (so the exact delta there is <= delta).
+    ``inf`` when no finite epsilon qualifies.
+    """
+    mu_hi = next_up(mu_num / mu_den)
+    if mu_hi == math.inf:
+        return math.inf
+
+    def ok(e: float) -> bool:
+        return _gauss_delta_up(mu_num, mu_den, e) <= delta
+
+    if ok(0.0):
         return 0.0
+    # analytic feasible point: delta(eps) <= Phi(mu/2 - eps/mu) <= e^{-z^2/2}/2 <= delta for
+    # eps = mu (mu/2 + z), z = sqrt(2 log(1/(2 delta))) (z = 0 when delta >= 1/2)
+    z = math.sqrt(2.0 * max(0.0, -math.log(2.0 * delta)))
+    with np.errstate(over="ignore"):
+        hi = float(np.float64(mu_hi) * (0.5 * mu_hi + z + 1e-3)) * (1.0 + 1e-9) + 1e-300
+    for _ in range(8):
+        if math.isfinite(hi) and ok(hi):
+            break
+        hi = hi * 2.0
+    else:
+        hi = math.inf
+    if not math.isfinite(hi):
+        hi = sys.float_info.max
+        if not ok(hi):
+            return math.inf
+    lo = 0.0
+    # seed: approximate root
+    log_delta = math.log(delta)
 
-    def f(e):
-        return _log_gaussian_delta(s, e) - log_delta
+    def g(e: float) -> float:
+        return _gauss_log_delta_approx(mu_hi, e) - log_delta
 
-    hi = 0.5 / (s * s) + math.sqrt(2.0 * -log_delta) / s
-    hi = max(hi, 1e-300)
-    while f(hi) > 0:
-        hi *= 2.0
-    root = optimize.brentq(f, 0.0, hi, xtol=1e-300, rtol=4 * _EPS, maxiter=500)
-    eps = round_up(root)
-    while _exp_up(_log_gaussian_delta(s, eps)) > delta:  # certified by the public gaussian_delta
-        eps = round_up(eps * (1.0 + 1e-14) + 1e-300)
-    return eps
+    e0 = None
+    try:
+        if g(0.0) > 0.0 > g(hi):
+            e0 = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
+    except (ValueError, RuntimeError, OverflowError, ZeroDivisionError):
+        e0 = None
+    if e0 is not None and 0.0 < e0 < hi:
+        w = max(e0 * 2.0**-36, 1e-300)
+        for _ in range(12):
+            cand = e0 + w
+            if cand >= hi:
+                break
+            if ok(cand):
+                hi = cand
+                break
+            w *= 64.0
+        w = max(e0 * 2.0**-36, 1e-300)
+        for _ in range(12):
+            cand = e0 - w
+            if cand <= lo:
+                break
+            if not ok(cand):
+                lo = cand
+                break
+            w *= 64.0
+    _, hi = bisect_float(ok, lo, hi)
+    return hi
 
 
 def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     """Exact (smallest) epsilon at ``delta`` of one Gaussian mechanism [BW18, Thm. 8].
 
-    Root of ``log delta(epsilon) = log(delta)`` (Brent's method on the stable log form of
-    :func:`gaussian_delta`, which is decreasing in epsilon), rounded up and verified so that
-    ``gaussian_delta(sigma, result) <= delta``; 0 if delta(0) <= delta.
+    The smallest float epsilon (to 2^-46 relative) at which the certified upper bound
+    :func:`gaussian_delta` is ``<= delta``: a bracketed root (seeded by Brent's method on a fast
+    approximation, then bisection on the float grid, every loop bounded) whose final point is
+    always one where the upper bound was evaluated and met the target, so the exact delta of the
+    returned epsilon is <= delta. 0 if delta(0) <= delta; ``inf`` if no finite epsilon suffices
+    (sensitivity/sigma beyond the float range or the root beyond 1.8e308).
     """
     sigma = check_positive("sigma", sigma)
     delta = check_delta(delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-    return _gaussian_epsilon(sigma / sensitivity, delta)
+    return _gaussian_min_epsilon(sensitivity, sigma, delta)
 
 
 def gdp_delta(mu, epsilon) -> float:
     """delta(epsilon) of a mu-GDP mechanism [DRS19, Cor. 2.13]:
     ``Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)`` (= :func:`gaussian_delta`
-    with sigma/sensitivity = 1/mu); 0 for mu = 0. Rounded up."""
+    with sigma/sensitivity = 1/mu); 0 for mu = 0. An upper bound (see :func:`gaussian_delta`)."""
     mu = check_nonnegative("mu", mu)
     epsilon = check_epsilon(epsilon)
     if mu == 0.0:
         return 0.0
-    return min(1.0, _exp_up(_log_gaussian_delta(1.0 / mu, epsilon)))
+    return _gauss_delta_up(mu, 1.0, epsilon)
 
 
 def gdp_epsilon(mu, delta) -> float:
-    """Smallest epsilon with mu-GDP => (epsilon, delta)-DP [DRS19, Cor. 2.13]; rounded up."""
+    """Smallest epsilon with mu-GDP => (epsilon, delta)-DP [DRS19, Cor. 2.13] (see
+    :func:`gaussian_epsilon`); rounded up."""
     mu = check_nonnegative("mu", mu)
     delta = check_delta(delta)
     if mu == 0.0:
         return 0.0
-    return _gaussian_epsilon(1.0 / mu, delta)
+    return _gaussian_min_epsilon(mu, 1.0, delta)
 
 
 def gdp_mu(epsilon, delta) -> float:
     """The mu whose GDP curve passes through (epsilon, delta) [DRS19, Cor. 2.13].
 
     delta_mu(epsilon) is increasing in mu, so this is the largest mu such that mu-GDP implies
-    (epsilon, delta)-DP. Found by Brent's method on ``log delta_mu(epsilon) - log(delta)`` in
-    log(mu), then rounded down and verified: ``gdp_delta(result, epsilon) <= delta``.
+    (epsilon, delta)-DP: the largest float mu (to 2^-46 relative) at which the certified upper
+    bound :func:`gdp_delta` is ``<= delta`` (Brent's method on a fast approximation in log mu
+    seeds a bracket, then bisection on the float grid; every loop bounded). The returned mu is
+    always one at which the bound was evaluated and met the target. 0 when no positive mu does.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+
+    def bad(m: float) -> bool:
+        return _gauss_delta_up(m, 1.0, epsilon) > delta
+
+    lo, hi = 0.0, sys.float_info.max
+    if not bad(TINY):
+        lo = TINY
+    else:
+        return 0.0
     log_delta = math.log(delta)
 
-    def f(log_mu):
-        return _log_gaussian_delta(math.exp(-log_mu), epsilon) - log_delta
+    def g(t: float) -> float:
+        return _gauss_log_delta_approx(math.exp(t), epsilon) - log_delta
 
-    lo, hi = -1.0, 1.0
-    while f(lo) > 0:
-        lo -= 2.0 * abs(lo)
-        if lo < -700:
-            return 0.0
-    while f(hi) <= 0:
-        hi += 2.0 * abs(hi)
-        if hi > 700:
-            raise ValueError("gdp_mu: no finite mu found (delta too close to 1)")
-    root = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * _EPS, maxiter=500)
-    mu = round_down(math.exp(root))
-    while mu > 0 and gdp_delta(mu, epsilon) > delta:
-        mu = round_down(mu * (1.0 - 1e-14))
-    return mu
+    t0 = None
+    try:
+        if g(-744.0) < 0.0 < g(709.0):
+            t0 = optimize.brentq(g, -744.0, 709.0, xtol=1e-15, rtol=1e-14, maxiter=300)
+    except (ValueError, RuntimeError, OverflowError, ZeroDivisionError):
+        t0 = None
+    if t0 is not None:
+        m0 = math.exp(t0)
+        w = 2.0**-36
+        for _ in range(12):
+            cand = m0 * (1.0 + w)
+            if cand >= hi:
+                break
+            if bad(cand):
+                hi = cand
+                break
+            w *= 64.0
+        w = 2.0**-36
+        for _ in range(12):
+            cand = m0 * (1.0 - min(w, 0.5))
+            if cand <= lo:
+                break
+            if not bad(cand):
+                lo = cand
+                break
+            w *= 64.0
+    lo, _ = bisect_float(bad, lo, hi)
+    return lo
