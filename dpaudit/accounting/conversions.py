@@ -66,6 +66,7 @@ TCDP_METHODS = ("bs", "cks")
 
 # largest argument of exp that does not overflow (with margin)
 _MAX_EXP_ARG = 700.0
+_EPS = float(np.finfo(float).eps)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,6 +115,14 @@ def _tv_rho_threshold(delta: float) -> float:
     return round_down(-math.log1p(-delta * delta)) if delta * delta > 0 else 0.0
 
 
+def _two_sum(a, b):
+    """Error-free transformation (Knuth): s = fl(a + b) and e with a + b = s + e exactly."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, np.where(np.isfinite(s), e, 0.0)
+
+
 def _log_ratio_alpha(alpha: np.ndarray) -> np.ndarray:
     """log(1 - 1/alpha) = log(alpha - 1) - log(alpha), accurate as alpha -> 1.
 
@@ -143,16 +152,27 @@ def _check_rdp_vector(orders, rdp) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _balle_epsilon(orders: np.ndarray, rdp: np.ndarray, log_delta: float) -> np.ndarray:
-    """Per-order epsilon of [BBGHS20, Thm. 21] / [CKS20, Prop. 12]:
+    """Per-order epsilon of [BBGHS20, Thm. 21] / [CKS20, Prop. 12], as an upper bound:
 
         epsilon(alpha) = r + log((alpha - 1)/alpha) - (log delta + log alpha)/(alpha - 1),
 
-    with epsilon = r at alpha = inf (D_inf is pure DP) and inf where r = inf. Not yet clipped
-    at 0 and not rounded.
+    with epsilon = r at alpha = inf (D_inf is pure DP) and inf where r = inf. The three terms
+    can cancel (the result is then far smaller than the terms), so a bound on the rounding error
+    of the evaluation, 8 eps times the sum of their magnitudes, is added: a result <= 0 then
+    really certifies (0, delta)-DP. Not yet clipped at 0 and not rounded.
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         finite_order = np.isfinite(orders)
-        eps = rdp + _log_ratio_alpha(orders) - (log_delta + np.log(orders)) / (orders - 1.0)
+        ratio = _log_ratio_alpha(orders)
+        tail = (log_delta + np.log(orders)) / (orders - 1.0)
+        # r + ratio - tail summed without rounding error (two-sum), so that only the terms' own
+        # errors remain: ratio and tail within ~2 eps relative (logarithms, division), plus the
+        # final rounding
+        s1, e1 = _two_sum(rdp, ratio)
+        s2, e2 = _two_sum(s1, -tail)
+        eps = s2 + (e1 + e2)
+        mag = 2.0 * np.abs(ratio) + (abs(log_delta) + 2.0 * np.abs(np.log(orders))) / (orders - 1.0) + 1e-300
+        eps = eps + 2.0 * _EPS * (mag + np.abs(eps))
         eps = np.where(finite_order, eps, rdp)
         eps = np.where(np.isinf(rdp), math.inf, eps)
     return eps
@@ -207,8 +227,20 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
     epsilon = check_epsilon(epsilon)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_tv = 0.5 * np.log(-np.expm1(-rdp))
+        log_tv = log_tv + 4.0 * _EPS * (1.0 + np.abs(log_tv))
         finite_order = np.isfinite(orders)
-        log_balle = (orders - 1.0) * (rdp - epsilon + _log_ratio_alpha(orders)) - np.log(orders)
+        ratio = _log_ratio_alpha(orders)
+        # r - epsilon + log(1 - 1/alpha) can cancel and is then multiplied by alpha - 1 (up to
+        # 2^20 on the default grid): it is summed without rounding error (two-sum), leaving the
+        # error of ratio (<= 2 eps |ratio|) and one final rounding; alpha - 1 is exact below 2^53,
+        # the product and the last subtraction round once each, log(alpha) errs by <= eps.
+        s1, e1 = _two_sum(rdp, -epsilon)
+        s2, e2 = _two_sum(s1, ratio)
+        inner = s2 + (e1 + e2)
+        log_balle = (orders - 1.0) * inner - np.log(orders)
+        err = _EPS * ((orders - 1.0) * (2.0 * np.abs(ratio) + np.abs(inner)) + 2.0 * np.abs(np.log(orders))
+                      + np.abs(log_balle) + 1e-300)
+        log_balle = log_balle + err
         log_balle = np.where(finite_order, log_balle, np.where(rdp <= epsilon, -math.inf, 0.0))
         log_balle = np.where(np.isinf(rdp), 0.0, log_balle)
         log_tv = np.where(rdp == 0.0, -math.inf, log_tv)
@@ -220,21 +252,55 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------
 # zCDP / tCDP -> (epsilon, delta)
 # ---------------------------------------------------------------------------------------------
+def _t_cap(omega: float) -> float:
+    """The largest float t with 1 + t <= omega in exact arithmetic (inf for omega = inf): the
+    order alpha = 1 + t used for a (rho, omega)-tCDP curve must not exceed omega."""
+    if omega == math.inf:
+        return math.inf
+    t = omega - 1.0
+    while t > 0.0 and Fraction(t) + 1 > Fraction(omega):
+        t = next_down(t)
+    return t
+
+
+def _bisect_increasing(fun, lo: float, hi: float, iters: int = 200) -> tuple[float, float]:
+    """Bracket [lo, hi] of the sign change of an increasing function (fun(lo) < 0 <= fun(hi)),
+    by at most ``iters`` bisections (stops when the midpoint is no longer strictly inside)."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        if fun(mid) < 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
+
+
 def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
-    """[CKS20, Prop. 12] epsilon at alpha = 1 + t for the curve r(alpha) = rho * alpha."""
-    alpha = 1.0 + t
-    # log((alpha-1)/alpha) = -log(1 + 1/t)
-    return alpha * rho - math.log1p(1.0 / t) - (log_delta + math.log1p(t)) / t
+    """[CKS20, Prop. 12] epsilon at alpha = 1 + t for the curve r(alpha) = rho * alpha,
+
+        (1 + t) rho - log(1 + 1/t) - (log delta + log(1 + t)) / t,
+
+    plus a bound on its rounding error (the terms can cancel): an upper bound, possibly <= 0."""
+    a = (1.0 + t) * rho
+    b = math.log1p(1.0 / t)
+    lt = math.log1p(t)
+    val = a - b - (log_delta + lt) / t
+    err = 8.0 * _EPS * (abs(a) + b + (abs(log_delta) + lt) / t + abs(val))
+    return val + err
 
 
 def _cks_epsilon(rho: float, omega: float, delta: float) -> float:
     """min over alpha in (1, omega] of the Balle/CKS conversion of (alpha, rho*alpha)-RDP.
 
     With t = alpha - 1 the derivative of the objective has the sign of
-    ``g(t) = rho t^2 + log(1 + t) - log(1/delta)``, increasing in t; the minimiser is its root,
-    capped at omega - 1 (the objective is unimodal). The tCDP bound holds at alpha = omega too,
-    since D_alpha is non-decreasing and lower semicontinuous, hence left-continuous, in alpha.
-    Any alpha gives a valid bound, so the accuracy of the root affects tightness only.
+    ``g(t) = rho t^2 + log(1 + t) - log(1/delta)``, increasing in t; the minimiser is its root
+    (found by bisection in log t, at most 200 steps), capped at omega - 1 (the objective is
+    unimodal). The tCDP bound holds at alpha = omega too, since D_alpha is non-decreasing and
+    lower semicontinuous, hence left-continuous, in alpha. Any alpha gives a valid bound, so the
+    accuracy of the root affects tightness only; the value at the chosen alpha carries its
+    rounding-error bound, and is reported as 0 only when that upper bound is <= 0.
     """
     if rho == 0.0:
         return 0.0
@@ -243,18 +309,19 @@ def _cks_epsilon(rho: float, omega: float, delta: float) -> float:
     log_delta = math.log(delta)
     L = -log_delta
 
-    def g(t):
+    def g(s: float) -> float:
+        t = math.exp(s)
         return rho * t * t + math.log1p(t) - L
 
-    t_hi = min(math.sqrt(L / rho), math.expm1(min(L, _MAX_EXP_ARG)))
-    t_hi = max(t_hi, 1e-300)
-    while g(t_hi) < 0:
-        t_hi *= 2.0
-    t_star = optimize.brentq(g, 0.0, t_hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
-    if t_star <= 0.0:
-        t_star = min(t_hi, 1e-300)
-    t_star = min(t_star, omega - 1.0)
-    return _up(_cks_epsilon_at(t_star, rho, log_delta))
+    # g(e^s) >= 0 where rho t^2 >= L or log(1 + t) >= L
+    s_hi = min(0.5 * (math.log(L) - math.log(rho)), L) + 1e-9
+    s_hi = min(s_hi, 709.0)
+    s_lo = -745.0
+    _, s_root = _bisect_increasing(g, s_lo, s_hi)
+    t = min(math.exp(s_root), _t_cap(omega))
+    if not t > 0.0:
+        t = TINY
+    return _up(_cks_epsilon_at(t, rho, log_delta))
 
 
 def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
@@ -264,9 +331,9 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
 
     ``method="cks"`` (default): [CKS20, Cor. 13], the optimal conversion for a generic
     rho-zCDP mechanism, ``epsilon = min_{alpha > 1} alpha*rho + log((alpha-1)/alpha)
-    - (log(delta) + log(alpha))/(alpha-1)``, minimised exactly over continuous alpha (the
-    minimiser solves ``rho (alpha-1)^2 + log(alpha) = log(1/delta)``); additionally
-    epsilon = 0 when the [TV] bound ``sqrt(1 - exp(-rho)) <= delta`` holds (KL <= rho).
+    - (log(delta) + log(alpha))/(alpha-1)``, minimised over continuous alpha (the minimiser
+    solves ``rho (alpha-1)^2 + log(alpha) = log(1/delta)``); additionally epsilon = 0 when the
+    [TV] bound ``sqrt(1 - exp(-rho)) <= delta`` holds (KL <= rho).
 
     Parameters
     ----------
@@ -276,7 +343,7 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
 
     Returns
     -------
-    epsilon >= 0, rounded up.
+    epsilon >= 0, an upper bound (rounded up; exactly 0 for rho = 0).
     """
     rho = check_nonnegative("rho", rho)
     delta = check_delta(delta)
@@ -289,38 +356,45 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
 
 
 def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
-    """log of min over alpha in (1, omega] of the [CKS20, Prop. 12] delta of rho*alpha-RDP:
+    """An upper bound on the log of min over alpha in (1, omega] of the [CKS20, Prop. 12] delta
+    of rho*alpha-RDP:
 
         log delta(alpha) = (alpha-1)(alpha*rho - epsilon) + alpha*log(1 - 1/alpha) - log(alpha-1).
 
     With alpha = 1 + e^u the derivative in alpha, ``(2 alpha - 1) rho - epsilon +
-    log(1 - 1/alpha)``, becomes ``h(u) = (1 + 2e^u) rho - epsilon + u - log(1 + e^u)``, increasing
-    in u (evaluated as ``... - log(1 + e^-u)``); its root (capped at log(omega - 1)) is the minimiser. Working in u keeps alpha close
-    to 1 representable (large rho).
+    log(1 - 1/alpha)``, becomes ``h(u) = (1 + 2e^u) rho - epsilon - log(1 + e^-u)``, increasing
+    in u; its root (bisection, at most 200 steps; capped at log(omega - 1) and at u = 700) is the
+    minimiser. Working in u keeps alpha close to 1 representable (large rho). The value at the
+    chosen alpha carries a bound on its rounding error (its terms can cancel).
     """
 
     def h(u):
         # u - log(1 + e^u) = -log(1 + e^-u), written without cancellation
         return (1.0 + 2.0 * math.exp(u)) * rho - epsilon - _softplus(-u)
 
-    u_lo = min(0.0, epsilon - 3.0 * rho) - 1.0          # h(u_lo) < 0 (see docstring of caller)
-    u_hi = math.log(max(1.0, (epsilon + 1.0) / (2.0 * rho)))  # h(u_hi) > 0
-    u_hi = min(u_hi, _MAX_EXP_ARG)
+    u_hi = min(math.log(max(1.0, (epsilon + 1.0) / (2.0 * rho))), _MAX_EXP_ARG)
     if h(u_hi) <= 0.0:
         u_star = u_hi
     else:
-        u_star = optimize.brentq(h, u_lo, u_hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
-    if math.isfinite(omega):
-        u_star = min(u_star, math.log(omega - 1.0))
+        u_lo = min(0.0, epsilon - 3.0 * rho) - 1.0  # h(u_lo) < 0: (1 + 2e^u) rho < 3 rho, softplus(-u) > -u
+        u_lo = max(u_lo, -1e300)
+        _, u_star = _bisect_increasing(h, u_lo, u_hi)
+    t_cap = _t_cap(omega)
     t = math.exp(u_star)
+    if t > t_cap:
+        t = t_cap
     if t == 0.0:  # alpha = 1 to double precision: the bound is delta <= 1
         return 0.0
     # (alpha-1)(alpha rho - eps) + alpha log(t/(1+t)) - log t
     #   = t((1+t) rho - eps) - t log(1 + 1/t) - log(1 + t)   (no cancellation for large t)
-    log_d = t * ((1.0 + t) * rho - epsilon) - t * math.log1p(1.0 / t) - math.log1p(t)
-    if math.isnan(log_d):  # inf - inf: astronomically small delta
-        return -math.inf
-    return min(log_d, 0.0)
+    a = t * ((1.0 + t) * rho - epsilon)
+    b = t * math.log1p(1.0 / t)
+    c = math.log1p(t)
+    log_d = a - b - c
+    err = 8.0 * _EPS * (t * (1.0 + t) * rho + t * epsilon + b + c + abs(log_d))
+    if math.isnan(log_d) or math.isnan(err):  # inf - inf: no usable value at this order
+        return 0.0
+    return min(log_d + err, 0.0)
 
 
 def _tcdp_delta(rho: float, omega: float, epsilon: float) -> float:
@@ -328,6 +402,7 @@ def _tcdp_delta(rho: float, omega: float, epsilon: float) -> float:
         return 0.0
     log_d = _cks_log_delta(rho, omega, epsilon)
     log_tv = 0.5 * math.log(-math.expm1(-rho))
+    log_tv = log_tv + 4.0 * _EPS * (1.0 + abs(log_tv))
     return min(1.0, _exp_up(min(log_d, log_tv)))
 
 
@@ -337,7 +412,7 @@ def zcdp_delta(rho, epsilon) -> float:
     [CKS20, Cor. 13]: ``delta = min_{alpha > 1} exp((alpha-1)(alpha*rho - epsilon))/(alpha-1)
     * (1 - 1/alpha)^alpha``, evaluated in log space at the unique root of the derivative
     ``(2 alpha - 1) rho - epsilon + log(1 - 1/alpha)``; also at most the [TV] bound
-    ``sqrt(1 - exp(-rho))``. Rounded up; never underflows to 0 for rho > 0.
+    ``sqrt(1 - exp(-rho))``. Rounded up; never underflows to 0 for rho > 0; exactly 0 for rho = 0.
     """
     rho = check_nonnegative("rho", rho)
     epsilon = check_epsilon(epsilon)
@@ -367,6 +442,9 @@ def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
         epsilon = rho + 2 sqrt(rho log(1/delta))          if log(1/delta) <= (omega-1)^2 rho,
         epsilon = rho*omega + log(1/delta)/(omega - 1)    otherwise.
 
+    (The first branch is used only when its order 1 + sqrt(log(1/delta)/rho) is <= omega with a
+    margin against rounding; the second is valid in every case.)
+
     ``method="cks"``: the [BBGHS20]/[CKS20] conversion minimised over alpha in (1, omega]
     (never larger than "bs"); with omega = inf it equals ``zcdp_to_dp(rho, delta, "cks")``.
     """
@@ -379,9 +457,12 @@ def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
     if rho == 0.0:
         return 0.0
     L = -math.log(delta)
-    if math.isinf(omega) or L <= (omega - 1.0) ** 2 * rho:
+    t = _t_cap(omega)
+    if math.isinf(omega) or L <= t * t * rho * (1.0 - 1e-12):
         return round_up(rho + 2.0 * math.sqrt(rho * L))
-    return round_up(rho * omega + L / (omega - 1.0))
+    if not t > 0.0:
+        return math.inf
+    return round_up((1.0 + t) * rho + L / t)
 
 
 def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
@@ -390,8 +471,8 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
     ``method="bs"``: inverse of [BS16, Prop. 1.3],
     ``rho = (sqrt(log(1/delta) + epsilon) - sqrt(log(1/delta)))^2``.
     ``method="cks"``: the largest rho with ``zcdp_delta(rho, epsilon) <= delta``; the CKS delta
-    is increasing in rho, so this is a bisection on ``log zcdp_delta(rho) - log delta`` in
-    log(rho), started from the "bs" value (always feasible).
+    is increasing in rho, so this is a bisection on the float grid (at most 80 steps, after a
+    bracketing by doubling/halving of at most 2200 steps), started from the "bs" value.
 
     The result is rounded down and verified: ``zcdp_to_dp(result, delta, method) <= epsilon``
     for "bs" and ``zcdp_delta(result, epsilon) <= delta`` for "cks".
@@ -400,44 +481,47 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
     delta = check_delta(delta)
     _check_method(method, ZCDP_METHODS)
     L = -math.log(delta)
-    rho_bs = epsilon * epsilon / (math.sqrt(L + epsilon) + math.sqrt(L)) ** 2
+    rho_bs = (epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))) ** 2
     if method == "bs":
         rho = round_down(rho_bs)
-        while rho > 0 and zcdp_to_dp(rho, delta, "bs") > epsilon:
-            rho = round_down(rho * (1.0 - 1e-15))
+        step = 2.0**-50
+        for _ in range(60):
+            if not (rho > 0 and zcdp_to_dp(rho, delta, "bs") > epsilon):
+                break
+            rho = round_down(rho * (1.0 - step))
+            step = min(2.0 * step, 0.5)
+        else:
+            rho = 0.0
         return max(rho, 0.0)
 
     def feasible(r: float) -> bool:
         return _tcdp_delta(r, math.inf, epsilon) <= delta
 
     lo = max(rho_bs, _tv_rho_threshold(delta))
-    while lo > 0 and not feasible(lo):  # rounding at the boundary
+    for _ in range(2200):  # rounding at the boundary
+        if lo == 0.0 or feasible(lo):
+            break
         lo *= 0.5
-    if lo == 0.0:
-        if not feasible(1e-300):
+    if lo == 0.0 or not feasible(lo):
+        if not feasible(TINY):
             return 0.0
-        lo = 1e-300
+        lo = TINY
     hi = 2.0 * lo
-    while feasible(hi):
+    for _ in range(2200):
+        if hi == math.inf or not feasible(hi):
+            break
         lo, hi = hi, 2.0 * hi
-    # bisection in log(rho); lo is always feasible, hi never
-    for _ in range(200):
-        if hi / lo - 1.0 < 1e-13:
-            break
-        mid = math.sqrt(lo * hi)
-        if mid <= lo or mid >= hi:
-            break
-        if feasible(mid):
-            lo = mid
-        else:
-            hi = mid
+    if hi == math.inf:
+        hi = sys.float_info.max
+        if feasible(hi):
+            return hi
+    lo, _ = bisect_float(lambda r: not feasible(r), lo, hi, rel=1e-13)
     return lo
 
 
 # ---------------------------------------------------------------------------------------------
 # Exact Gaussian (Balle-Wang) and GDP
 # ---------------------------------------------------------------------------------------------
-_EPS = float(np.finfo(float).eps)
 _INV_SQRT2 = 1.0 / math.sqrt(2.0)
 _HALF_LOG_PI_2 = 0.5 * math.log(math.pi / 2.0)
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
