@@ -347,6 +347,11 @@ class NoisyGDLastIterate(Mechanism):
             return self.composition_rho()
         return min(self.theorem1_rho(), self.composition_rho())
 
+    def has_zcdp_guarantee(self) -> bool:
+        # the composition baseline is a composition of Gaussians (always zCDP); Theorem 1 alone
+        # holds only under its hypothesis step_size < 1/smoothness
+        return self.bound != "theorem1" or self.step_size * self.smoothness < 1.0
+
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
         return rdp_from_zcdp(self.zcdp(), orders)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
@@ -77,13 +78,18 @@ class ZCDPMechanism(Mechanism):
             return np.full(orders.shape, math.inf)
         out = np.full(orders.shape, math.inf)
         finite = np.isfinite(orders)
-        out[finite] = self.xi + self.rho * orders[finite]
+        with np.errstate(over="ignore"):
+            val = self.xi + self.rho * orders[finite]
+        out[finite] = np.where(val == 0.0, 0.0, round_up(val))  # exact 0 only for rho = xi = 0
         if self.rho == 0:
             out[~finite] = self.xi
         return out
 
     def zcdp(self) -> float:
         return self.rho if self.xi == 0 else math.inf
+
+    def has_zcdp_guarantee(self) -> bool:
+        return self.xi == 0 and math.isfinite(self.rho)
 
     def describe(self) -> str:
         return f"zCDP(rho={self.rho:g}" + (f", xi={self.xi:g})" if self.xi else ")")

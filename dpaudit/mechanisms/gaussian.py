@@ -57,6 +57,9 @@ class Gaussian(Mechanism):
         with np.errstate(over="ignore"):
             return round_up(orders * self.zcdp(), ulps=2)
 
+    def has_zcdp_guarantee(self) -> bool:
+        return True  # rho = D^2/(2 sigma^2) is finite for every sigma > 0 (inf only by overflow)
+
     def zcdp(self) -> float:
         with np.errstate(over="ignore"):
             return round_up(np.float64(self.sensitivity / self.sigma) ** 2 / 2.0, ulps=2)

@@ -88,6 +88,9 @@ class Laplace(Mechanism):
         """rho = eps + e^{-eps} - 1 (the KL divergence), computed as expm1mx(-eps)."""
         return round_up(float(expm1mx(-self.epsilon)))
 
+    def has_zcdp_guarantee(self) -> bool:
+        return True  # pure DP for every scale > 0
+
     def pure_epsilon(self) -> float:
         return round_up(self.epsilon) if self.epsilon != math.inf else math.inf
 

@@ -49,6 +49,14 @@ def _amplified_pure(q: float, eps: float) -> float:
     return math.log1p(q * math.expm1(eps))
 
 
+def _amplified_pure_up(q: float, eps: float) -> float:
+    """:func:`_amplified_pure` rounded up; exactly 0 only when q = 0 or eps = 0 (no cost), a
+    positive float when the value underflows."""
+    if q == 0.0 or eps == 0.0:
+        return 0.0
+    return round_up(_amplified_pure(q, eps))
+
+
 def _mask_like(mask, out):
     return mask.reshape(mask.shape + (1,) * (np.ndim(out) - mask.ndim))
 
@@ -101,20 +109,24 @@ class PoissonSampled(Mechanism):
     def zcdp(self) -> float:
         return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
 
+    def has_zcdp_guarantee(self) -> bool:
+        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+
     def tcdp(self) -> tuple[float, float]:
         if self.q == 0.0:
             return (0.0, math.inf)
         return self.mechanism.tcdp()
 
     def pure_epsilon(self) -> float:
-        return round_up(_amplified_pure(self.q, self.mechanism.pure_epsilon()))
+        return _amplified_pure_up(self.q, self.mechanism.pure_epsilon())
 
     def approx_dp(self):
         pair = self.mechanism.approx_dp()
         if pair is None:
             return None
         eps, delta = pair
-        return (round_up(_amplified_pure(self.q, eps)), round_up(self.q * delta))
+        d = 0.0 if (self.q == 0.0 or delta == 0.0) else round_up(self.q * delta)
+        return (_amplified_pure_up(self.q, eps), d)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Draws of the subsampled output.
@@ -177,6 +189,9 @@ class SampledWithoutReplacement(Mechanism):
     def zcdp(self) -> float:
         return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
 
+    def has_zcdp_guarantee(self) -> bool:
+        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+
     def tcdp(self) -> tuple[float, float]:
         base = self.mechanism.tcdp()
         if self.q == 0.0:
@@ -192,7 +207,7 @@ class SampledWithoutReplacement(Mechanism):
         return base if res is None else (float(res[0]), float(res[1]))
 
     def pure_epsilon(self) -> float:
-        return self.mechanism.pure_epsilon()
+        return 0.0 if self.q == 0.0 else self.mechanism.pure_epsilon()
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Same convention as :meth:`PoissonSampled.sample` with sampling probability q = m/n

@@ -113,6 +113,9 @@ class ZCDPStatement(Mechanism):
     def zcdp(self) -> float:
         return self.rho
 
+    def has_zcdp_guarantee(self) -> bool:
+        return math.isfinite(self.rho)
+
     def describe(self) -> str:
         return f"{self.label} (rho={self.rho:g})"
 
