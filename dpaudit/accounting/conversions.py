@@ -714,10 +714,11 @@ def _log_npdf_bracket(u: float) -> tuple[float, float]:
     return val - e, val + e
 
 
-def _gauss_f_mpmath(u: float, mu: float, cancel: float) -> float:
+def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> float:
     """F(u, mu) = Phi(-u) - exp(mu (u + mu/2)) Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu)) for the
     exact doubles u and mu, evaluated in mpmath with a working precision raised until the
-    difference keeps 20+ significant digits (``cancel``: estimated digits lost); rounded up."""
+    difference keeps 20+ significant digits (``cancel``: estimated digits lost); rounded up
+    (``upward``) or down."""
     import mpmath as mp
 
     t1 = None
@@ -728,16 +729,20 @@ def _gauss_f_mpmath(u: float, mu: float, cancel: float) -> float:
             t1 = mp.ncdf(-U)
             f = t1 - mp.exp(M * (U + M / 2)) * mp.ncdf(-(U + M))
             if f > 0 and f > t1 * mp.mpf(10) ** (25 - dps):
-                # relative error of f is below 1e-20: one ulp upwards covers the conversion
-                out = float(f * (1 + mp.mpf(10) ** -18))
-                return min(1.0, max(next_up(out), TINY))
+                # relative error of f is below 1e-20: one ulp outwards covers the conversion
+                if upward:
+                    return min(1.0, max(next_up(float(f * (1 + mp.mpf(10) ** -18))), TINY))
+                return max(next_down(float(f * (1 - mp.mpf(10) ** -18))), 0.0)
         cancel = 2.0 * cancel + 40.0
-    return min(1.0, max(next_up(next_up(float(t1))), TINY))  # Phi(-u) >= F(u, mu)
+    if upward:
+        return min(1.0, max(next_up(next_up(float(t1))), TINY))  # Phi(-u) >= F(u, mu)
+    return 0.0
 
 
-def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
-    """Upper bound on the exact delta(epsilon) of the Gaussian mechanism with GDP parameter
-    mu = mu_num/mu_den (= sensitivity/sigma, taken exactly: the ratio is not rounded).
+def _gauss_delta_bounds(mu_num: float, mu_den: float, epsilon: float, need_lower: bool = False):
+    """``(lower, upper)``: certified bounds on the exact delta(epsilon) of the Gaussian mechanism
+    with GDP parameter mu = mu_num/mu_den (= sensitivity/sigma, taken exactly: the ratio is not
+    rounded). ``lower`` is only computed (otherwise 0.0) when ``need_lower``.
 
     [BW18, Thm. 8] with u = epsilon/mu - mu/2 and R(x) = Phi(-x)/phi(x) the Mills ratio:
 
@@ -745,24 +750,25 @@ def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
               = int_0^inf phi(u + t) (1 - e^{-mu t}) dt,
 
     which increases in mu at fixed u and decreases in u at fixed mu (and, as F(u, v) = phi(u)
-    (R(u) - R(v)), decreases in u and increases in v): inputs rounded outwards only raise it.
-    Two double-precision evaluations with certified error brackets (the measured error bounds of
-    erfc/erfcx and every rounding accounted for):
+    (R(u) - R(v)), decreases in u and increases in v): inputs rounded outwards only raise it,
+    inwards only lower it. Two double-precision evaluations with certified error brackets (the
+    measured error bounds of erfc/erfcx and every rounding accounted for):
 
     * direct: log Phi(-u) + log1p(-R(v)/R(u)) at (u_lo, v_hi), its lower end at (u_hi, v_lo);
     * small mu: K = -R' = 1 - x R(x) is positive and decreasing, so
       mu phi(u) K(u + mu) <= delta <= mu phi(u) K(u).
 
-    The smaller upper end is returned when the bracket is narrower than 1e-12 relative;
-    otherwise (cancellation: mu small against u, or x R(x) close to 1) F(u_lo, mu_hi) is
-    recomputed in mpmath. Never 0 (the exact value is positive), at most 1.
+    When the bracket is narrower than 1e-12 relative (plus 16 eps |log delta|) its ends are
+    returned; otherwise (cancellation: mu small against u, or x R(x) close to 1) F(u_lo, mu_hi)
+    (and F(u_hi, mu_lo) for the lower end) is recomputed in mpmath. The upper bound is never 0
+    (the exact value is positive) and at most 1.
     """
     if mu_num / mu_den == math.inf:  # mu > 1.7e308: delta = 1 - (far below one ulp)
-        return 1.0
+        return (next_down(1.0) if need_lower else 0.0), 1.0
     u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi = _gauss_inputs(mu_num, mu_den, epsilon)
     lp_hi = sum(_log_phi_tail(u_lo))
     if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
-        return TINY
+        return 0.0, TINY
     best_hi, best_lo, r = 0.0, -math.inf, 1.0
     res = _gauss_log_f_double(u_lo, v_hi)
     if res is not None:
@@ -781,16 +787,25 @@ def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
         p_lo, _ = _log_npdf_bracket(u_hi)
         lo_b = math.log(mu_lo) + p_lo + k_lo
         best_lo = max(best_lo, lo_b - 2.0 * _EPS * (abs(lo_b) + abs(math.log(mu_lo))))
+    lower = max(next_down(next_down(math.exp(best_lo))), 0.0) if need_lower else 0.0
     if best_hi < _LOG_TINY:
-        return TINY
+        return lower, TINY
     if best_hi - best_lo <= _GAUSS_TOL + 16.0 * _EPS * abs(best_hi) or max(abs(u_lo), abs(v_hi)) > 1e6:
         # (arguments beyond 1e6 never cancel: R(v)/R(u) <= u/v there, and mpmath is not used)
-        return min(1.0, max(next_up(next_up(math.exp(best_hi))), TINY))
+        return lower, min(1.0, max(next_up(next_up(math.exp(best_hi))), TINY))
     if math.isfinite(best_lo):
         cancel = max(0.0, (lp_hi - best_lo) / math.log(10.0)) + 5.0
     else:
         cancel = max(0.0, -math.log10(mu_hi)) + 2.0 * math.log10(2.0 + abs(u_lo)) + 10.0
-    return _gauss_f_mpmath(u_lo, mu_hi, cancel)
+    upper = _gauss_f_mpmath(u_lo, mu_hi, cancel)
+    if need_lower and mu_lo > 0.0:
+        lower = max(lower, _gauss_f_mpmath(u_hi, mu_lo, cancel, upward=False))
+    return lower, upper
+
+
+def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
+    """Certified upper bound on the exact Gaussian delta (see :func:`_gauss_delta_bounds`)."""
+    return _gauss_delta_bounds(mu_num, mu_den, epsilon)[1]
 
 
 def _gauss_log_delta_approx(mu: float, epsilon: float) -> float:
@@ -842,6 +857,38 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
     return _gauss_delta_up(sensitivity, sigma, epsilon)
+
+
+def _gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
+    """A certified LOWER bound on the exact epsilon(delta) of the Gaussian mechanism with
+    mu = mu_num/mu_den: a float e with certified lower bound on delta(e) > delta (so the exact
+    root lies above e), within 2^-46 relative of the upper root :func:`_gaussian_min_epsilon`
+    plus the width of the certified delta bracket. 0 when delta(0) may be <= delta."""
+    hi = _gaussian_min_epsilon(mu_num, mu_den, delta)
+    if hi == 0.0:
+        return 0.0
+
+    def low_above(e: float) -> bool:  # certified: exact delta(e) > delta
+        return _gauss_delta_bounds(mu_num, mu_den, e, need_lower=True)[0] > delta
+
+    if not math.isfinite(hi):
+        hi = sys.float_info.max
+        if low_above(hi):
+            return hi
+    if not low_above(0.0):
+        return 0.0
+    w = max(hi * 2.0**-40, 1e-300)
+    lo = 0.0
+    for _ in range(12):
+        cand = hi - w
+        if cand <= 0.0:
+            break
+        if low_above(cand):
+            lo = cand
+            break
+        w *= 64.0
+    lo, _ = bisect_float(lambda e: not low_above(e), lo, hi)
+    return lo
 
 
 def _gaussian_min_epsilon(mu_num: float, mu_den: float, delta: float) -> float:

@@ -55,7 +55,7 @@ import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
 
 from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_delta, check_nonnegative, check_positive
+from dpaudit.core.validation import check_delta, check_nonnegative, check_positive, check_real_array
 
 __all__ = [
     "ptr_distance",
@@ -71,11 +71,9 @@ _S_INFLATION = 1e-9
 
 
 def _records(X) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
+    X = check_real_array("X", X)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must be a non-empty 2-D array of records (rows), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite")
     return X
 
 

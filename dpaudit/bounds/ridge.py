@@ -29,21 +29,19 @@ import math
 import numpy as np
 
 from dpaudit.bounds.ptr import gram_matrix, threshold_matrix
-from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_count, check_nonnegative, check_positive
+from dpaudit.core.numeric import product_ratio, round_up
+from dpaudit.core.validation import check_count, check_nonnegative, check_positive, check_real_array
 
 __all__ = ["ridge_relative_sensitivity", "ridge_smoothness_constants", "ridge_ptr_constants", "ridge_gradient"]
 
 
 def _data(X, y):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    X = check_real_array("X", X)
+    y = check_real_array("y", y)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must be a non-empty 2-D array of records (rows), got shape {X.shape}")
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("X and y must be finite")
     return X, y
 
 
@@ -142,8 +140,8 @@ def ridge_ptr_constants(n: int, *, record_bound: float, label_bound: float, thre
         if not mu_T > 0:
             raise ValueError("threshold must be positive definite")
         mu_T = mu_T * (1.0 - 1e-12)
-    B = round_up(C * C / (n * mu_T))
-    A = round_up(B * C * Y + 2.0 * C * Y / n)
+    B = product_ratio([C, C], [n, mu_T], "up")
+    A = round_up(B * C * Y + product_ratio([2, C, Y], [n], "up")) if Y > 0 else 0.0
     if not (math.isfinite(A) and math.isfinite(B)):
         raise ValueError("record_bound, label_bound and threshold give non-finite constants")
     return A, B

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from dpaudit.core.numeric import count_to_float
 from dpaudit.core.validation import check_count, check_orders, check_positive
 
 __all__ = ["renyi_gaussians", "gaussian_variance_term"]
@@ -83,9 +84,12 @@ def renyi_gaussians(alpha, mu1, s1, mu2, s2, dim: int = 1):
         raise ValueError(f"dim must equal the number of entries of mu1/mu2 ({m1.size}), got {dim}")
     if not (np.all(np.isfinite(m1)) and np.all(np.isfinite(m2))):
         raise ValueError("mu1 and mu2 must be finite")
-    dist2 = float(np.sum((m1 - m2) ** 2))
+    with np.errstate(over="ignore"):
+        dist2 = float(np.sum((m1 - m2) ** 2))
     r = s1 / s2
-    var = dim * gaussian_variance_term(a, r)
+    term = gaussian_variance_term(a, r)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = np.where(term == 0.0, 0.0, count_to_float(dim, "up") * term)  # dim may be 10**400
     # s_alpha^2 / s2^2 = 1 - (alpha-1)(r^2-1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = 1.0 - (a - 1.0) * ((r - 1.0) * (r + 1.0))

@@ -180,3 +180,51 @@ def scale_by_count(count: int, x):
     # a positive product that underflowed to 0 is not an exact zero
     out = np.where((arr > 0.0) & (c > 0.0) & (out == 0.0), TINY, out)
     return float(out) if out.ndim == 0 else out
+
+
+def _mant_exp(x) -> tuple[float, int]:
+    """(m, e) with x = m * 2**e and m in [0.5, 1) (m rounded to nearest for huge ints)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = int(x)
+        e = x.bit_length()
+        if e <= 1000:
+            return math.frexp(float(x))
+        top = x >> (e - 64)  # 64 leading bits; the rest only moves m by < 2^-63 relative
+        return top / 2.0**64, e
+    return math.frexp(float(x))
+
+
+def product_ratio(nums, dens=(), direction: str = "up") -> float:
+    """``prod(nums) / prod(dens)`` for non-negative finite floats and integers of any size,
+    without intermediate overflow or underflow, rounded in ``direction`` ("up": a float >= the
+    exact value, "down": <=). ``inf`` / 0 only when the exact result is beyond the float range
+    (rounded accordingly: "up" never returns 0 for a positive value)."""
+    m, e, k = 1.0, 0, 0
+    for x in nums:
+        if x == 0:
+            return 0.0
+        mx, ex = _mant_exp(x)
+        m *= mx
+        e += ex
+        k += 1
+        m, ee = math.frexp(m)
+        e += ee
+    for x in dens:
+        if x == 0:
+            return math.inf if direction == "up" else sys.float_info.max
+        mx, ex = _mant_exp(x)
+        m /= mx
+        e -= ex
+        k += 1
+        m, ee = math.frexp(m)
+        e += ee
+    # each of the <= 2k roundings (products, quotients, big-int mantissas) errs by one ulp at most
+    ulps = 2 * k + 2
+    m = round_up(m, ulps) if direction == "up" else round_down(m, ulps)
+    try:
+        out = math.ldexp(m, e)
+    except OverflowError:
+        return math.inf if direction == "up" else sys.float_info.max
+    if out < sys.float_info.min:  # subnormal range: ldexp rounded to nearest
+        out = next_up(out) if direction == "up" else max(next_down(out), 0.0)
+    return out
