@@ -85,7 +85,7 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import Logistic, get_loss
+from dpaudit.optimizers.losses import Logistic, get_loss, row_norms as _row_norms
 
 __all__ = ["DPAGD", "initial_budgets"]
 
@@ -195,12 +195,14 @@ class DPAGD(Optimizer):
     # -- helpers ----------------------------------------------------------------------
     def _clipped_sum(self, X, y, row_norms, w, g_c):
         """g = sum_i clip_{C_grad}(grad l(w; d_i)) per trial (line 5), plus the canary's clipped gradient."""
-        scalars = self.loss.derivative(w @ X.T, y)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scalars = self.loss.derivative(w @ X.T, y)
         C = self.hp["clip"]
-        norms = np.abs(scalars) * row_norms
+        # scalars * min(1, C / (|scalars| ||x_i||)) written as a clip of the scalar to
+        # +-C/||x_i|| (no overflow of |scalars| ||x_i|| for huge records; C/0 = inf: no clipping)
         with np.errstate(divide="ignore"):
-            factor = np.minimum(1.0, C / norms)       # C / 0 = inf -> factor 1
-        total = (X.T @ (scalars * factor).T).T
+            bound = C / row_norms
+        total = (X.T @ np.clip(scalars, -bound, bound).T).T
         if g_c is not None:
             total = total + g_c
         return total
@@ -255,7 +257,7 @@ class DPAGD(Optimizer):
             if norm > self.hp["clip"]:
                 g_c = g_c * (self.hp["clip"] / norm)
         rng = make_rng(seed)
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         C, c_obj, gamma, noise = self.hp["clip"], self.hp["clip_obj"], self.hp["budget_increase"], self.hp["noise"]
         m, tau, growth, l2 = self.hp["grid_size"], self.hp["tau"], self.hp["alpha_growth"], self.hp["l2"]
         shift = 1 if self.hp["applied_step"] == "previous" else 0

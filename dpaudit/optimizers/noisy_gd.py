@@ -44,10 +44,11 @@ from dpaudit.optimizers.base import (
     Run,
     accountant_claim,
     check_data,
+    check_finite_params,
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
 
@@ -56,7 +57,7 @@ def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
     """Euclidean projection of each row of ``theta`` onto the L2 ball of ``radius`` (inf: identity)."""
     if math.isinf(radius):
         return theta
-    norms = np.linalg.norm(theta, axis=-1, keepdims=True)
+    norms = _row_norms(theta.reshape(-1, theta.shape[-1])).reshape(theta.shape[:-1] + (1,))
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > radius, radius / norms, 1.0)
     return theta * factor
@@ -91,6 +92,11 @@ class NoisyGD(Optimizer):
         self._nonneg("label_bound")
         self._pos("radius", allow_inf=True)
         self._pos("clip", allow_inf=True)
+        sigma, l2 = self.hp["sigma"], self.hp["l2"]
+        if not math.isfinite(self.noise_std):
+            raise ValueError(f"sigma must keep the per-step noise std sqrt(2 step_size) sigma finite, got sigma={sigma:g}")
+        if l2 > 0 and not math.isfinite(sigma * math.sqrt(2.0 / l2)):
+            raise ValueError(f"sigma must keep the initial std sigma sqrt(2/l2) finite, got sigma={sigma:g}, l2={l2:g}")
 
     @property
     def neighbouring(self) -> str:
@@ -141,7 +147,7 @@ class NoisyGD(Optimizer):
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
         n, d = X.shape
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         R = self.hp["feature_bound"]
         if np.any(row_norms > R * (1 + 1e-12)):
             raise ValueError(f"X: every record must have L2 norm <= feature_bound = {R:g} "
@@ -155,21 +161,23 @@ class NoisyGD(Optimizer):
         eta, l2, sigma, radius = self.hp["step_size"], self.hp["l2"], self.hp["sigma"], self.hp["radius"]
         clip = self.hp["clip"]
         if l2 > 0 and sigma > 0:
-            theta = rng.standard_normal((trials, d)) * math.sqrt(2.0 * sigma**2 / l2)
+            theta = rng.standard_normal((trials, d)) * (sigma * math.sqrt(2.0 / l2))  # (sigma**2 overflows)
         else:
             theta = np.zeros((trials, d))
         theta = project_ball(theta, radius)
         std = self.noise_std
-        for _ in range(self.hp["steps"]):
-            scalars = self.loss.derivative(theta @ X.T, y)
-            total, _ = clipped_gradient_sum(X, scalars, row_norms, clip)
-            grad = total / n + l2 * theta
-            if g_c is not None:
-                grad = grad + g_c / n
-            step = theta - eta * grad
-            if std > 0:
-                step = step + std * rng.standard_normal((trials, d))
-            theta = project_ball(step, radius)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.hp["steps"]):
+                scalars = self.loss.derivative(theta @ X.T, y)
+                total, _ = clipped_gradient_sum(X, scalars, row_norms, clip)
+                grad = total / n + l2 * theta
+                if g_c is not None:
+                    grad = grad + g_c / n
+                step = theta - eta * grad
+                if std > 0:
+                    step = step + std * rng.standard_normal((trials, d))
+                theta = project_ball(step, radius)
+        check_finite_params(theta, "noisy-gd", ("step_size", "sigma"))
         return Run(params=theta, claim=self.claim(n),
                    extra={"n": n, "sensitivity": self.sensitivity, "theorem1": self.theorem1_applies})
 

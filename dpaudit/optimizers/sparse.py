@@ -30,7 +30,7 @@ import numpy as np
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import Optimizer, Run, check_data, make_rng, no_guarantee_claim
-from dpaudit.optimizers.losses import get_loss
+from dpaudit.optimizers.losses import get_loss, row_norms as _row_norms
 
 __all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
            "basis_pursuit"]
@@ -66,7 +66,7 @@ def basis_pursuit(A: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _check_sparse_rows(Z: np.ndarray, L: float, s: int) -> None:
-    norms = np.linalg.norm(Z, axis=1)
+    norms = _row_norms(Z)
     if np.any(norms > L * (1 + 1e-12)):
         raise ValueError(f"X: every row must have L2 norm <= lipschitz = {L:g} (max {norms.max():.6g})")
     nnz = np.count_nonzero(Z, axis=1)
@@ -236,7 +236,7 @@ class OutputPerturbation(_SparseBase):
         self._check_canary(canary_gradient, X.shape[1])
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
-        norms = np.linalg.norm(X, axis=1)
+        norms = _row_norms(X)
         if np.any(norms > self.hp["feature_bound"] * (1 + 1e-12)):
             raise ValueError(f"X: every record must have L2 norm <= feature_bound = {self.hp['feature_bound']:g}")
         n, d = X.shape
