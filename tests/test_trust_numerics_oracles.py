@@ -80,7 +80,7 @@ def mp_balle_delta(alpha, r, eps):
         if math.isinf(alpha):
             return min(tv, mp.mpf(0) if r <= eps else mp.mpf(1))
         A, E = mp.mpf(alpha), mp.mpf(eps)
-        b = mp.exp((A - 1) * (R - E) + A * mp.log(1 - 1 / A) - mp.log(A - 1))
+        b = mp.exp((A - 1) * (R - E) + A * mp.log1p(-1 / A) - mp.log(A - 1))
         return min(tv, b, mp.mpf(1))
 
 
@@ -95,7 +95,7 @@ def mp_balle_epsilon(alpha, r, delta):
         if math.isinf(alpha):
             return R
         A = mp.mpf(alpha)
-        return max(R + mp.log((A - 1) / A) - (mp.log(D) + mp.log(A)) / (A - 1), mp.mpf(0))
+        return max(R + mp.log1p(-1 / A) - (mp.log(D) + mp.log(A)) / (A - 1), mp.mpf(0))
 
 
 # ----------------------------------------------------------------------------- zCDP / tCDP -> DP
@@ -141,7 +141,7 @@ def mp_cks_delta(rho, eps, omega=math.inf):
             return mp.mpf(0)
 
         def h(a):
-            return (2 * a - 1) * R - E + mp.log(1 - 1 / a)
+            return (2 * a - 1) * R - E + mp.log1p(-1 / a)
 
         hi = mp.mpf(2)
         while h(hi) < 0:
@@ -149,7 +149,7 @@ def mp_cks_delta(rho, eps, omega=math.inf):
         a = _bisect(h, mp.mpf(1), hi, 600)
         if not math.isinf(omega):
             a = min(a, mp.mpf(omega))
-        ld = (a - 1) * (a * R - E) + a * mp.log(1 - 1 / a) - mp.log(a - 1)
+        ld = (a - 1) * (a * R - E) + a * mp.log1p(-1 / a) - mp.log(a - 1)
         return min(mp.exp(ld), mp.sqrt(-mp.expm1(-R)), mp.mpf(1))
 
 

@@ -307,3 +307,45 @@ def test_interop_randomized_response_keeps_neighbouring_relation():
     # PureDP was created as add_remove whatever the requested relation: composing failed
     acc = accountant_from_dp_event(ev, "rdp", neighbouring="replace_one")
     assert acc.neighbouring == "replace_one" and math.isfinite(acc.epsilon(1e-5))
+
+
+# ============================================================================== found by the property suite
+def test_bs_conversion_subnormal_rho():
+    # sqrt(rho * L) with a subnormal product lost its relative precision (7% below exact)
+    from test_trust_numerics_oracles import mp_bs_epsilon
+
+    assert mp.mpf(C.zcdp_to_dp(5e-324, 0.1, method="bs")) >= mp_bs_epsilon(5e-324, 0.1)
+    assert mp.mpf(C.tcdp_to_dp(5e-324, math.inf, 0.1, method="bs")) >= mp_bs_epsilon(5e-324, 0.1)
+
+
+def test_rdp_to_delta_underflow_is_positive():
+    # log delta = -1e309 overflowed to -inf and the (positive) bound was reported as exactly 0
+    d, _ = C.rdp_to_delta([1e141], [1.0], 1e168)
+    assert d > 0.0
+
+
+def test_round_up_at_the_top_of_the_float_range_is_quiet():
+    # nextafter(max float, inf) = inf raised a RuntimeWarning (an error in these tests)
+    assert PureDP(1.7976931348623157e308).zcdp() == math.inf
+    r = PureDP(1.7976931348623157e308).rdp([2.0, 1e300])  # (alpha - 1) * epsilon overflowed: warning
+    assert np.all(r >= 1e308)
+    r = dpaudit.Laplace(1e-300, 1e10).rdp([2.0, 1e300])
+    assert np.all(r == math.inf)
+
+
+def test_dp_agd_initial_budgets_huge_epsilon_tiny_delta():
+    from dpaudit.bounds import dp_agd_initial_budgets
+
+    b = dp_agd_initial_budgets(1e155, 2.225073858507e-311)  # log(1.25/delta) = log(inf): NaN
+    assert not any(math.isnan(v) for v in (b.rho_total, b.rho_ng, b.rho_nmax, b.epsilon_ng))
+
+
+def test_langevin_lower_bound_never_inf_by_overflow():
+    from dpaudit.bounds import langevin_lower_rdp, langevin_rdp
+
+    # S^2 / (4 sigma^2 n^2) overflows: a LOWER bound must stay finite (the largest float)
+    v = langevin_lower_rdp(1.000000000000001, sensitivity=1e8, step_size=0.1, sigma=1e-155, n=1, steps=1)
+    assert v == 1.7976931348623157e308
+    # an upper bound overflowing to inf must not warn (rho * alpha)
+    assert langevin_rdp(1e13, sensitivity=1e148, strong_convexity=1.0, step_size=10.0, sigma=1.0, n=1,
+                        steps=1) == math.inf

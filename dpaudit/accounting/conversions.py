@@ -173,6 +173,7 @@ def _balle_epsilon(orders: np.ndarray, rdp: np.ndarray, log_delta: float) -> np.
         eps = s2 + (e1 + e2)
         mag = 2.0 * np.abs(ratio) + (abs(log_delta) + 2.0 * np.abs(np.log(orders))) / (orders - 1.0) + 1e-300
         eps = eps + 2.0 * _EPS * (mag + np.abs(eps))
+        eps = np.where(np.isnan(eps), math.inf, eps)  # no information: no bound at this order
         eps = np.where(finite_order, eps, rdp)
         eps = np.where(np.isinf(rdp), math.inf, eps)
     return eps
@@ -241,6 +242,10 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
         err = _EPS * ((orders - 1.0) * (2.0 * np.abs(ratio) + np.abs(inner)) + 2.0 * np.abs(np.log(orders))
                       + np.abs(log_balle) + 1e-300)
         log_balle = log_balle + err
+        log_balle = np.where(np.isnan(log_balle), 0.0, log_balle)  # no information: delta <= 1
+        # at a finite order the delta is positive, however small: a log that overflowed to -inf
+        # (epsilon far above r) is reported as the smallest positive double, never 0
+        log_balle = np.maximum(log_balle, -800.0)
         log_balle = np.where(finite_order, log_balle, np.where(rdp <= epsilon, -math.inf, 0.0))
         log_balle = np.where(np.isinf(rdp), 0.0, log_balle)
         log_tv = np.where(rdp == 0.0, -math.inf, log_tv)
@@ -351,7 +356,8 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
     if method == "bs":
         if rho == 0.0:
             return 0.0
-        return round_up(rho + 2.0 * math.sqrt(rho * -math.log(delta)))
+        # sqrt(rho) sqrt(L), not sqrt(rho L): a subnormal product would lose its relative precision
+        return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(-math.log(delta)))
     return _cks_epsilon(rho, math.inf, delta)
 
 
@@ -459,7 +465,7 @@ def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
     L = -math.log(delta)
     t = _t_cap(omega)
     if math.isinf(omega) or L <= t * t * rho * (1.0 - 1e-12):
-        return round_up(rho + 2.0 * math.sqrt(rho * L))
+        return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(L))
     if not t > 0.0:
         return math.inf
     return round_up((1.0 + t) * rho + L / t)

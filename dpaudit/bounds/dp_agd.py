@@ -52,7 +52,8 @@ __all__ = [
 
 def _bs_epsilon_pessimistic(rho: float, log_inv_delta: float) -> float:
     """rho + 2 sqrt(rho log(1/delta)) (BS16 Prop. 1.3) rounded up, as an accountant would."""
-    return round_up(rho + 2.0 * math.sqrt(rho * log_inv_delta))
+    # sqrt(rho) sqrt(L), not sqrt(rho L): a subnormal product would lose its relative precision
+    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(log_inv_delta))
 
 
 def dp_agd_budget(epsilon: float, delta: float) -> float:
@@ -146,7 +147,7 @@ def dp_agd_initial_budgets(epsilon: float, delta: float, splits: int = 60, *,
     eps_step = epsilon / 2.0 / count_to_float(splits, "up")  # splits may be 10**400
     rho_nmax = eps_step * eps_step / 2.0
     if calibration == "classical":
-        rho_ng = eps_step * eps_step / (4.0 * math.log(1.25 / delta))
+        rho_ng = eps_step * eps_step / (4.0 * (math.log(1.25) - math.log(delta)))
     elif calibration == "pure":
         rho_ng = rho_nmax
     else:

@@ -78,6 +78,8 @@ def _curve(alpha, rho: float, rounding):
         out = np.zeros(a.shape)
     else:
         out = np.atleast_1d(rounding(rdp_from_zcdp(rho, a)))
+        if rounding is round_down:  # a lower bound whose product overflowed: the largest float
+            out = np.where(np.isfinite(a), np.minimum(out, np.finfo(float).max), out)
     return float(out[0]) if scalar else out
 
 

@@ -194,6 +194,6 @@ def propose_test_release(X, threshold, *, record_bound: float, epsilon: float, d
         rng = np.random.default_rng(seed)
     stat = ptr_lower_bound_statistic(X, threshold, record_bound=record_bound, l2=l2) - 1.0
     noisy = stat + float(rng.laplace(0.0, 1.0 / epsilon))
-    cutoff = math.log(1.0 / delta) / epsilon
+    cutoff = (-math.log(delta)) / epsilon
     return PTRResult(passed=bool(noisy > cutoff), noisy_statistic=noisy, cutoff=cutoff, epsilon=epsilon,
                      delta=delta)

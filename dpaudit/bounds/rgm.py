@@ -103,7 +103,7 @@ def rgm_local_sensitivity_rdp(alpha, *, epsilon, B, dim):
 def _mironov(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:
     """Mironov 2017 Prop. 3 at each order: ``rdp + log(1/delta)/(alpha-1)``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return rdp + math.log(1.0 / delta) / (orders - 1.0)
+        return rdp + (-math.log(delta)) / (orders - 1.0)
 
 
 def _convert(orders: np.ndarray, rdp: np.ndarray, delta: float, conversion: str) -> tuple[float, float]:
@@ -230,7 +230,7 @@ def rgm_closed_form_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1):
     if math.isinf(K1):
         return math.inf
     K = scale_by_count(steps, K1)
-    L = math.log(1.0 / delta)
+    L = (-math.log(delta))
     if K == 0.0:
         return 0.0
     if math.isinf(K):

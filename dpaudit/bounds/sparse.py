@@ -145,7 +145,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     def ok(sig: float) -> bool:
         return gaussian_delta(sig, epsilon, sensitivity=sensitivity) <= delta
 
-    hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon + 1.0)
+    hi = sensitivity * (math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon + 1.0)
     for _ in range(2100):  # bounded doubling/halving (the float range spans ~2100 binades)
         if not math.isfinite(hi) or ok(hi):
             break
@@ -177,7 +177,7 @@ def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibratio
             raise ValueError(
                 f"{argname} must be < 1 for the classical Gaussian calibration "
                 f"(Dwork-Roth Thm. A.1), got {epsilon}; use calibration='analytic'")
-        sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+        sigma = sensitivity * math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon
         return round_up(sigma), "classical sigma = Delta sqrt(2 ln(1.25/delta))/epsilon (valid for epsilon < 1)"
     return analytic_gaussian_sigma(epsilon, delta, sensitivity), "exact Balle-Wang calibration"
 
@@ -242,10 +242,10 @@ def l1_recovery_calibration(lipschitz: float, sparsity: int, dim: int, n: int, e
     if not epsilon < 1.0:
         raise ValueError(f"epsilon must be < 1 for the classical Gaussian calibration of l1-recovery, got {epsilon}")
     log_ratio = math.log(dim) - math.log(sparsity)  # dim / sparsity may exceed the float range
-    root = math.sqrt(count_to_float(sparsity, "up") * log_ratio / math.log(1.0 / delta))
+    root = math.sqrt(count_to_float(sparsity, "up") * log_ratio / (-math.log(delta)))
     m_f = count_to_float(n, "up") * epsilon * root
     m = max(1, math.ceil(m_f)) if math.isfinite(m_f) else max(1, math.ceil(n * Fraction(epsilon) * Fraction(root)))
-    sigma = product_ratio([math.sqrt(18.0 * math.log(2.5 / delta)), lipschitz], [n, epsilon], "up")
+    sigma = product_ratio([math.sqrt(18.0 * (math.log(2.5) - math.log(delta))), lipschitz], [n, epsilon], "up")
     sens = product_ratio([3, lipschitz], [n], "up")
     details = {"m": m, "noise": "gaussian",
                "note": "[unconfirmed constants] Gaussian at (epsilon, delta/2), sensitivity 3L/n; "
@@ -379,7 +379,7 @@ class RandomStoppingFilter:
 
     def _lhs(self, eps2: list[float]) -> float:
         s = math.fsum(eps2)
-        return round_up(math.sqrt(2.0 * math.log(4.0 / self.delta) * s) + 0.5 * s)
+        return round_up(math.sqrt(2.0 * (math.log(4.0) - math.log(self.delta)) * s) + 0.5 * s)
 
     @property
     def epsilon_spent(self) -> float:

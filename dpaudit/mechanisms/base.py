@@ -32,7 +32,7 @@ def rdp_from_zcdp(rho: float, orders: np.ndarray) -> np.ndarray:
     orders = check_orders(orders)
     if math.isinf(rho):
         return np.full(orders.shape, math.inf)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # overflow: inf, an upper bound
         out = rho * orders
     out[np.isinf(orders)] = math.inf if rho > 0 else 0.0
     return out

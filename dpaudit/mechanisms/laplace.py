@@ -41,7 +41,8 @@ def laplace_rdp(epsilon: float, orders) -> np.ndarray:
     fin = np.isfinite(a)
     af = np.where(fin, a, 2.0)
     am1 = af - 1.0
-    t = am1 * epsilon
+    with np.errstate(over="ignore"):
+        t = am1 * epsilon
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         wa = af / (2.0 * af - 1.0)
         wb = am1 / (2.0 * af - 1.0)

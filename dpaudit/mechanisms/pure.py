@@ -45,7 +45,8 @@ def randomized_response_rdp(epsilon: float, orders) -> np.ndarray:
     fin = np.isfinite(a)
     af = np.where(fin, a, 2.0)
     am1 = af - 1.0
-    t = am1 * epsilon
+    with np.errstate(over="ignore"):
+        t = am1 * epsilon
     p = 1.0 / (1.0 + math.exp(-epsilon)) if epsilon < 700 else 1.0
     with np.errstate(over="ignore", invalid="ignore"):
         ts = np.minimum(t, 1.0)
