@@ -126,7 +126,7 @@ def mp_cks_epsilon(rho, delta, omega=math.inf):
         hi = mp.mpf(1)
         while g(hi) < 0:
             hi *= 2
-        t = _bisect(g, mp.mpf(0), hi)
+        t = _bisect(g, mp.mpf(0), hi, 220)
         if not math.isinf(omega):
             t = min(t, mp.mpf(omega) - 1)
         val = (1 + t) * R - mp.log1p(1 / t) - (mp.log(D) + mp.log1p(t)) / t
@@ -146,7 +146,7 @@ def mp_cks_delta(rho, eps, omega=math.inf):
         hi = mp.mpf(2)
         while h(hi) < 0:
             hi = 1 + 2 * (hi - 1)
-        a = _bisect(h, mp.mpf(1), hi, 600)
+        a = _bisect(h, mp.mpf(1), hi, 220)
         if not math.isinf(omega):
             a = min(a, mp.mpf(omega))
         ld = (a - 1) * (a * R - E) + a * mp.log1p(-1 / a) - mp.log(a - 1)
@@ -163,31 +163,50 @@ def mp_bs_epsilon(rho, delta):
 # ----------------------------------------------------------------------------- mechanism curves
 
 
+def _converged(f, dps=50):
+    """f() evaluated at a working precision doubled until two successive values agree to 30
+    digits (the closed forms below cancel catastrophically for tiny epsilon or alpha near 1)."""
+    prev = None
+    for _ in range(8):
+        with mp.workdps(dps):
+            val = f()
+        if prev is not None and (val == prev or abs(val - prev) <= abs(val) * mp.mpf(10) ** -30):
+            return +val
+        prev = val
+        dps *= 2
+    raise RuntimeError("oracle did not converge")
+
+
 def mp_laplace_rdp(eps, alpha):
     """Mironov 2017 Prop. 6: Laplace RDP with epsilon = sensitivity/scale (alpha = inf: eps)."""
-    with mp.workdps(60):
-        E = mp.mpf(eps)
-        if math.isinf(alpha):
-            return E
-        A = mp.mpf(alpha)
+    if math.isinf(alpha):
+        return mp.mpf(eps)
+
+    def f():
+        E, A = mp.mpf(eps), mp.mpf(alpha)
         inner = A / (2 * A - 1) * mp.exp((A - 1) * E) + (A - 1) / (2 * A - 1) * mp.exp(-A * E)
         return min(mp.log(inner) / (A - 1), E)
+
+    return _converged(f)
 
 
 def mp_rr_rdp(eps, alpha):
     """Tight RDP of eps-DP (randomized response, p = e^eps/(1+e^eps))."""
-    with mp.workdps(60):
-        E = mp.mpf(eps)
-        if math.isinf(alpha):
-            return E
-        A = mp.mpf(alpha)
+    if math.isinf(alpha):
+        return mp.mpf(eps)
+
+    def f():
+        E, A = mp.mpf(eps), mp.mpf(alpha)
         p = 1 / (1 + mp.exp(-E))
         return mp.log(p * mp.exp((A - 1) * E) + (1 - p) * mp.exp(-(A - 1) * E)) / (A - 1)
+
+    return _converged(f)
 
 
 def mp_subsampled_rr_rdp(q, eps, alpha):
     """Exact RDP (max of both directions) of Poisson-subsampled randomized response."""
-    with mp.workdps(80):
+
+    def f():
         Q, E, A = mp.mpf(q), mp.mpf(eps), mp.mpf(alpha)
         p = 1 / (1 + mp.exp(-E))
         P = [Q * p + (1 - Q) * (1 - p), Q * (1 - p) + (1 - Q) * p]
@@ -196,14 +215,19 @@ def mp_subsampled_rr_rdp(q, eps, alpha):
         rem = mp.log(mp.fsum(y**A * x ** (1 - A) for x, y in zip(P, R))) / (A - 1)
         return max(add, rem)
 
+    return _converged(f, 80)
+
 
 def mp_poisson_gaussian_rdp_int(q, sigma, alpha: int):
     """Exact RDP of the Poisson-subsampled Gaussian at an integer order (binomial sum, [MTZ])."""
-    with mp.workdps(60):
+
+    def f():
         Q, S = mp.mpf(q), mp.mpf(sigma)
         tot = mp.fsum(mp.binomial(alpha, k) * Q**k * (1 - Q) ** (alpha - k) * mp.exp((k * k - k) / (2 * S * S))
                       for k in range(alpha + 1))
         return mp.log(tot) / (alpha - 1)
+
+    return _converged(f, 60)
 
 
 # ----------------------------------------------------------------------------- self-checks

@@ -502,3 +502,79 @@ def test_zcdp_conversions_many(rho, delta, eps, method):
 @given(st.lists(st.tuples(orders_st, rdp_values), min_size=1, max_size=6), deltas, nonneg)
 def test_rdp_conversions_many(pairs, delta, eps):
     test_rdp_conversions.hypothesis.inner_test(pairs, delta, eps)
+
+
+@pytest.mark.slow
+@MANY
+@given(st.one_of(st.just(0.0), positive), nonneg, deltas)
+def test_gdp_functions_many(mu, eps, delta):
+    test_gdp_functions.hypothesis.inner_test(mu, eps, delta)
+
+
+@pytest.mark.slow
+@MANY
+@given(nonneg, omegas, deltas, nonneg)
+def test_tcdp_conversions_many(rho, omega, delta, eps):
+    test_tcdp_conversions.hypothesis.inner_test(rho, omega, delta, eps)
+
+
+@pytest.mark.slow
+@MANY
+@given(nonneg, deltas, st.sampled_from(["cks", "bs"]))
+def test_dp_to_zcdp_meets_target_many(eps, delta, method):
+    test_dp_to_zcdp_meets_target.hypothesis.inner_test(eps, delta, method)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=150)
+@given(st.sampled_from(["RDPAccountant", "ZCDPAccountant", "TCDPAccountant", "PLDAccountant"]),
+       positive, st.one_of(st.integers(1, 1000), counts.filter(lambda c: c >= 1)), deltas, nonneg)
+def test_accountants_gaussian_above_exact_many(name, sigma, count, delta, eps):
+    test_accountants_gaussian_above_exact.hypothesis.inner_test(name, sigma, count, delta, eps)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=60)
+@given(st.one_of(st.just(0.0), moderate(-3, 2)), st.one_of(deltas.filter(lambda d: d >= 1e-300), st.just(1e-5)),
+       st.one_of(st.integers(1, 1000), st.sampled_from([10**6, 10**400])), st.one_of(st.just(1.0), moderate(-3, 3)),
+       st.sampled_from(["exact", "rdp", "zcdp", "tcdp"]))
+def test_calibrate_sigma_meets_target_many(target, delta, steps, sens, accountant):
+    test_calibrate_sigma_meets_target.hypothesis.inner_test(target, delta, steps, sens, accountant)
+
+
+@pytest.mark.slow
+@MANY
+@given(nonneg, positive, positive, st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 1)), counts,
+       moderate(-3, 3), orders_st)
+def test_langevin_bounds_many(S, eta, sigma, n, K, lam, alpha):
+    test_langevin_bounds.hypothesis.inner_test(S, eta, sigma, n, K, lam, alpha)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=150)
+@given(nonneg, moderate(-3, -0.01), positive, st.integers(1, 10**6), counts, deltas)
+def test_langevin_epsilons_many(S, eta, sigma, n, K, delta):
+    test_langevin_epsilons.hypothesis.inner_test(S, eta, sigma, n, K, delta)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=150)
+@given(moderate(-3, 3), moderate(-4, 0), moderate(-3, 3), st.one_of(st.integers(1, 100), st.sampled_from([10**400])),
+       st.one_of(st.integers(1, 100), counts.filter(lambda c: c >= 1)), deltas, orders_st)
+def test_rgm_bounds_many(A, B, gamma, dim, steps, delta, alpha):
+    test_rgm_bounds.hypothesis.inner_test(A, B, gamma, dim, steps, delta, alpha)
+
+
+@pytest.mark.slow
+@MANY
+@given(nonneg, deltas, st.one_of(st.integers(1, 100), counts.filter(lambda c: c >= 1)))
+def test_dp_agd_bounds_many(eps, delta, splits):
+    test_dp_agd_bounds.hypothesis.inner_test(eps, delta, splits)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=150)
+@given(positive, st.one_of(st.integers(1, 50), counts.filter(lambda c: c >= 1)),
+       st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 4)), moderate(-4, -0.01), deltas)
+def test_sparse_calibrations_many(L, s, n, eps, delta):
+    test_sparse_calibrations.hypothesis.inner_test(L, s, n, eps, delta)

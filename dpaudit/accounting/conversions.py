@@ -487,7 +487,8 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
     delta = check_delta(delta)
     _check_method(method, ZCDP_METHODS)
     L = -math.log(delta)
-    rho_bs = (epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))) ** 2
+    root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
+    rho_bs = min(root * root, sys.float_info.max)  # (** 2 raises OverflowError near the top)
     if method == "bs":
         rho = round_down(rho_bs)
         step = 2.0**-50

@@ -103,7 +103,9 @@ def langevin_rho(*, sensitivity, strong_convexity, step_size, sigma, n, steps, s
             return math.inf
     if S == 0.0 or K == 0:
         return 0.0
-    growth = round_up(-math.expm1(-lam * eta * count_to_float(K, "up") / 2.0), 4)
+    # lambda eta K / 2 as a directed product: a subnormal intermediate (eta ~ 1e-308) would lose
+    # its relative precision before being multiplied by a large K
+    growth = round_up(-math.expm1(-product_ratio([lam, eta, K], [2], "up")), 4)
     return product_ratio([S, S, growth], [lam, sigma, sigma, n, n], "up")
 
 
@@ -132,7 +134,7 @@ def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
         raise ValueError(f"step_size must be in (0, 1) for Theorem 2, got {eta}")
     if S == 0.0 or K == 0:
         return 0.0  # exactly: no steps or no sensitivity (round_down(0) would be negative)
-    growth = round_down(-math.expm1(-eta * count_to_float(K, "down")), 4)
+    growth = round_down(-math.expm1(-product_ratio([eta, K], [], "down")), 4)
     # a lower bound on a divergence: never below 0, and the largest float when the exact value
     # exceeds the float range
     return max(product_ratio([S, S, growth], [4, sigma, sigma, n, n], "down"), 0.0)

@@ -296,7 +296,8 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
         # between the last two partial sums, so S_N + max(0, -t_N) is an upper bound.
         tail_l, tail_s = lt[:, -8:], st[:, -8:]
         alternating = np.all(tail_s[:, 1:] * tail_s[:, :-1] < 0, axis=1)
-        decreasing = np.all(np.diff(tail_l, axis=1) < 0, axis=1)
+        with np.errstate(invalid="ignore"):  # -inf - -inf = nan compares False: not "decreasing"
+            decreasing = np.all(np.diff(tail_l, axis=1) < 0, axis=1)
         negligible = np.all(np.isneginf(tail_l), axis=1) | (tail_l[:, -1] < total_abs - 745.0)
         last_l, last_s = lt[:, -1], st[:, -1]
         conv = ((alternating & decreasing & (n_terms - 8 > ar[:, 0] + 1.0)
