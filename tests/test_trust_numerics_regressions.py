@@ -349,3 +349,28 @@ def test_langevin_lower_bound_never_inf_by_overflow():
     # an upper bound overflowing to inf must not warn (rho * alpha)
     assert langevin_rdp(1e13, sensitivity=1e148, strong_convexity=1.0, step_size=10.0, sigma=1.0, n=1,
                         steps=1) == math.inf
+
+
+def test_dp_to_zcdp_top_of_float_range():
+    # (epsilon/(...)) ** 2 raised OverflowError at epsilon = 1.8e308
+    rho = C.dp_to_zcdp(1.7976931348623157e308, 0.1)
+    assert rho > 1e307 and math.isfinite(rho)
+
+
+def test_langevin_growth_with_subnormal_step_size():
+    from dpaudit.bounds import langevin_rdp
+
+    # lambda * eta * K / 2 with a subnormal lambda * eta lost its relative precision: the
+    # upper bound came out 5e-15 below the exact value
+    S, eta, sigma, lam, K = 9.99999999999869e+299, 6.604902395538647e-309, 9.725445538893423e-235, 0.03651741272548377, 2**53 + 1
+    n = 855691932630824822192263884877520760519827366349746558951571505361950342771617901794159134685833512165429277010753615585525315495877390429212467097909596733846079605912778662597719228420686078018520881999367890482840444250486259726728
+    v = langevin_rdp(2.0, sensitivity=S, strong_convexity=lam, step_size=eta, sigma=sigma, n=n, steps=K)
+    with mp.workdps(80):
+        ex = 2 * (mp.mpf(S) / (mp.mpf(sigma) * n)) ** 2 / lam * -mp.expm1(-mp.mpf(lam) * mp.mpf(eta) * K / 2)
+    assert mp.mpf(v) >= ex
+
+
+def test_subsampled_gaussian_order_next_to_one_is_quiet():
+    # the series tail test computed -inf - (-inf): RuntimeWarning (an error here)
+    r = PoissonSampled(Gaussian(1.0), 1e-300).rdp([1.0000000000000002])
+    assert r[0] >= 0.0 and math.isfinite(r[0])

@@ -239,8 +239,8 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
         s2, e2 = _two_sum(s1, ratio)
         inner = s2 + (e1 + e2)
         log_balle = (orders - 1.0) * inner - np.log(orders)
-        err = _EPS * ((orders - 1.0) * (2.0 * np.abs(ratio) + np.abs(inner)) + 2.0 * np.abs(np.log(orders))
-                      + np.abs(log_balle) + 1e-300)
+        err = ((_EPS * (orders - 1.0)) * (2.0 * np.abs(ratio) + np.abs(inner))
+               + _EPS * (2.0 * np.abs(np.log(orders)) + np.abs(log_balle) + 1e-300))
         log_balle = log_balle + err
         log_balle = np.where(np.isnan(log_balle), 0.0, log_balle)  # no information: delta <= 1
         # at a finite order the delta is positive, however small: a log that overflowed to -inf
@@ -292,7 +292,8 @@ def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
     b = math.log1p(1.0 / t)
     lt = math.log1p(t)
     val = a - b - (log_delta + lt) / t
-    err = 8.0 * _EPS * (abs(a) + b + (abs(log_delta) + lt) / t + abs(val))
+    k = 8.0 * _EPS
+    err = k * abs(a) + k * b + k * ((abs(log_delta) + lt) / t) + k * abs(val)
     return val + err
 
 
@@ -382,9 +383,14 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
     if h(u_hi) <= 0.0:
         u_star = u_hi
     else:
-        u_lo = min(0.0, epsilon - 3.0 * rho) - 1.0  # h(u_lo) < 0: (1 + 2e^u) rho < 3 rho, softplus(-u) > -u
-        u_lo = max(u_lo, -1e300)
-        _, u_star = _bisect_increasing(h, u_lo, u_hi)
+        # h(u) < 0 for u <= min(0, epsilon - 3 rho) - 1 ((1 + 2e^u) rho < 3 rho, softplus(-u) > -u);
+        # found by doubling from -1 (at most ~1030 steps) so that the bisection bracket stays tight
+        u_lo = -1.0
+        for _ in range(1100):
+            if h(u_lo) < 0.0:
+                break
+            u_lo *= 2.0
+        _, u_star = _bisect_increasing(h, u_lo, min(u_hi, 0.5 * u_lo) if h(0.5 * u_lo) >= 0.0 else u_hi)
     t_cap = _t_cap(omega)
     t = math.exp(u_star)
     if t > t_cap:
@@ -397,10 +403,14 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
     b = t * math.log1p(1.0 / t)
     c = math.log1p(t)
     log_d = a - b - c
-    err = 8.0 * _EPS * (t * (1.0 + t) * rho + t * epsilon + b + c + abs(log_d))
-    if math.isnan(log_d) or math.isnan(err):  # inf - inf: no usable value at this order
+    if log_d == -math.inf:  # the exact value is below -1e308: delta is positive but < e^-800
+        return -800.0
+    k = 8.0 * _EPS  # (scaled term by term: the plain sum of magnitudes can overflow)
+    err = k * t * ((1.0 + t) * rho) + k * t * epsilon + k * b + k * c + k * abs(log_d)
+    up = log_d + err
+    if math.isnan(up):  # inf - inf: no usable value at this order
         return 0.0
-    return min(log_d + err, 0.0)
+    return min(up, 0.0)
 
 
 def _tcdp_delta(rho: float, omega: float, epsilon: float) -> float:
