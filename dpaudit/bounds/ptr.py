@@ -54,7 +54,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
 
-from dpaudit.core.numeric import round_down
+from dpaudit.core.numeric import l2_norm, round_down
 from dpaudit.core.validation import check_delta, check_nonnegative, check_positive, check_real_array
 
 __all__ = [
@@ -82,7 +82,11 @@ def gram_matrix(X, l2: float = 0.0) -> np.ndarray:
     X = _records(X)
     l2 = check_nonnegative("l2", l2)
     n, d = X.shape
-    return X.T @ X / n + l2 * np.eye(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = X.T @ X / n + l2 * np.eye(d)
+    if not np.all(np.isfinite(A)):
+        raise ValueError("X: X^T X / n overflows the float range (records beyond ~1e154); rescale the records")
+    return A
 
 
 def threshold_matrix(threshold, d: int) -> np.ndarray:
@@ -146,7 +150,7 @@ def ptr_lower_bound_statistic(X, threshold, *, record_bound: float, l2: float = 
     """
     X = _records(X)
     C = check_positive("record_bound", record_bound)
-    norms = np.linalg.norm(X, axis=1)
+    norms = l2_norm(X, axis=1)
     if np.any(norms > C):
         raise ValueError(f"record_bound must bound every record's norm (max norm {norms.max():.6g} > {C:.6g})")
     n, d = X.shape

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from dpaudit.bounds.ptr import gram_matrix, threshold_matrix
-from dpaudit.core.numeric import product_ratio, round_up
+from dpaudit.core.numeric import l2_norm, product_ratio, round_up
 from dpaudit.core.validation import check_count, check_nonnegative, check_positive, check_real_array
 
 __all__ = ["ridge_relative_sensitivity", "ridge_smoothness_constants", "ridge_ptr_constants", "ridge_gradient"]
@@ -96,8 +96,9 @@ def ridge_relative_sensitivity(X, y, l2: float, *, record_bound: float | None = 
     if ev[0] <= 0.0:
         raise ValueError("A_D = X^T X/n + l2 I must be positive definite (use l2 > 0 or full-rank X)")
     sol = np.linalg.solve(A_D, X.T)  # columns A_D^{-1} x_i
-    norms = np.linalg.norm(X, axis=1)
-    h = norms * np.linalg.norm(sol, axis=0)
+    norms = l2_norm(X, axis=1)
+    with np.errstate(over="ignore"):
+        h = norms * l2_norm(sol, axis=0)
     r = np.abs(y) * norms
     if record_bound is None:
         if label_bound is not None:
@@ -115,7 +116,7 @@ def ridge_relative_sensitivity(X, y, l2: float, *, record_bound: float | None = 
     margin = 1.0 + 64.0 * d * np.finfo(float).eps * float(ev[-1] / ev[0])
     B = (float(h.max()) + h_new) / n * margin
     b = X.T @ y / n
-    A = B * float(np.linalg.norm(b)) * margin + (float(r.max()) + r_new) / n * margin
+    A = B * l2_norm(b) * margin + (float(r.max()) + r_new) / n * margin
     return round_up(A), round_up(B)
 
 

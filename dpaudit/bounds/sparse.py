@@ -280,7 +280,7 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
         if sparsity is None or smoothness is None:
             raise ValueError("sparsity and smoothness are required for the Laplace (delta = 0) calibration")
         sparsity = check_count(sparsity, "sparsity", minimum=1)
-        smooth = check_positive("smoothness", smoothness)
+        smooth = check_positive("smoothness", smoothness, allow_inf=True)  # inf: no finite scale
         sens = product_ratio([2, _sqrt_up(2 * sparsity), lipschitz, round_up(2.0 * smooth / lam + 1.0)],
                              [lam, n], "up")
         b = round_up(sens / epsilon)

@@ -23,6 +23,8 @@ __all__ = [
     "bisect_float",
     "count_to_float",
     "scale_by_count",
+    "product_ratio",
+    "l2_norm",
     "TINY",
     "log_add",
     "log_sub",
@@ -229,3 +231,23 @@ def product_ratio(nums, dens=(), direction: str = "up") -> float:
     if out < sys.float_info.min:  # subnormal range: ldexp rounded to nearest
         out = next_up(out) if direction == "up" else max(next_down(out), 0.0)
     return out
+
+
+def l2_norm(x, axis=None, keepdims: bool = False):
+    """Euclidean norm without overflow or underflow of the squares (entries are scaled by the
+    largest magnitude first; ``np.linalg.norm`` overflows to inf, with a RuntimeWarning, for
+    entries beyond ~1e154). ``axis=None``: the norm of the flattened array (a float)."""
+    x = np.asarray(x, dtype=float)
+    if axis is None:
+        x = x.ravel()
+        ax = 0
+    else:
+        ax = axis
+    scale = np.max(np.abs(x), axis=ax, keepdims=True) if x.size else np.zeros((1,) * max(x.ndim, 1))
+    safe = np.where((scale > 0) & np.isfinite(scale), scale, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = scale * np.sqrt(np.sum((x / safe) ** 2, axis=ax, keepdims=True))
+    out = np.where(np.isinf(scale), np.inf, out)
+    if axis is None:
+        return float(out.ravel()[0]) if out.size else 0.0
+    return out if keepdims else np.squeeze(out, axis=ax)

@@ -254,7 +254,10 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
     lp0_r1 = log_ndtr(-z0 / sigma)
     lp1_r1 = log_ndtr((1.0 - z0) / sigma)
     with np.errstate(divide="ignore"):
-        h_minus_q = expm1mx(alphas * l1q) + alphas * log1pmx(np.full_like(alphas, -q))
+        # h(a, -q) = (1-q)^a - 1 + a q >= 0 as a sum of two non-negative terms (the form
+        # expm1mx(a L) + a log1pmx(-q) cancels to a negative value for a next to 1)
+        h_minus_q = ((1.0 - q) * expm1mx((alphas - 1.0) * l1q)
+                     + (alphas - 1.0) * xlog1pxmx(np.full_like(alphas, -q)))
         p_a = lp0_r0 + np.log(h_minus_q)
         b_val = -np.expm1((alphas - 1.0) * l1q)  # = 1 - (1-q)^(a-1) > 0
         p_b = math.log(q) + np.log(alphas) + lp1_r0 + np.log(b_val)
@@ -404,7 +407,8 @@ def poisson_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
     Inputs are assumed validated (0 <= q <= 1, sigma > 0, orders > 1). Not rounded.
     """
     orders = np.asarray(orders, dtype=float)
-    base = orders / (2.0 * sigma**2)
+    with np.errstate(over="ignore"):  # alpha/(2 sigma^2) beyond the float range: inf
+        base = orders / (2.0 * sigma**2)
     if q == 0.0:
         return np.zeros(orders.shape)
     if q == 1.0:
@@ -669,7 +673,8 @@ def wor_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
     ``MAX_INTEGER_ORDER`` -> alpha/(2 sigma^2).  Not rounded.
     """
     orders = np.asarray(orders, dtype=float)
-    base = orders / (2.0 * sigma**2)
+    with np.errstate(over="ignore"):  # alpha/(2 sigma^2) beyond the float range: inf
+        base = orders / (2.0 * sigma**2)
     if q == 0.0:
         return np.zeros(orders.shape)
     if q == 1.0:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.gaussian_divergence import gaussian_variance_term
-from dpaudit.core.numeric import count_to_float, round_up
+from dpaudit.core.numeric import count_to_float, l2_norm, round_up
 from dpaudit.core.validation import (
     check_count,
     check_nonnegative,
@@ -245,7 +245,7 @@ class RelativeGaussian(Mechanism):
         value = np.asarray(value, dtype=float)
         if value.ndim == 0 or value.shape[-1] != self.dim:
             raise ValueError(f"value must have last axis of length dim={self.dim}, got shape {value.shape}")
-        scale = self.sigma + self.gamma * np.linalg.norm(value, axis=-1, keepdims=True)
+        scale = self.sigma + self.gamma * l2_norm(value, axis=-1, keepdims=True)
         shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
         return value + scale * rng.standard_normal(shape)
 

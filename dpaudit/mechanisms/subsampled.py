@@ -49,6 +49,12 @@ def _amplified_pure(q: float, eps: float) -> float:
     return math.log1p(q * math.expm1(eps))
 
 
+#: noise multipliers for which the subsampled-Gaussian kernels are evaluated; outside, sigma^2
+#: or 1/(2 sigma^2) leave the float range and the base curve alpha/(2 sigma^2) (an upper bound
+#: by quasi-convexity: >= 5e299 alpha below the range, <= 5e-301 alpha above) is used
+_KERNEL_SIGMA = (1e-150, 1e150)
+
+
 def _amplified_pure_up(q: float, eps: float) -> float:
     """:func:`_amplified_pure` rounded up; exactly 0 only when q = 0 or eps = 0 (no cost), a
     positive float when the value underflows."""
@@ -96,7 +102,10 @@ class PoissonSampled(Mechanism):
         if q == 1.0:
             return base_curve
         if isinstance(base, Gaussian):
-            out = round_up(K.poisson_gaussian_rdp(q, base.sigma / base.sensitivity, orders))
+            s = base.sigma / base.sensitivity
+            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
+                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
+            out = round_up(K.poisson_gaussian_rdp(q, s, orders))
             return np.minimum(out, base_curve)
         out = np.full(orders.shape, math.inf)
         eps = base.pure_epsilon()
@@ -180,7 +189,10 @@ class SampledWithoutReplacement(Mechanism):
         if q == 1.0:
             return base_curve
         if isinstance(base, Gaussian):
-            out = K.wor_gaussian_rdp(q, base.sigma / base.sensitivity, orders)
+            s = base.sigma / base.sensitivity
+            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
+                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
+            out = K.wor_gaussian_rdp(q, s, orders)
         else:
             eps_inf = min(base.pure_epsilon(), float(np.asarray(base.rdp([math.inf]))[0]))
             out = K.wor_general_rdp(q, base.rdp, eps_inf, orders)

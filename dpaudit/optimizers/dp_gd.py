@@ -47,6 +47,7 @@ import math
 
 import numpy as np
 
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_neighbouring
 from dpaudit.optimizers.base import (
     Optimizer,
@@ -151,7 +152,7 @@ class _ClippedNoisyDescent(Optimizer):
         if mask.shape != (trials, m):
             raise ValueError(f"canary_mask must have shape (trials, m) = ({trials}, {m}), got {mask.shape}")
         if math.isfinite(self.clip):
-            norms = np.linalg.norm(G, axis=1, keepdims=True)
+            norms = l2_norm(G, axis=1, keepdims=True)
             G = G * np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))
         return G, mask
 
@@ -176,7 +177,7 @@ class _ClippedNoisyDescent(Optimizer):
             raise ValueError("canary_mask is only used with canary_gradients")
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None and math.isfinite(self.clip):
-            norm = float(np.linalg.norm(g_c))
+            norm = l2_norm(g_c)
             if norm > self.clip:
                 g_c = g_c * (self.clip / norm)
         row_norms = _row_norms(X)

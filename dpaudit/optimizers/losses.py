@@ -35,6 +35,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_positive
 
 __all__ = ["Loss", "Logistic", "SmoothHinge", "Squared", "get_loss", "LOSSES",
@@ -152,11 +153,7 @@ def get_loss(loss) -> Loss:
 def row_norms(X: np.ndarray) -> np.ndarray:
     """L2 norm of each row of ``X`` without overflow or underflow (rows scaled by their largest
     entry; ``np.linalg.norm`` overflows to inf for entries beyond ~1e154)."""
-    X = np.asarray(X, dtype=float)
-    scale = np.max(np.abs(X), axis=1)
-    safe = np.where(scale > 0, scale, 1.0)
-    with np.errstate(over="ignore"):
-        return scale * np.linalg.norm(X / safe[:, None], axis=1)
+    return l2_norm(X, axis=1)
 
 
 def margins(theta: np.ndarray, X: np.ndarray) -> np.ndarray:

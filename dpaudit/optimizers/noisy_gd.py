@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
     CurveMechanism,
@@ -123,7 +124,7 @@ class NoisyGD(Optimizer):
 
     @property
     def smoothness(self) -> float:
-        return self.hp["feature_bound"] ** 2 * self.loss.curvature_bound + self.hp["l2"]
+        return (self.hp["feature_bound"] * self.hp["feature_bound"]) * self.loss.curvature_bound + self.hp["l2"]
 
     @property
     def noise_std(self) -> float:
@@ -155,7 +156,7 @@ class NoisyGD(Optimizer):
         if not math.isfinite(self.loss.derivative_bound) and np.any(np.abs(y) > self.hp["label_bound"]):
             raise ValueError(f"y: every label must satisfy |y| <= label_bound = {self.hp['label_bound']:g}")
         g_c = self._check_canary(canary_gradient, d)
-        if g_c is not None and np.linalg.norm(g_c) > self.sensitivity * (1 + 1e-12):
+        if g_c is not None and l2_norm(g_c) > self.sensitivity * (1 + 1e-12):
             raise ValueError(f"canary_gradient must have norm <= the gradient sensitivity S_g = {self.sensitivity:g}")
         rng = make_rng(seed)
         eta, l2, sigma, radius = self.hp["step_size"], self.hp["l2"], self.hp["sigma"], self.hp["radius"]
