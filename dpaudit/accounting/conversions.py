@@ -866,9 +866,10 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
     exact value, never 0: the exact value is positive): with u = epsilon/mu - mu/2 and
     R(x) = Phi(-x)/phi(x) the Mills ratio, delta = Phi(-u) (1 - R(u + mu)/R(u)), evaluated in
     double precision with a certified error bracket (the measured error bounds of scipy's
-    erfc/erfcx, every rounding accounted for, inputs rounded in the conservative direction);
-    when the bracket is wider than 1e-12 relative (cancellation: mu small against u) the
-    difference is recomputed in mpmath at a working precision that keeps 20 significant digits.
+    erfc/erfcx, every rounding accounted for, inputs taken exactly: u and mu are computed in
+    rational arithmetic and rounded outwards); when the bracket is wider than about 1e-12
+    relative (cancellation: mu small against u) the difference is recomputed in mpmath at a
+    working precision that keeps 20 significant digits.
     """
     sigma = check_positive("sigma", sigma)
     epsilon = check_epsilon(epsilon)
@@ -909,7 +910,7 @@ def _gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float
 
 
 def _gaussian_min_epsilon(mu_num: float, mu_den: float, delta: float) -> float:
-    """Smallest float epsilon (to 2^-46 relative) with ``_gauss_delta_up(mu_num, mu_den, epsilon) <= delta``.
+    """Smallest float epsilon (to 2^-52 relative) with ``_gauss_delta_up(mu_num, mu_den, epsilon) <= delta``.
 
     An approximate root (Brent's method on :func:`_gauss_log_delta_approx`) seeds a narrow
     bracket [lo, hi] with lo certified infeasible and hi certified feasible, which is then
@@ -974,14 +975,14 @@ def _gaussian_min_epsilon(mu_num: float, mu_den: float, delta: float) -> float:
                 lo = cand
                 break
             w *= 64.0
-    _, hi = bisect_float(ok, lo, hi)
+    _, hi = bisect_float(ok, lo, hi, rel=2.0**-52)
     return hi
 
 
 def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     """Exact (smallest) epsilon at ``delta`` of one Gaussian mechanism [BW18, Thm. 8].
 
-    The smallest float epsilon (to 2^-46 relative) at which the certified upper bound
+    The smallest float epsilon (to 2^-52 relative) at which the certified upper bound
     :func:`gaussian_delta` is ``<= delta``: a bracketed root (seeded by Brent's method on a fast
     approximation, then bisection on the float grid, every loop bounded) whose final point is
     always one where the upper bound was evaluated and met the target, so the exact delta of the

@@ -150,7 +150,9 @@ def ptr_lower_bound_statistic(X, threshold, *, record_bound: float, l2: float = 
     """
     X = _records(X)
     C = check_positive("record_bound", record_bound)
-    norms = l2_norm(X, axis=1)
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(X, axis=1)  # (as users compute record_bound; overflow: scaled norm)
+    norms = np.where(np.isfinite(norms), norms, l2_norm(X, axis=1))
     if np.any(norms > C):
         raise ValueError(f"record_bound must bound every record's norm (max norm {norms.max():.6g} > {C:.6g})")
     n, d = X.shape
