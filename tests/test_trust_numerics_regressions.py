@@ -374,3 +374,22 @@ def test_subsampled_gaussian_order_next_to_one_is_quiet():
     # the series tail test computed -inf - (-inf): RuntimeWarning (an error here)
     r = PoissonSampled(Gaussian(1.0), 1e-300).rdp([1.0000000000000002])
     assert r[0] >= 0.0 and math.isfinite(r[0])
+
+
+def test_subsampled_gaussian_extreme_noise_multiplier():
+    # sigma**2 raised OverflowError (sigma = 1e300) inside the subsampled-Gaussian kernels
+    for sigma in (1e300, 1e-300):
+        for mech in (PoissonSampled(Gaussian(sigma), 0.5),
+                     dpaudit.mechanisms.SampledWithoutReplacement(Gaussian(sigma, 2.0, "replace_one"), 0.5)):
+            r = mech.rdp([1.5, 2.0, 1e6])
+            assert np.all(r >= 0) and not np.any(np.isnan(r))
+            with mp.workdps(40):
+                for a, v in zip([1.5, 2.0, 1e6], r):  # at most the unsampled curve, at least 0
+                    assert mp.mpf(v) >= 0
+
+
+def test_subsampled_gaussian_order_next_to_one_no_cancellation():
+    # (1-q)^a - 1 + a q was computed as a sum of terms of opposite signs: negative next to a = 1
+    # (log of a negative number: RuntimeWarning, an error here)
+    r = PoissonSampled(Gaussian(1.0), 0.15625).rdp([1.0000000000000002, 1.001])
+    assert np.all(np.isfinite(r)) and np.all(r > 0)

@@ -244,3 +244,79 @@ def test_optimizer_runs_property_many(name):
         _check_run(name, hp, scale, seed)
 
     inner()
+
+
+# ============================================================================== found by the property suite
+def test_dp_agd_extreme_budgets_refused_with_a_named_argument():
+    X, y = _data()
+    # per-step budget eps_step^2 / 2 overflowed: ValueError naming rho_nmax (no optimizer argument)
+    with pytest.raises(ValueError, match="epsilon"):
+        make_optimizer("dp-agd", epsilon=1e300).run(X, y)
+    # clip / sqrt(2 rho_ng) overflowed: inf noise, NaN parameters
+    with pytest.raises(ValueError, match="clip"):
+        make_optimizer("dp-agd", epsilon=1e-6, clip=1e300).run(X, y)
+
+
+def test_dp_agd_tiny_budget_increase_and_huge_records():
+    X, y = _data()
+    # budget_increase below float resolution: C / sqrt(2 (rho_new - rho_old)) = C / 0
+    run = make_optimizer("dp-agd", budget_increase=1e-16).run(X, y, trials=2, seed=0)
+    assert np.all(np.isfinite(run.params))
+    # clip = 1e300 at moderate epsilon and records of norm 1e300: overflowing scores and norms
+    run = make_optimizer("dp-agd", clip=1e300, epsilon=1e10).run(X * 1e300, y, trials=2, seed=0)
+    assert np.all(np.isfinite(run.params))
+
+
+def test_noisy_gd_huge_feature_bound():
+    # feature_bound ** 2 raised OverflowError (smoothness)
+    X, y = _data()
+    run = make_optimizer("noisy-gd", feature_bound=1e155, steps=2).run(X, y, trials=2, seed=0)
+    assert np.all(np.isfinite(run.params))
+
+
+def test_rgm_gd_huge_records_refused_with_a_named_argument():
+    X, y = _data()
+    with pytest.raises(ValueError, match="X"):  # X^T X overflowed (RuntimeWarning, inf constants)
+        make_optimizer("rgm-gd", steps=2).run(X * 1e154, y * 1e154)
+    run = make_optimizer("rgm-gd", steps=2).run(X * 1e60, y, trials=2, seed=0)  # norms overflowed
+    assert np.all(np.isfinite(run.params))
+
+
+def test_l1_recovery_huge_noise_solves():
+    # HiGHS treats |b| >= 1e20 as infinite: "Model error" (RuntimeError) for epsilon = 1e-20
+    rng = np.random.default_rng(0)
+    Z = np.zeros((6, 3))
+    Z[np.arange(6), rng.integers(0, 3, 6)] = 0.5
+    run = make_optimizer("l1-recovery", epsilon=1e-20, delta=0.1, sparsity=1).run(Z, trials=2, seed=0)
+    assert np.all(np.isfinite(run.params))
+
+
+@pytest.mark.parametrize("name,hp", [("projection", dict(epsilon=5e-324)),
+                                     ("output-perturbation", dict(l2=5e-324, delta=0.0, sparsity=1, box=math.inf))])
+def test_infinite_noise_scale_refused(name, hp):
+    # inf noise: NaN from the l1 projection (inf - inf) / inf parameters released
+    rng = np.random.default_rng(0)
+    Z = np.zeros((6, 3))
+    Z[np.arange(6), rng.integers(0, 3, 6)] = 0.5
+    y = (rng.random(6) < 0.5).astype(float)
+    with pytest.raises(ValueError, match="epsilon"):
+        make_optimizer(name, **hp).run(Z, y)
+
+
+def test_output_perturbation_tiny_feature_bound():
+    # smoothness = feature_bound^2 / 4 underflowed to 0: ValueError naming "smoothness"
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 3))
+    X *= 1e-210 / np.linalg.norm(X, axis=1, keepdims=True)
+    y = (rng.random(6) < 0.5).astype(float)
+    run = make_optimizer("output-perturbation", feature_bound=1e-200, delta=0.0, sparsity=1).run(X, y, trials=2)
+    assert np.all(np.isfinite(run.params))
+
+
+def test_bias_reduced_sgd_divergent_steps_refused():
+    X, y = _data()
+    X[:, 1:] = 0.0
+    # step_size 1e300 with an unbounded radius: inf/NaN iterates (RuntimeWarnings) before
+    with pytest.raises(ValueError, match="step_size"):
+        make_optimizer("bias-reduced-sgd", step_size=1e300, radius=math.inf, sparsity=1, feature_bound=1e300,
+                       noise=False, max_steps=5).run(X * 1e299, y)
