@@ -197,8 +197,8 @@ def mp_rr_rdp(eps, alpha):
 
     def f():
         E, A = mp.mpf(eps), mp.mpf(alpha)
-        p = 1 / (1 + mp.exp(-E))
-        return mp.log(p * mp.exp((A - 1) * E) + (1 - p) * mp.exp(-(A - 1) * E)) / (A - 1)
+        p, p0 = 1 / (1 + mp.exp(-E)), 1 / (1 + mp.exp(E))  # p and 1 - p, each without cancellation
+        return mp.log(p * mp.exp((A - 1) * E) + p0 * mp.exp(-(A - 1) * E)) / (A - 1)
 
     return _converged(f)
 
@@ -208,9 +208,9 @@ def mp_subsampled_rr_rdp(q, eps, alpha):
 
     def f():
         Q, E, A = mp.mpf(q), mp.mpf(eps), mp.mpf(alpha)
-        p = 1 / (1 + mp.exp(-E))
-        P = [Q * p + (1 - Q) * (1 - p), Q * (1 - p) + (1 - Q) * p]
-        R = [1 - p, p]
+        p, p0 = 1 / (1 + mp.exp(-E)), 1 / (1 + mp.exp(E))  # p and 1 - p, each without cancellation
+        P = [Q * p + (1 - Q) * p0, Q * p0 + (1 - Q) * p]
+        R = [p0, p]
         add = mp.log(mp.fsum(x**A * y ** (1 - A) for x, y in zip(P, R))) / (A - 1)
         rem = mp.log(mp.fsum(y**A * x ** (1 - A) for x, y in zip(P, R))) / (A - 1)
         return max(add, rem)

@@ -62,7 +62,7 @@ MAXF = 1.7976931348623157e308
 TINY = 5e-324
 DEADLINE = timedelta(seconds=2)
 FAST = settings(max_examples=25, deadline=DEADLINE, suppress_health_check=[HealthCheck.too_slow])
-MANY = settings(max_examples=400, deadline=DEADLINE, suppress_health_check=[HealthCheck.too_slow])
+MANY = settings(max_examples=250, deadline=DEADLINE, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ----------------------------------------------------------------------------- strategies

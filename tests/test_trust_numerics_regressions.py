@@ -393,3 +393,11 @@ def test_subsampled_gaussian_order_next_to_one_no_cancellation():
     # (log of a negative number: RuntimeWarning, an error here)
     r = PoissonSampled(Gaussian(1.0), 0.15625).rdp([1.0000000000000002, 1.001])
     assert np.all(np.isfinite(r)) and np.all(r > 0)
+
+
+def test_subsampled_randomized_response_huge_epsilon_tiny_q():
+    # u = q (e^eps - 1) was set to inf for eps >= 700 and the log-sum-exp rounded
+    # log(1 + 1.5e-266) to 0: the RDP came out as 4e-323, far below the exact 1.5e-266
+    mech = PoissonSampled(PureDP(1000.0), 1e-300)
+    for a in (1.25, 2.0):
+        assert mp.mpf(mech.rdp([a])[0]) >= mp_subsampled_rr_rdp(1e-300, 1000.0, a)

@@ -546,7 +546,7 @@ _LOG2 = math.log(2.0)
 #: relative error bounds, in units of eps, of scipy's erfcx / erfc (scipy 1.17), measured against
 #: 40-digit mpmath on 25,000+ points each over the whole double range (max found: 3.9, 3.9 (1 + 2x^2),
 #: 1.8 (1 + 2x^2)) and multiplied by 4: erfcx(x) for x >= 0; erfcx(x) for x < 0 (per 1 + 2x^2);
-#: erfc(x) for x >= 0 (per 1 + 2x^2). tests/test_trust_numerics_gaussian.py re-checks them.
+#: erfc(x) for x >= 0 (per 1 + 2x^2). tests/test_trust_numerics_sweeps.py re-checks them.
 _ERFCX_POS_ULPS = 16.0
 _ERFCX_NEG_ULPS = 16.0
 _ERFC_POS_ULPS = 8.0

@@ -115,18 +115,26 @@ def log_power_moment(log_w, x, log1p_x, beta):
     * beta > 1:  h = (1+x) * expm1mx((beta-1) L) + (beta-1) * xlog1pxmx(x),  L = log(1+x)
     * beta < 0:  h = expm1mx(beta L) + beta * log1pmx(x)   (both terms >= 0)
 
-    and the result is ``log1p(sum w h)`` when that is small, the plain log-sum-exp otherwise.
+    The sum is formed in log space, ``log(1 + sum w h) = logaddexp(0, logsumexp(log w + log h))``,
+    so neither a weight underflowing (w = e^-1000) nor a term overflowing loses the excess over 1
+    (the plain log-sum-exp rounds log(1 + 1e-267) to 0); where h itself overflows (huge x,
+    beta > 1) ``log h = beta L + log1p(-(1 + beta x) (1+x)^-beta)``. The plain log-sum-exp is
+    used only where no finite value results.
     """
     beta = np.asarray(beta, dtype=float)[..., None]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         direct = logsumexp(log_w + beta * log1p_x, axis=-1)
-        w = np.exp(log_w)
         h_pos = (1.0 + x) * expm1mx((beta - 1.0) * log1p_x) + (beta - 1.0) * xlog1pxmx(x)
         h_neg = expm1mx(beta * log1p_x) + beta * log1pmx(x)
         h = np.where(beta > 1.0, h_pos, h_neg)
-        s = np.sum(np.where(w > 0, w * h, 0.0), axis=-1)
-        stable = np.log1p(s)
-    use_stable = np.isfinite(stable) & (s < 1.0)
+        log_h = np.log(h)
+        # h overflowed: (1+x)^beta - (1 + beta x) with the second term far below the first
+        log_lin = np.where(beta * x < 1e300, np.log1p(beta * x), np.log(beta) + np.log(x))
+        alt = beta * log1p_x + np.log1p(-np.exp(log_lin - beta * log1p_x))
+        log_h = np.where(np.isposinf(log_h) & (beta > 1.0), alt, log_h)
+        log_terms = np.where(np.isneginf(log_w), -np.inf, log_w + log_h)
+        stable = np.logaddexp(0.0, logsumexp(log_terms, axis=-1))
+    use_stable = np.isfinite(stable)
     return np.where(use_stable, stable, direct)
 
 
@@ -466,7 +474,10 @@ def poisson_pure_dp_rdp(q: float, epsilon: float, orders) -> np.ndarray:
         return np.zeros(orders.shape)
     log_1mp = -np.logaddexp(0.0, epsilon)  # log(1-p)
     log_p = -np.logaddexp(0.0, -epsilon)
-    u = q * math.expm1(epsilon) if epsilon < 700 else math.inf
+    # u = q (e^eps - 1) through logs: finite whenever it is representable (1e134 for q = 1e-300,
+    # eps = 1000), so that the accurate evaluation applies
+    log_u = math.log(q) + float(_log_expm1(epsilon))
+    u = math.exp(log_u) if log_u < 709.0 else math.inf
     v = q * math.expm1(-epsilon)
     # log(1+u) = log(1 - q + q e^eps), log(1+v) = log(1 - q + q e^-eps); log1p(u) is accurate
     # (the logaddexp form cancels when q e^eps << 1: 1e-9 relative error at q = 7e-8, eps = 1e-6)
@@ -487,7 +498,7 @@ def poisson_pure_dp_rdp(q: float, epsilon: float, orders) -> np.ndarray:
         add = log_power_moment(log_w, x, l1x, al)
         rem = log_power_moment(log_w, x, l1x, 1.0 - al)
         # floating-point error: measured below 16 eps relative against 60-digit mpmath (6,000
-        # random (q, eps, alpha), tests/test_trust_numerics_mechanisms.py); inflated by 64 eps
+        # random (q, eps, alpha), tests/test_trust_numerics_sweeps.py); inflated by 64 eps
         out[fin] = np.maximum(add, rem) / (al - 1.0) * (1.0 + 64.0 * _EPS)
     return np.minimum(out, l1u * (1.0 + 4.0 * _EPS))
 
