@@ -163,9 +163,17 @@ def mp_bs_epsilon(rho, delta):
 # ----------------------------------------------------------------------------- mechanism curves
 
 
+def _digits(*small):
+    """A starting precision for closed forms whose value is a tiny excess over 1: 60 digits plus
+    twice the decimal exponent of every small input (the excess is second order in them)."""
+    return 60 + sum(2 * max(0, int(-math.log10(x)) + 1) for x in small if 0 < x < 1)
+
+
 def _converged(f, dps=50):
     """f() evaluated at a working precision doubled until two successive values agree to 30
-    digits (the closed forms below cancel catastrophically for tiny epsilon or alpha near 1)."""
+    digits (the closed forms below cancel catastrophically for tiny epsilon or alpha near 1);
+    ``dps`` must already resolve the quantity (see :func:`_digits`): two roundings to the same
+    wrong value would agree."""
     prev = None
     for _ in range(8):
         with mp.workdps(dps):
@@ -187,7 +195,7 @@ def mp_laplace_rdp(eps, alpha):
         inner = A / (2 * A - 1) * mp.exp((A - 1) * E) + (A - 1) / (2 * A - 1) * mp.exp(-A * E)
         return min(mp.log(inner) / (A - 1), E)
 
-    return _converged(f)
+    return _converged(f, _digits(eps, alpha - 1))
 
 
 def mp_rr_rdp(eps, alpha):
@@ -200,7 +208,7 @@ def mp_rr_rdp(eps, alpha):
         p, p0 = 1 / (1 + mp.exp(-E)), 1 / (1 + mp.exp(E))  # p and 1 - p, each without cancellation
         return mp.log(p * mp.exp((A - 1) * E) + p0 * mp.exp(-(A - 1) * E)) / (A - 1)
 
-    return _converged(f)
+    return _converged(f, _digits(eps, alpha - 1))
 
 
 def mp_subsampled_rr_rdp(q, eps, alpha):
@@ -215,7 +223,8 @@ def mp_subsampled_rr_rdp(q, eps, alpha):
         rem = mp.log(mp.fsum(y**A * x ** (1 - A) for x, y in zip(P, R))) / (A - 1)
         return max(add, rem)
 
-    return _converged(f, 80)
+    # the excess over 1 is ~ q^2 (or p0 (q e^eps)^alpha): digits for q, eps, alpha - 1 and e^-eps
+    return _converged(f, _digits(q, eps, alpha - 1) + int(eps / 2.3))
 
 
 def mp_poisson_gaussian_rdp_int(q, sigma, alpha: int):
@@ -227,7 +236,7 @@ def mp_poisson_gaussian_rdp_int(q, sigma, alpha: int):
                       for k in range(alpha + 1))
         return mp.log(tot) / (alpha - 1)
 
-    return _converged(f, 60)
+    return _converged(f, _digits(q))
 
 
 # ----------------------------------------------------------------------------- self-checks
