@@ -579,3 +579,96 @@ def test_dp_agd_bounds_many(eps, delta, splits):
        st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 4)), moderate(-4, -0.01), deltas)
 def test_sparse_calibrations_many(L, s, n, eps, delta):
     test_sparse_calibrations.hypothesis.inner_test(L, s, n, eps, delta)
+
+
+# ============================================================================== remaining bounds
+@FAST
+@given(positive, deltas, positive, positive, moderate(-3, 0), st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 1)),
+       st.one_of(st.integers(1, 100), counts.filter(lambda c: c >= 1)))
+def test_bounds_misc(eps, delta, x, y_, lam_frac, n, d):
+    from dpaudit.bounds import (ZCDPFilter, gradavg_charge, gradavg_variance, gradient_noise_sigma,
+                                langevin_utility_settings, noisy_max_charge, noisy_max_scale,
+                                rgm_local_sensitivity_rdp)
+    from dpaudit.bounds.sparse import (RandomStoppingFilter, bias_reduced_level_probabilities,
+                                       bias_reduced_step_cost, l1_recovery_calibration)
+
+    try:
+        s = langevin_utility_settings(eps, delta, lipschitz=x, smoothness=y_, strong_convexity=y_ * lam_frac, n=n,
+                                      dim=d)
+        for v in (s.step_size, s.sigma, s.sensitivity, s.order):
+            _finite_nonneg(v)
+        assert s.steps >= 1
+    except ValueError as exc:
+        _value_error_names(exc, ["n", "strong_convexity"])
+    for v in (gradient_noise_sigma(x, y_), noisy_max_scale(x, y_), noisy_max_charge(x, y_),
+              noisy_max_charge(x, y_, neighbouring="replace_one")):
+        _finite_nonneg(v)
+    r = np.atleast_1d(rgm_local_sensitivity_rdp(np.array([1.0 + lam_frac * 1e-3, 2.0]), epsilon=eps, B=lam_frac, dim=d))
+    _array_ok(r)
+    if y_ > x:
+        _finite_nonneg(gradavg_charge(x, y_))
+        _finite_nonneg(gradavg_variance(x, y_, 1.0))
+    f = ZCDPFilter(x)
+    f.request(y_)
+    _finite_nonneg(f.spent)
+    _finite_nonneg(f.remaining)
+    assert f.spent <= f.total
+    if eps < 1 and n >= 4:
+        p = bias_reduced_level_probabilities(n)
+        _array_ok(p)
+        e_t, d_t = bias_reduced_step_cost(np.arange(min(p.size, 40)), n, eps, delta)
+        _array_ok(e_t)
+        _array_ok(d_t)
+        rs = RandomStoppingFilter(eps, delta)
+        rs.step(float(np.atleast_1d(e_t)[0]) or TINY, float(np.atleast_1d(d_t)[0]) or TINY)
+        _finite_nonneg(rs.epsilon_spent)
+        if d >= 2:
+            cal = l1_recovery_calibration(x, 1, d, n, eps, delta)
+            _finite_nonneg(cal.scale)
+
+
+@FAST
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(0, 100), st.one_of(st.just(1.0), log_uniform(-150, 150)),
+       moderate(-3, 1), deltas)
+def test_ptr_and_ridge(n, d, seed, scale, eps, delta):
+    from dpaudit.bounds import propose_test_release, ptr_distance, ptr_lower_bound_statistic
+    from dpaudit.bounds.ridge import ridge_ptr_constants, ridge_relative_sensitivity, ridge_smoothness_constants
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * scale
+    y = rng.standard_normal(n) * scale
+    C = float(np.max(np.linalg.norm(X, axis=1))) * 2 if np.all(np.isfinite(X)) else 1.0
+    try:
+        k = ptr_distance(X, 0.1 * scale * scale, l2=1e-3)
+        assert k == math.inf or k >= 0
+        g = ptr_lower_bound_statistic(X, 0.0, record_bound=max(C, TINY), l2=1e-3)
+        assert not math.isnan(g)
+        res = propose_test_release(X, 0.0, record_bound=max(C, TINY), epsilon=eps, delta=delta, l2=1e-3, seed=seed)
+        assert not math.isnan(res.noisy_statistic) and res.cutoff >= 0
+        A, B = ridge_relative_sensitivity(X, y, 1e-3)
+        _finite_nonneg(A)
+        _finite_nonneg(B)
+        L, mu = ridge_smoothness_constants(X, 1e-3)
+        _finite_nonneg(L)
+        _finite_nonneg(mu)
+    except ValueError as exc:  # X^T X / n beyond the float range, or a singular Gram matrix
+        _value_error_names(exc, ["X", "A_D", "record_bound", "threshold"])
+    A, B = ridge_ptr_constants(n, record_bound=1.0, label_bound=1.0, threshold=1e-3)
+    _finite_nonneg(A)
+    _finite_nonneg(B)
+
+
+@pytest.mark.slow
+@MANY
+@given(positive, deltas, positive, positive, moderate(-3, 0), st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 1)),
+       st.one_of(st.integers(1, 100), counts.filter(lambda c: c >= 1)))
+def test_bounds_misc_many(eps, delta, x, y_, lam_frac, n, d):
+    test_bounds_misc.hypothesis.inner_test(eps, delta, x, y_, lam_frac, n, d)
+
+
+@pytest.mark.slow
+@settings(MANY, max_examples=150)
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(0, 100), st.one_of(st.just(1.0), log_uniform(-150, 150)),
+       moderate(-3, 1), deltas)
+def test_ptr_and_ridge_many(n, d, seed, scale, eps, delta):
+    test_ptr_and_ridge.hypothesis.inner_test(n, d, seed, scale, eps, delta)

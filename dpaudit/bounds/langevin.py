@@ -471,9 +471,12 @@ def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_c
     if log_ratio <= 0.0:
         raise ValueError(
             f"n must satisfy n^2 epsilon^2 > 4 log(1/delta) dim for Theorem 3 (got ratio {math.exp(log_ratio):.4g})")
-    eta = lam / (2.0 * beta * beta)
+    eta = (lam / beta) / (2.0 * beta)  # (beta * beta under/overflows)
     # sigma = L sqrt(8 (epsilon + 2 log(1/delta)) / lambda) / (epsilon n), without squaring L/(epsilon n)
-    sigma = (L / epsilon / n_f) * math.sqrt(8.0 * (epsilon + 2.0 * log_inv_delta) / lam)
+    sigma = (L / epsilon / n_f) * (math.sqrt(8.0 * (epsilon + 2.0 * log_inv_delta)) / math.sqrt(lam))
+    if not (0.0 < eta < math.inf and sigma < math.inf):
+        raise ValueError(f"strong_convexity={lam:g} / smoothness={beta:g}: Theorem 3's step size {eta:g} or "
+                         f"noise {sigma:g} lies beyond the float range")
     factor = 2.0 * (beta / lam) * (beta / lam)
     if math.isfinite(factor * log_ratio):
         steps = math.ceil(factor * log_ratio)

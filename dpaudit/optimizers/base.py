@@ -10,6 +10,19 @@ many independent trials as one batched computation, and states its own privacy c
 Claims are produced by the accounting layer only (accountants composing mechanism
 descriptions, or the seed theorems of ``dpaudit.bounds`` wrapped as a mechanism curve); the
 optimizers never compute an epsilon themselves.
+
+Numerical conventions shared by every optimizer:
+
+* data must be real: complex or non-numeric ``X`` / ``y`` / canary gradients raise ValueError
+  (never a silent cast that drops the imaginary part);
+* released parameters are finite: iterates that leave the float range (a divergent step size,
+  enormous noise or records) raise ValueError naming the responsible hyper-parameters instead
+  of returning inf/NaN; record norms and clipping are computed without overflow;
+* a claim never warns: internal RDP accountants are built with ``warn_at_grid_end=False``
+  (an optimal order at the end of the order grid can only make the claim looser than the
+  continuous optimum, never invalid: every order's conversion is a valid bound);
+* ``clip=inf`` means "no clipping" and is accepted only without noise (DP-GD/DP-SGD:
+  ``noise_multiplier=0``, claim epsilon = inf), since the noise std is ``noise_multiplier * clip``.
 """
 
 from __future__ import annotations
