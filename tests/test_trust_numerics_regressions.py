@@ -401,3 +401,14 @@ def test_subsampled_randomized_response_huge_epsilon_tiny_q():
     mech = PoissonSampled(PureDP(1000.0), 1e-300)
     for a in (1.25, 2.0):
         assert mp.mpf(mech.rdp([a])[0]) >= mp_subsampled_rr_rdp(1e-300, 1000.0, a)
+
+
+def test_zcdp_delta_large_rho_is_not_zero():
+    # rho in ~(709, 745): the optimal alpha - 1 = e^u is subnormal, 1/t overflowed, log delta came
+    # out as -inf and the delta of a rho = 712 mechanism was reported as exactly 0 (it is ~1)
+    acc = dpaudit.ZCDPAccountant().compose(Gaussian(0.0265))
+    assert acc.delta(1.0) >= mp_gauss_delta(1 / mp.mpf(0.0265), 1.0)
+    for rho, e in [(714.51411891411, 0.6249008141568514), (744.6032818235991, 0.024070252337361868)]:
+        assert mp.mpf(C.zcdp_delta(rho, e)) >= mp_cks_delta(rho, e)
+        assert mp.mpf(C.tcdp_delta(rho, 1e10, e)) >= mp_cks_delta(rho, e, 1e10)
+    assert C.zcdp_to_dp(720.0, 1e-5) >= 720.0

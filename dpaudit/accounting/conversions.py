@@ -257,6 +257,13 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
 # ---------------------------------------------------------------------------------------------
 # zCDP / tCDP -> (epsilon, delta)
 # ---------------------------------------------------------------------------------------------
+def _log1p_inv(t: float) -> float:
+    """log(1 + 1/t) for t > 0, also where 1/t overflows (subnormal t): log1p(t) - log(t)."""
+    if t >= 1.0:
+        return math.log1p(1.0 / t)
+    return math.log1p(t) - math.log(t)  # no cancellation: -log(t) > 0 dominates
+
+
 def _t_cap(omega: float) -> float:
     """The largest float t with 1 + t <= omega in exact arithmetic (inf for omega = inf): the
     order alpha = 1 + t used for a (rho, omega)-tCDP curve must not exceed omega."""
@@ -289,7 +296,7 @@ def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
 
     plus a bound on its rounding error (the terms can cancel): an upper bound, possibly <= 0."""
     a = (1.0 + t) * rho
-    b = math.log1p(1.0 / t)
+    b = _log1p_inv(t)
     lt = math.log1p(t)
     val = a - b - (log_delta + lt) / t
     k = 8.0 * _EPS
@@ -400,7 +407,7 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
     # (alpha-1)(alpha rho - eps) + alpha log(t/(1+t)) - log t
     #   = t((1+t) rho - eps) - t log(1 + 1/t) - log(1 + t)   (no cancellation for large t)
     a = t * ((1.0 + t) * rho - epsilon)
-    b = t * math.log1p(1.0 / t)
+    b = t * _log1p_inv(t)
     c = math.log1p(t)
     log_d = a - b - c
     if log_d == -math.inf:  # the exact value is below -1e308: delta is positive but < e^-800
