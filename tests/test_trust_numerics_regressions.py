@@ -412,3 +412,19 @@ def test_zcdp_delta_large_rho_is_not_zero():
         assert mp.mpf(C.zcdp_delta(rho, e)) >= mp_cks_delta(rho, e)
         assert mp.mpf(C.tcdp_delta(rho, 1e10, e)) >= mp_cks_delta(rho, e, 1e10)
     assert C.zcdp_to_dp(720.0, 1e-5) >= 720.0
+
+
+def test_laplace_and_pure_dp_rdp_tiny_epsilon_not_below_exact():
+    # (inner - 1) underflowed before the division by alpha - 1: 4e-323 against the exact 3.7e-316
+    from test_trust_numerics_oracles import mp_laplace_rdp, mp_rr_rdp
+
+    e, a = 2.7068e-158, 1.0000000005486283
+    assert mp.mpf(dpaudit.Laplace(1 / e).rdp([a])[0]) >= mp_laplace_rdp(1 / (1 / e), a)
+    assert mp.mpf(PureDP(e).rdp([a])[0]) >= mp_rr_rdp(e, a)
+    assert mp.mpf(PureDP(1e-160).rdp([1e6])[0]) >= mp_rr_rdp(1e-160, 1e6)
+
+
+def test_subsampled_gaussian_tiny_sigma_huge_count_is_quiet():
+    # guard (error bound added in this change): the magnitude sum of the binomial terms overflowed
+    m = PoissonSampled(Gaussian(3.47563766403307e-150), 5.941721391004297e-29)
+    assert dpaudit.RDPAccountant(warn_at_grid_end=False).compose(m, 10**20).epsilon(1e-5) == math.inf

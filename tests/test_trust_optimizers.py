@@ -321,3 +321,10 @@ def test_bias_reduced_sgd_divergent_steps_refused():
     with pytest.raises(ValueError, match="step_size"):
         make_optimizer("bias-reduced-sgd", step_size=1e300, radius=math.inf, sparsity=1, feature_bound=1e300,
                        noise=False, max_steps=5).run(X * 1e299, y, trials=4, seed=0)
+
+
+def test_noisy_gd_projection_of_tiny_iterates_is_quiet():
+    # radius / ||theta|| overflowed in the branch not taken (RuntimeWarning, an error here)
+    X, y = _data()
+    run = make_optimizer("noisy-gd", clip=1.0, radius=1e49, sigma=1e-300).run(X, y, trials=2, seed=157)
+    assert np.all(np.isfinite(run.params))

@@ -35,6 +35,7 @@ from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
 __all__ = [
     "expm1mx",
+    "expm1mx_over_x2",
     "log1pmx",
     "xlog1pxmx",
     "log_power_moment",
@@ -81,6 +82,19 @@ def expm1mx(x):
         big = np.expm1(x) - x
     big = np.where(np.isposinf(x), np.inf, big)
     return np.where(small, xs * xs * _series(xs, _EXPM1MX_COEFFS), big)
+
+
+def expm1mx_over_x2(x):
+    """(e^x - 1 - x) / x^2 (-> 1/2 at 0), accurate for all real x (series for |x| < 0.1); lets a
+    caller factor x^2 out of a product that would underflow."""
+    x = np.asarray(x, dtype=float)
+    small = np.abs(x) < 0.1
+    xs = np.where(small, x, 0.0)
+    xb = np.where(small, 1.0, x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        big = (np.expm1(xb) - xb) / xb / xb
+    big = np.where(np.isposinf(x), np.inf, big)
+    return np.where(small, _series(xs, _EXPM1MX_COEFFS), big)
 
 
 def log1pmx(x):
@@ -178,14 +192,15 @@ def _log_comb_magnitude(n, k):
     return np.abs(gammaln(n + 1.0)) + np.abs(gammaln(k + 1.0)) + np.abs(gammaln(n - k + 1.0))
 
 
-def _segment_sum_error(terms, magnitudes, starts):
+def _segment_sum_error(terms, scaled_magnitudes, starts):
     """Upper bound on the error of log(sum exp(terms)) over each segment, when each term's
-    logarithm errs by at most 4 eps times its magnitude (+ 2 eps): the relative error of a sum of
-    positive terms is at most the largest relative error of a term plus the summation error."""
+    logarithm errs by at most 4 times ``scaled_magnitudes`` (its magnitude times eps, formed
+    term by term so that it cannot overflow) + 8 eps: the relative error of a sum of positive
+    terms is at most the largest relative error of a term plus the summation error."""
     lengths = np.diff(np.append(starts, terms.size))
-    mag = np.where(np.isfinite(terms), magnitudes, 0.0)
+    mag = np.where(np.isfinite(terms), scaled_magnitudes, 0.0)
     worst = np.maximum.reduceat(mag, starts) if terms.size else np.empty(0)
-    return 4.0 * _EPS * (worst + 2.0) + 2.0 * _EPS * (lengths + 2.0)
+    return 4.0 * worst + 8.0 * _EPS + 2.0 * _EPS * (lengths + 2.0)
 
 
 def _integer_binomial_log_excess(q, orders, log_coef_fn):
@@ -206,7 +221,7 @@ def _integer_binomial_log_excess(q, orders, log_coef_fn):
         lq, l1q = j * math.log(q), (a - j) * math.log1p(-q)
         coef = log_coef_fn(j, a)
         terms = logc + lq + l1q + coef
-        mag = _log_comb_magnitude(a, j) + np.abs(lq) + np.abs(l1q) + 2.0 * np.abs(coef) + np.abs(terms)
+        mag = _EPS * (_log_comb_magnitude(a, j) + np.abs(lq) + np.abs(l1q)) + 2.0 * _EPS * np.abs(coef) + _EPS * np.abs(terms)
     out = _segment_logsumexp(terms, starts)
     return out + _segment_sum_error(terms, mag, starts)
 
@@ -224,7 +239,8 @@ def _pg_integer_log_a(q, sigma, orders):
     c = 1.0 / (2.0 * sigma**2)
 
     def coef(j, a):  # expm1((j^2 - j) c) >= 0: the j=0,1 binomial terms cancel the "1"
-        return _log_expm1((j * j - j) * c)
+        with np.errstate(over="ignore"):  # (inf: the term, and the bound, are inf)
+            return _log_expm1((j * j - j) * c)
 
     return _log1p_exp(_integer_binomial_log_excess(q, orders, coef))
 
@@ -605,7 +621,7 @@ def _integer_binomial_log_excess_wor(q, orders, log_coef_fn):
         lq = j * math.log(q)
         coef = log_coef_fn(j, a)
         terms = logc + lq + coef
-        mag = _log_comb_magnitude(a, j) + np.abs(lq) + 2.0 * np.abs(coef) + np.abs(terms)
+        mag = _EPS * (_log_comb_magnitude(a, j) + np.abs(lq)) + 2.0 * _EPS * np.abs(coef) + _EPS * np.abs(terms)
     out = _segment_logsumexp(terms, starts)
     return out + _segment_sum_error(terms, mag, starts)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
-from dpaudit.mechanisms._subsampled_rdp import expm1mx
+from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["Laplace", "laplace_rdp"]
@@ -49,6 +49,12 @@ def laplace_rdp(epsilon: float, orders) -> np.ndarray:
         small = wa * expm1mx(np.minimum(t, 1.0)) + wb * expm1mx(-af * epsilon)
         r_small = np.log1p(small) / am1
         r_big = epsilon + (np.log(wa) + np.log1p((am1 / af) * np.exp(-(2.0 * af - 1.0) * epsilon))) / am1
+        # where inner - 1 is below ~1e-280 its pieces under/underflow before the division by
+        # alpha - 1: use the upper bound (inner - 1)/(alpha - 1) >= log1p(inner - 1)/(alpha - 1)
+        # with eps^2 factored out (relative looseness < 1e-280)
+        scaled = wa * am1 * expm1mx_over_x2(t) + af * af / (2.0 * af - 1.0) * expm1mx_over_x2(-af * epsilon)
+        r_tiny = epsilon * (epsilon * scaled)
+        r_small = np.where(small < 1e-280, r_tiny, r_small)
     r = np.where(t < 1.0, r_small, r_big)
     r = np.minimum(r, epsilon)
     return np.where(fin, r, epsilon)

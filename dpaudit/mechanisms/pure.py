@@ -26,7 +26,7 @@ import numpy as np
 
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders
-from dpaudit.mechanisms._subsampled_rdp import expm1mx
+from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["PureDP", "ExponentialMechanism", "randomized_response_rdp", "bounded_range_rdp",
@@ -52,6 +52,12 @@ def randomized_response_rdp(epsilon: float, orders) -> np.ndarray:
         ts = np.minimum(t, 1.0)
         inner = math.tanh(epsilon / 2.0) * ts + p * expm1mx(ts) + (1.0 - p) * expm1mx(-ts)
         r_small = np.log1p(inner) / am1
+        # where inner is below ~1e-280 its pieces under/underflow before the division by alpha - 1:
+        # the upper bound inner/(alpha - 1) = eps (tanh(eps/2) + (alpha-1) eps G) with the factors
+        # kept apart (G = p g(t) + (1-p) g(-t), g(x) = expm1mx(x)/x^2; looseness < 1e-280)
+        g = p * expm1mx_over_x2(ts) + (1.0 - p) * expm1mx_over_x2(-ts)
+        r_tiny = epsilon * (math.tanh(epsilon / 2.0) + am1 * epsilon * g)
+        r_small = np.where(inner < 1e-280, r_tiny, r_small)
         r_big = epsilon - (math.log1p(math.exp(-epsilon)) - np.log1p(np.exp(-(2.0 * af - 1.0) * epsilon))) / am1
     r = np.where(t < 1.0, r_small, r_big)
     r = np.minimum(r, epsilon)

@@ -49,10 +49,11 @@ def _amplified_pure(q: float, eps: float) -> float:
     return math.log1p(q * math.expm1(eps))
 
 
-#: noise multipliers for which the subsampled-Gaussian kernels are evaluated; outside, sigma^2
-#: or 1/(2 sigma^2) leave the float range and the base curve alpha/(2 sigma^2) (an upper bound
-#: by quasi-convexity: >= 5e299 alpha below the range, <= 5e-301 alpha above) is used
-_KERNEL_SIGMA = (1e-150, 1e150)
+#: noise multipliers for which the subsampled-Gaussian kernels are evaluated; outside, sigma^2 or
+#: (j^2 - j)/(2 sigma^2) leave the float range and the base curve alpha/(2 sigma^2) is used (an
+#: upper bound by quasi-convexity; below 1e-100 it is >= 5e199 alpha and the subsampled value
+#: differs from it by O(log(1/q)) only, above 1e150 it is <= 5e-301 alpha)
+_KERNEL_SIGMA = (1e-100, 1e150)
 
 
 def _amplified_pure_up(q: float, eps: float) -> float:

@@ -59,7 +59,7 @@ def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
     if math.isinf(radius):
         return theta
     norms = _row_norms(theta.reshape(-1, theta.shape[-1])).reshape(theta.shape[:-1] + (1,))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (the unused branch may overflow)
         factor = np.where(norms > radius, radius / norms, 1.0)
     return theta * factor
 
