@@ -328,3 +328,10 @@ def test_noisy_gd_projection_of_tiny_iterates_is_quiet():
     X, y = _data()
     run = make_optimizer("noisy-gd", clip=1.0, radius=1e49, sigma=1e-300).run(X, y, trials=2, seed=157)
     assert np.all(np.isfinite(run.params))
+
+
+def test_dp_agd_huge_clip_obj_names_the_argument():
+    # C_obj / sqrt(2 rho_nmax) = inf reached noisy_max_charge: ValueError naming "scale"
+    X, y = _data()
+    with pytest.raises(ValueError, match="clip_obj"):
+        make_optimizer("dp-agd", clip_obj=1e300, epsilon=1e-10).run(X, y)

@@ -288,6 +288,9 @@ class DPAGD(Optimizer):
                              f"{self.hp['epsilon']:g}) overflows the float range")
         from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
         lap_scale = noisy_max_scale(rho_nmax, c_obj)
+        if not math.isfinite(lap_scale):
+            raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="
+                             f"{self.hp['epsilon']:g}) overflows the float range")
         nmax_charge = noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
         log = [[] for _ in range(trials)] if self.hp["record_charges"] else None
         unit_grid = np.linspace(0.0, 1.0, m)
