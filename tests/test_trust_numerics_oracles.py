@@ -224,7 +224,7 @@ def mp_subsampled_rr_rdp(q, eps, alpha):
         return max(add, rem)
 
     # the excess over 1 is ~ q^2 (or p0 (q e^eps)^alpha): digits for q, eps, alpha - 1 and e^-eps
-    return _converged(f, _digits(q, eps, alpha - 1) + int(eps / 2.3))
+    return _converged(f, _digits(q, eps, alpha - 1) + int(min(eps, 3000.0) / 2.3))
 
 
 def mp_poisson_gaussian_rdp_int(q, sigma, alpha: int):

@@ -562,6 +562,10 @@ _ERFC_POS_ULPS = 8.0
 #: of u^2/2 alone is ~eps |log delta|); otherwise delta is recomputed with mpmath
 _GAUSS_TOL = 1e-12
 _LOG_TINY = math.log(TINY)
+#: cap on the digits the mpmath fallback may need to resolve the cancellation: at most
+#: log10(u/mu) <= log10(40/5e-324) ~ 325 in the regime where it is used; beyond, the safe bound
+#: Phi(-u) is returned (a bounded run time whatever the input)
+_MAX_CANCEL_DIGITS = 1200.0
 
 
 def _log_phi_tail(u: float) -> tuple[float, float]:
@@ -746,7 +750,8 @@ def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> 
     import mpmath as mp
 
     t1 = None
-    for _ in range(6):
+    cancel = min(cancel, _MAX_CANCEL_DIGITS)
+    for _ in range(4):
         dps = int(40 + cancel)
         with mp.workdps(dps):
             U, M = mp.mpf(u), mp.mpf(mu)
@@ -757,7 +762,9 @@ def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> 
                 if upward:
                     return min(1.0, max(next_up(float(f * (1 + mp.mpf(10) ** -18))), TINY))
                 return max(next_down(float(f * (1 - mp.mpf(10) ** -18))), 0.0)
-        cancel = 2.0 * cancel + 40.0
+        if cancel >= _MAX_CANCEL_DIGITS:
+            break
+        cancel = min(2.0 * cancel + 40.0, _MAX_CANCEL_DIGITS)
     if upward:
         return min(1.0, max(next_up(next_up(float(t1))), TINY))  # Phi(-u) >= F(u, mu)
     return 0.0
