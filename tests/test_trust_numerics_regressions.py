@@ -428,3 +428,11 @@ def test_subsampled_gaussian_tiny_sigma_huge_count_is_quiet():
     # guard (error bound added in this change): the magnitude sum of the binomial terms overflowed
     m = PoissonSampled(Gaussian(3.47563766403307e-150), 5.941721391004297e-29)
     assert dpaudit.RDPAccountant(warn_at_grid_end=False).compose(m, 10**20).epsilon(1e-5) == math.inf
+
+
+def test_laplace_rdp_underflowing_epsilon_huge_order():
+    # guard for the tiny-epsilon form above: alpha^2 overflowed and 0 * inf gave NaN
+    r = dpaudit.Laplace(10.0, 5e-324).rdp([1e155, 2.0])
+    assert not np.any(np.isnan(r)) and np.all(r > 0)
+    r = dpaudit.Laplace(1e300, 1.0).rdp([1e155, 2.0])
+    assert not np.any(np.isnan(r)) and np.all(r > 0)

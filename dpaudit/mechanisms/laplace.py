@@ -38,6 +38,8 @@ def laplace_rdp(epsilon: float, orders) -> np.ndarray:
     and r(inf) = eps.  ``orders`` validated by the caller; result not rounded.
     """
     a = np.asarray(orders, dtype=float)
+    if epsilon == 0.0:  # (identical output laws; a caller with a positive true epsilon rounds up)
+        return np.zeros(a.shape)
     fin = np.isfinite(a)
     af = np.where(fin, a, 2.0)
     am1 = af - 1.0
@@ -52,7 +54,7 @@ def laplace_rdp(epsilon: float, orders) -> np.ndarray:
         # where inner - 1 is below ~1e-280 its pieces under/underflow before the division by
         # alpha - 1: use the upper bound (inner - 1)/(alpha - 1) >= log1p(inner - 1)/(alpha - 1)
         # with eps^2 factored out (relative looseness < 1e-280)
-        scaled = wa * am1 * expm1mx_over_x2(t) + af * af / (2.0 * af - 1.0) * expm1mx_over_x2(-af * epsilon)
+        scaled = wa * am1 * expm1mx_over_x2(t) + af * (af / (2.0 * af - 1.0)) * expm1mx_over_x2(-af * epsilon)
         r_tiny = epsilon * (epsilon * scaled)
         r_small = np.where(small < 1e-280, r_tiny, r_small)
     r = np.where(t < 1.0, r_small, r_big)
