@@ -4,12 +4,18 @@ Every accountant's epsilon is non-increasing in sigma (accounting.md section 6.3
 smallest feasible sigma is found by bracketing and bisection in log(sigma). The returned
 sigma is always a point at which the accountant was evaluated and met the target (the upper
 end of the final bracket), so the guarantee holds for the returned value itself.
+
+The bracket starts at ``sensitivity * sqrt(steps)`` (exact scale for q = 1: T Gaussian steps
+with std sigma are one Gaussian with std sigma/sqrt(T)), so step counts far beyond the float
+range (``10**400``) are handled; every loop has an iteration bound.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 
+from dpaudit.core.numeric import count_to_float, next_down, next_up
 from dpaudit.core.validation import (
     check_count,
     check_delta,
@@ -23,8 +29,20 @@ __all__ = ["calibrate_sigma", "CALIBRATION_ACCOUNTANTS"]
 #: accountants understood by :func:`calibrate_sigma`
 CALIBRATION_ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact")
 
+#: the search for sigma is confined to [start * _SIGMA_MIN, start * _SIGMA_MAX] with
+#: start = sensitivity * sqrt(steps)
 _SIGMA_MIN = 1e-12
 _SIGMA_MAX = 1e15
+
+
+def _sqrt_count_up(steps: int) -> float:
+    """A float >= sqrt(steps) for any integer steps >= 1 (inf beyond the float range)."""
+    if steps <= 2**52:
+        return next_up(math.sqrt(float(steps)))
+    r = math.isqrt(steps)
+    if r * r < steps:
+        r += 1
+    return count_to_float(r, "up")
 
 
 def _gaussian_step(sigma: float, sensitivity: float, q: float):
@@ -47,8 +65,17 @@ def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensi
             raise ValueError("accountant='exact' needs q = 1 (no closed form for the subsampled Gaussian)")
         from dpaudit.accounting.conversions import gaussian_epsilon
 
-        # T Gaussians with std sigma compose to one Gaussian with std sigma/sqrt(T) (exact)
-        return lambda sigma: gaussian_epsilon(sigma / math.sqrt(steps), delta, sensitivity)
+        # T Gaussians with std sigma compose to one Gaussian with std sigma/sqrt(T) (exact);
+        # sigma/sqrt(T) is rounded down (less noise: a larger, conservative epsilon)
+        root = _sqrt_count_up(steps)
+
+        def exact(sigma: float) -> float:
+            s_eff = next_down(sigma / root)
+            if not s_eff > 0.0:
+                return math.inf
+            return gaussian_epsilon(s_eff, delta, sensitivity)
+
+        return exact
     if accountant == "rdp":
         from dpaudit.accounting.rdp import RDPAccountant
 
@@ -98,7 +125,8 @@ def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", 
     Raises
     ------
     ValueError
-        On bad input, or when no sigma in [1e-12, 1e15] meets the target.
+        On bad input, or when no sigma in [1e-12, 1e15] * sensitivity * sqrt(steps) meets the
+        target.
     """
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     delta = check_delta(delta)
@@ -117,27 +145,32 @@ def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", 
     def ok(sigma: float) -> bool:
         return eps_of(sigma) <= target_epsilon
 
-    # bracket: lo fails, hi meets the target
-    hi = sensitivity
+    start = min(sensitivity * _sqrt_count_up(steps), sys.float_info.max)
+    sigma_min = start * _SIGMA_MIN
+    sigma_max = min(start * _SIGMA_MAX, sys.float_info.max)
+    # bracket: lo fails, hi meets the target (doubling/halving: at most ~90 steps each)
+    hi = start
     if ok(hi):
         lo = hi / 2.0
         while ok(lo):
             hi, lo = lo, lo / 2.0
-            if lo < _SIGMA_MIN * sensitivity:
+            if lo < sigma_min or lo == 0.0:
                 return hi
     else:
         lo = hi
-        hi = 2.0 * lo
+        hi = min(2.0 * lo, sys.float_info.max)
         while not ok(hi):
-            lo, hi = hi, 2.0 * hi
-            if hi > _SIGMA_MAX * sensitivity:
+            if hi >= sigma_max:
                 raise ValueError(
-                    f"no sigma <= {_SIGMA_MAX * sensitivity:g} meets target_epsilon={target_epsilon:g} at "
+                    f"no sigma <= {sigma_max:g} meets target_epsilon={target_epsilon:g} at "
                     f"delta={delta:g} under accountant={accountant!r}"
                 )
-    # bisection in log(sigma): the invariant is ok(hi) and not ok(lo)
-    while hi / lo - 1.0 > rtol:
-        mid = math.sqrt(lo * hi)
+            lo, hi = hi, min(2.0 * hi, sys.float_info.max)
+    # bisection in log(sigma): the invariant is ok(hi) and not ok(lo); at most 200 steps
+    for _ in range(200):
+        if not hi / lo - 1.0 > rtol:
+            break
+        mid = math.sqrt(lo) * math.sqrt(hi)
         if not lo < mid < hi:
             break
         if ok(mid):

@@ -17,7 +17,7 @@ import numpy as np
 
 from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import rdp_to_delta, rdp_to_dp
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
@@ -97,6 +97,17 @@ def _mechanism_curve(mechanism, orders: np.ndarray) -> np.ndarray:
     return curve
 
 
+def _add_scaled(total: np.ndarray, count: int, curve: np.ndarray) -> np.ndarray:
+    """``total + count * curve`` rounded up (Mironov 2017, Prop. 1), for any integer count
+    (``10**400`` included: positive entries become inf); orders where ``curve`` is exactly 0
+    keep ``total`` unchanged, so a zero-cost mechanism composed any number of times costs
+    exactly nothing."""
+    inc = scale_by_count(count, curve)
+    with np.errstate(invalid="ignore", over="ignore"):
+        new = round_up(total + inc)
+    return np.where(inc == 0.0, total, new)
+
+
 class RDPAccountant:
     """Renyi-DP accountant (Mironov 2017).
 
@@ -148,8 +159,7 @@ class RDPAccountant:
         self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count == 0:
             return self
-        with np.errstate(invalid="ignore", over="ignore"):
-            self._curve = round_up(self._curve + count * curve)
+        self._curve = _add_scaled(self._curve, count, curve)
         self._events.append((mechanism, count))
         return self
 
@@ -161,8 +171,7 @@ class RDPAccountant:
         orders = check_orders(orders)
         out = np.zeros(orders.shape)
         for mech, count in self._events:
-            with np.errstate(invalid="ignore", over="ignore"):
-                out = round_up(out + count * _mechanism_curve(mech, orders))
+            out = _add_scaled(out, count, _mechanism_curve(mech, orders))
         return out
 
     def _record(self, order: float, value: float, trivial: bool, stacklevel: int) -> None:

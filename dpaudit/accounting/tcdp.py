@@ -19,7 +19,7 @@ import numpy as np
 
 from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
@@ -38,6 +38,9 @@ def _mechanism_tcdp(mechanism) -> tuple[float, float]:
     if math.isnan(rho) or rho < 0 or math.isnan(omega) or not omega > 1:
         raise ValueError(f"{mechanism!r}.tcdp() returned ({rho}, {omega}), expected rho >= 0 and omega > 1")
     if math.isinf(rho):
+        has = getattr(mechanism, "has_zcdp_guarantee", None)
+        if callable(has) and has():
+            return math.inf, omega  # a guarantee beyond the float range: epsilon = inf
         raise UnsupportedMechanismError(
             f"{mechanism!r} has no tCDP guarantee (rho = inf); TCDPAccountant cannot compose it"
         )
@@ -62,19 +65,24 @@ class TCDPAccountant:
         rho, omega = _mechanism_tcdp(mechanism)
         self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count:
-            self.rho = round_up(self.rho + count * rho)
+            if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
+                self.rho = round_up(self.rho + scale_by_count(count, rho))
             self.omega = min(self.omega, omega)
             self._events.append((mechanism, count))
         return self
 
     def epsilon(self, delta) -> float:
-        """Best Balle/CKS conversion over alpha in (1, omega] (rounded up)."""
+        """Best Balle/CKS conversion over alpha in (1, omega] (rounded up; inf when rho is)."""
         delta = check_delta(delta)
+        if math.isinf(self.rho):
+            return math.inf
         return tcdp_to_dp(self.rho, self.omega, delta, method="cks")
 
     def delta(self, epsilon) -> float:
         """Smallest CKS delta over alpha in (1, omega] (rounded up, at most 1)."""
         epsilon = check_epsilon(epsilon)
+        if math.isinf(self.rho):
+            return 1.0
         return tcdp_delta(self.rho, self.omega, epsilon)
 
     def rdp_curve(self, orders) -> np.ndarray:

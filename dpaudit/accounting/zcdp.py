@@ -17,7 +17,7 @@ import numpy as np
 
 from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
@@ -36,6 +36,9 @@ def _mechanism_rho(mechanism) -> float:
     if math.isnan(rho) or rho < 0:
         raise ValueError(f"{mechanism!r}.zcdp() returned {rho}, expected rho >= 0")
     if math.isinf(rho):
+        has = getattr(mechanism, "has_zcdp_guarantee", None)
+        if callable(has) and has():
+            return math.inf  # zCDP with a rho beyond the float range: composes to epsilon = inf
         raise UnsupportedMechanismError(
             f"{mechanism!r} is not zCDP (zcdp() = inf); ZCDPAccountant cannot compose it "
             "(use RDPAccountant or PLDAccountant)"
@@ -58,13 +61,17 @@ class ZCDPAccountant:
     def compose(self, mechanism, count=1) -> "ZCDPAccountant":
         """Add ``count`` times ``mechanism.zcdp()`` to rho (BS16 Lemma 2.3); returns ``self``.
 
+        ``count`` may be any integer >= 0 (beyond the float range rho becomes inf); a mechanism
+        with rho = 0 leaves rho exactly 0.
+
         Raises :class:`UnsupportedMechanismError` when ``mechanism.zcdp()`` is inf.
         """
         count = check_count(count)
         rho = _mechanism_rho(mechanism)
         self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count:
-            self.rho = round_up(self.rho + count * rho)
+            if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
+                self.rho = round_up(self.rho + scale_by_count(count, rho))
             self._events.append((mechanism, count))
         return self
 

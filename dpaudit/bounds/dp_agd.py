@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.numeric import count_to_float, round_down, round_up
 from dpaudit.core.validation import (
     check_delta,
     check_epsilon,
@@ -52,7 +52,8 @@ __all__ = [
 
 def _bs_epsilon_pessimistic(rho: float, log_inv_delta: float) -> float:
     """rho + 2 sqrt(rho log(1/delta)) (BS16 Prop. 1.3) rounded up, as an accountant would."""
-    return round_up(rho + 2.0 * math.sqrt(rho * log_inv_delta))
+    # sqrt(rho) sqrt(L), not sqrt(rho L): a subnormal product would lose its relative precision
+    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(log_inv_delta))
 
 
 def dp_agd_budget(epsilon: float, delta: float) -> float:
@@ -87,11 +88,18 @@ def dp_agd_budget(epsilon: float, delta: float) -> float:
     if epsilon == 0.0:
         return 0.0
     log_inv = -math.log(delta)
-    rho = epsilon**2 / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv)) ** 2
-    rho = round_down(rho)
+    root = epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))  # (no epsilon**2: overflow)
+    rho = round_down(root * root)
     # Guard: the conversion, rounded up as an upper bound is, must not exceed the target.
-    while rho > 0.0 and _bs_epsilon_pessimistic(rho, log_inv) > epsilon:
-        rho = round_down(rho)
+    # Bounded: the step grows geometrically (the closed form is within a few ulps).
+    step = 2.0**-50
+    for _ in range(64):
+        if not (rho > 0.0 and _bs_epsilon_pessimistic(rho, log_inv) > epsilon):
+            break
+        rho = round_down(rho * (1.0 - step))
+        step = min(2.0 * step, 0.5)
+    else:
+        rho = 0.0
     return max(rho, 0.0)
 
 
@@ -136,10 +144,10 @@ def dp_agd_initial_budgets(epsilon: float, delta: float, splits: int = 60, *,
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta(delta)
     splits = check_count(splits, "splits", minimum=1)
-    eps_step = epsilon / (2.0 * splits)
-    rho_nmax = eps_step**2 / 2.0
+    eps_step = epsilon / 2.0 / count_to_float(splits, "up")  # splits may be 10**400
+    rho_nmax = eps_step * eps_step / 2.0
     if calibration == "classical":
-        rho_ng = eps_step**2 / (4.0 * math.log(1.25 / delta))
+        rho_ng = eps_step * eps_step / (4.0 * (math.log(1.25) - math.log(delta)))
     elif calibration == "pure":
         rho_ng = rho_nmax
     else:

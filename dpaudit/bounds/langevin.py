@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
 
-from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.numeric import TINY, count_to_float, next_down, product_ratio, round_down, round_up
 from dpaudit.core.validation import (
     check_count,
     check_delta,
@@ -77,6 +78,8 @@ def _curve(alpha, rho: float, rounding):
         out = np.zeros(a.shape)
     else:
         out = np.atleast_1d(rounding(rdp_from_zcdp(rho, a)))
+        if rounding is round_down:  # a lower bound whose product overflowed: the largest float
+            out = np.where(np.isfinite(a), np.minimum(out, np.finfo(float).max), out)
     return float(out[0]) if scalar else out
 
 
@@ -98,8 +101,12 @@ def langevin_rho(*, sensitivity, strong_convexity, step_size, sigma, n, steps, s
             raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
         if eta * beta >= 1.0:
             return math.inf
-    rho = S * S / (lam * sigma * sigma * n * n) * -math.expm1(-lam * eta * K / 2.0)
-    return round_up(rho) if rho > 0 else 0.0
+    if S == 0.0 or K == 0:
+        return 0.0
+    # lambda eta K / 2 as a directed product: a subnormal intermediate (eta ~ 1e-308) would lose
+    # its relative precision before being multiplied by a large K
+    growth = round_up(-math.expm1(-product_ratio([lam, eta, K], [2], "up")), 4)
+    return product_ratio([S, S, growth], [lam, sigma, sigma, n, n], "up")
 
 
 def composition_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
@@ -110,8 +117,9 @@ def composition_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
     convexity nor smoothness. Rounded up.
     """
     S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
-    rho = eta * K * S * S / (4.0 * sigma * sigma * n * n)
-    return round_up(rho) if rho > 0 else 0.0
+    if S == 0.0 or K == 0:
+        return 0.0
+    return product_ratio([eta, K, S, S], [4, sigma, sigma, n, n], "up")
 
 
 def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
@@ -124,7 +132,12 @@ def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
     S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
     if eta >= 1.0:
         raise ValueError(f"step_size must be in (0, 1) for Theorem 2, got {eta}")
-    return round_down(S * S / (4.0 * sigma * sigma * n * n) * -math.expm1(-eta * K))
+    if S == 0.0 or K == 0:
+        return 0.0  # exactly: no steps or no sensitivity (round_down(0) would be negative)
+    growth = round_down(-math.expm1(-product_ratio([eta, K], [], "down")), 4)
+    # a lower bound on a divergence: never below 0, and the largest float when the exact value
+    # exceeds the float range
+    return max(product_ratio([S, S, growth], [4, sigma, sigma, n, n], "down"), 0.0)
 
 
 def linear_gaussian_moments(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
@@ -139,19 +152,35 @@ def linear_gaussian_moments(*, sensitivity, step_size, sigma, n, steps, init_var
     v0 = check_nonnegative("init_variance", init_variance)
     if eta >= 2.0:
         raise ValueError(f"step_size must be in (0, 2) for the squared-loss instance, got {eta}")
-    if eta < 1.0:
+    shift_unit, var_unit = _linear_gaussian_unit_moments(S, eta, sigma, n, K, v0)
+    # (the products below may under/overflow for extreme sigma: the scale-free ratio used by
+    # linear_gaussian_rho / _epsilon is computed from the unit moments instead)
+    return shift_unit * sigma, var_unit * sigma * sigma
+
+
+def _linear_gaussian_unit_moments(S, eta, sigma, n, K, v0):
+    """``(shift / sigma, var / sigma^2)`` of :func:`linear_gaussian_moments`, computed without
+    forming sigma^2 (which under/overflows for sigma outside ~[1e-154, 1e154]); counts may be
+    beyond the float range."""
+    Kf = count_to_float(K, "down")
+    if K == 0:
+        one_minus_rk, r2k, one_minus_r2k = 0.0, 1.0, 0.0
+    elif eta < 1.0:
         lr = math.log1p(-eta)
-        one_minus_rk = -math.expm1(K * lr)
-        r2k = math.exp(2 * K * lr)
-        one_minus_r2k = -math.expm1(2 * K * lr)
+        one_minus_rk = -math.expm1(Kf * lr)
+        r2k = math.exp(2.0 * Kf * lr)
+        one_minus_r2k = -math.expm1(2.0 * Kf * lr)
     else:
-        r = 1.0 - eta
-        one_minus_rk = 1.0 - r**K
-        r2k = r ** (2 * K)
+        r = 1.0 - eta  # |r| < 1
+        rk = 0.0 if Kf > 1e6 else (abs(r) ** Kf) * (1.0 if (r >= 0 or K % 2 == 0) else -1.0)
+        one_minus_rk = 1.0 - rk
+        r2k = rk * rk
         one_minus_r2k = 1.0 - r2k
-    shift = S / n * one_minus_rk
-    var = r2k * v0 + 2.0 * sigma * sigma * one_minus_r2k / (2.0 - eta)
-    return shift, var
+    shift_unit = product_ratio([S, one_minus_rk], [sigma, n], "up") if one_minus_rk > 0 else 0.0
+    with np.errstate(over="ignore"):
+        v0_unit = float(np.float64(v0) / sigma / sigma)
+    var_unit = r2k * v0_unit + 2.0 * one_minus_r2k / (2.0 - eta)
+    return shift_unit, var_unit
 
 
 def linear_gaussian_rho(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0) -> float:
@@ -161,11 +190,20 @@ def linear_gaussian_rho(*, sensitivity, step_size, sigma, n, steps, init_varianc
     ``S_g^2 (2 - eta) / (4 sigma^2 n^2) * (1 - (1-eta)^K) / (1 + (1-eta)^K)``. Not rounded
     (an exact value, not a bound); ``0`` when K = 0.
     """
-    shift, var = linear_gaussian_moments(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
-                                         steps=steps, init_variance=init_variance)
-    if shift == 0.0:
+    mu = _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance)
+    return mu * mu / 2.0
+
+
+def _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance) -> float:
+    """The GDP parameter ||mu_K - mu'_K|| / s_K of the A.5 instance (scale-free evaluation)."""
+    S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
+    v0 = check_nonnegative("init_variance", init_variance)
+    if eta >= 2.0:
+        raise ValueError(f"step_size must be in (0, 2) for the squared-loss instance, got {eta}")
+    shift_unit, var_unit = _linear_gaussian_unit_moments(S, eta, sigma, n, K, v0)
+    if shift_unit == 0.0:
         return 0.0
-    return shift * shift / (2.0 * var)
+    return shift_unit / math.sqrt(var_unit)
 
 
 # ----------------------------------------------------------------------------- RDP curves
@@ -251,13 +289,12 @@ def linear_gaussian_epsilon(delta, *, sensitivity, step_size, sigma, n, steps, i
     (``gaussian_epsilon(1, delta, sensitivity=mu_GDP)`` from the accounting layer).
     """
     delta = check_delta(delta)
-    shift, var = linear_gaussian_moments(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
-                                         steps=steps, init_variance=init_variance)
-    if shift == 0.0:
+    mu = _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance)
+    if mu == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import gaussian_epsilon
+    from dpaudit.accounting.conversions import gdp_epsilon
 
-    return float(gaussian_epsilon(1.0, delta, sensitivity=shift / math.sqrt(var)))
+    return float(gdp_epsilon(mu, delta)) if math.isfinite(mu) else math.inf
 
 
 def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
@@ -271,9 +308,14 @@ def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     if rho == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import gaussian_epsilon
+    from dpaudit.accounting.conversions import _gaussian_epsilon_lower
 
-    return round_down(float(gaussian_epsilon(1.0, delta, sensitivity=math.sqrt(2.0 * rho))), ulps=64)
+    # a certified lower bound on the Balle-Wang root at mu = sqrt(2 rho) rounded down (the
+    # upper-bound root gaussian_epsilon would not do: it errs high)
+    mu = next_down(math.sqrt(2.0 * rho))
+    if not mu > 0.0:
+        return 0.0
+    return _gaussian_epsilon_lower(mu, 1.0, delta)
 
 
 # ----------------------------------------------------------------------------- mechanism
@@ -347,6 +389,11 @@ class NoisyGDLastIterate(Mechanism):
             return self.composition_rho()
         return min(self.theorem1_rho(), self.composition_rho())
 
+    def has_zcdp_guarantee(self) -> bool:
+        # the composition baseline is a composition of Gaussians (always zCDP); Theorem 1 alone
+        # holds only under its hypothesis step_size < 1/smoothness
+        return self.bound != "theorem1" or self.step_size * self.smoothness < 1.0
+
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
         return rdp_from_zcdp(self.zcdp(), orders)
@@ -418,12 +465,22 @@ def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_c
     if lam > beta:
         raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
     log_inv_delta = -math.log(delta)
-    ratio = (n * epsilon) ** 2 / (4.0 * log_inv_delta * d)
-    if ratio <= 1.0:
+    n_f = count_to_float(n, "down")
+    # log of n^2 epsilon^2 / (4 log(1/delta) d), in log space (n and d may exceed the float range)
+    log_ratio = 2.0 * (math.log(n) + math.log(epsilon)) - math.log(4.0 * log_inv_delta) - math.log(d)
+    if log_ratio <= 0.0:
         raise ValueError(
-            f"n must satisfy n^2 epsilon^2 > 4 log(1/delta) dim for Theorem 3 (got ratio {ratio:.4g})")
-    eta = lam / (2.0 * beta * beta)
-    sigma2 = 8.0 * L * L * (epsilon + 2.0 * log_inv_delta) / (lam * epsilon * epsilon * n * n)
-    steps = math.ceil(2.0 * beta * beta / (lam * lam) * math.log(ratio))
-    return LangevinSettings(step_size=eta, sigma=round_up(math.sqrt(sigma2)), steps=int(steps),
+            f"n must satisfy n^2 epsilon^2 > 4 log(1/delta) dim for Theorem 3 (got ratio {math.exp(log_ratio):.4g})")
+    eta = (lam / beta) / (2.0 * beta)  # (beta * beta under/overflows)
+    # sigma = L sqrt(8 (epsilon + 2 log(1/delta)) / lambda) / (epsilon n), without squaring L/(epsilon n)
+    sigma = (L / epsilon / n_f) * (math.sqrt(8.0 * (epsilon + 2.0 * log_inv_delta)) / math.sqrt(lam))
+    if not (0.0 < eta < math.inf and sigma < math.inf):
+        raise ValueError(f"strong_convexity={lam:g} / smoothness={beta:g}: Theorem 3's step size {eta:g} or "
+                         f"noise {sigma:g} lies beyond the float range")
+    factor = 2.0 * (beta / lam) * (beta / lam)
+    if math.isfinite(factor * log_ratio):
+        steps = math.ceil(factor * log_ratio)
+    else:  # beyond the float range: exact rational arithmetic on the float inputs
+        steps = math.ceil(2 * (Fraction(beta) / Fraction(lam)) ** 2 * Fraction(log_ratio))
+    return LangevinSettings(step_size=eta, sigma=max(round_up(sigma), TINY), steps=int(steps),
                             sensitivity=2.0 * L, order=1.0 + 2.0 * log_inv_delta / epsilon)

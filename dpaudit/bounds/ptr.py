@@ -54,8 +54,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
 
-from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_delta, check_nonnegative, check_positive
+from dpaudit.core.numeric import l2_norm, round_down
+from dpaudit.core.validation import check_delta, check_nonnegative, check_positive, check_real_array
 
 __all__ = [
     "ptr_distance",
@@ -71,11 +71,9 @@ _S_INFLATION = 1e-9
 
 
 def _records(X) -> np.ndarray:
-    X = np.asarray(X, dtype=float)
+    X = check_real_array("X", X)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must be a non-empty 2-D array of records (rows), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite")
     return X
 
 
@@ -84,7 +82,11 @@ def gram_matrix(X, l2: float = 0.0) -> np.ndarray:
     X = _records(X)
     l2 = check_nonnegative("l2", l2)
     n, d = X.shape
-    return X.T @ X / n + l2 * np.eye(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = X.T @ X / n + l2 * np.eye(d)
+    if not np.all(np.isfinite(A)):
+        raise ValueError("X: X^T X / n overflows the float range (records beyond ~1e154); rescale the records")
+    return A
 
 
 def threshold_matrix(threshold, d: int) -> np.ndarray:
@@ -148,7 +150,9 @@ def ptr_lower_bound_statistic(X, threshold, *, record_bound: float, l2: float = 
     """
     X = _records(X)
     C = check_positive("record_bound", record_bound)
-    norms = np.linalg.norm(X, axis=1)
+    with np.errstate(over="ignore"):
+        norms = np.linalg.norm(X, axis=1)  # (as users compute record_bound; overflow: scaled norm)
+    norms = np.where(np.isfinite(norms), norms, l2_norm(X, axis=1))
     if np.any(norms > C):
         raise ValueError(f"record_bound must bound every record's norm (max norm {norms.max():.6g} > {C:.6g})")
     n, d = X.shape
@@ -196,6 +200,6 @@ def propose_test_release(X, threshold, *, record_bound: float, epsilon: float, d
         rng = np.random.default_rng(seed)
     stat = ptr_lower_bound_statistic(X, threshold, record_bound=record_bound, l2=l2) - 1.0
     noisy = stat + float(rng.laplace(0.0, 1.0 / epsilon))
-    cutoff = math.log(1.0 / delta) / epsilon
+    cutoff = (-math.log(delta)) / epsilon
     return PTRResult(passed=bool(noisy > cutoff), noisy_statistic=noisy, cutoff=cutoff, epsilon=epsilon,
                      delta=delta)

@@ -21,7 +21,7 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import count_to_float, round_up, scale_by_count
 from dpaudit.core.validation import (
     check_count,
     check_delta,
@@ -94,14 +94,16 @@ def rgm_local_sensitivity_rdp(alpha, *, epsilon, B, dim):
     B = check_nonnegative("B", B)
     dim = check_count(dim, "dim", minimum=1)
     ok, omu, leak = rgm_norm_leakage(a, B)
-    out = _finish(epsilon / omu + dim * leak, ok, omu)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = epsilon / omu + count_to_float(dim, "up") * leak
+    out = _finish(total, ok, omu)
     return _scalar_or_array(scalar, out)
 
 
 def _mironov(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:
     """Mironov 2017 Prop. 3 at each order: ``rdp + log(1/delta)/(alpha-1)``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return rdp + math.log(1.0 / delta) / (orders - 1.0)
+        return rdp + (-math.log(delta)) / (orders - 1.0)
 
 
 def _convert(orders: np.ndarray, rdp: np.ndarray, delta: float, conversion: str) -> tuple[float, float]:
@@ -200,7 +202,7 @@ def rgm_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1, conversion="bes
     mech = RelativeGaussian(sigma, gamma, A, B, dim)
 
     def curve(orders):
-        return np.atleast_1d(round_up(steps * mech.rdp(orders)))
+        return np.atleast_1d(scale_by_count(steps, mech.rdp(orders)))
 
     eps, order = epsilon_from_rdp_curve(curve, delta, max_order=mech.max_order, conversion=conversion)
     return (eps, order, conversion) if return_details else eps
@@ -227,10 +229,12 @@ def rgm_closed_form_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1):
     K1, omega = mech.tcdp()
     if math.isinf(K1):
         return math.inf
-    K = steps * K1
-    L = math.log(1.0 / delta)
+    K = scale_by_count(steps, K1)
+    L = (-math.log(delta))
     if K == 0.0:
         return 0.0
+    if math.isinf(K):
+        return math.inf
     alpha_star = 1.0 + math.sqrt(L / K)
     if alpha_star > omega:
         raise ValueError(

@@ -29,21 +29,19 @@ import math
 import numpy as np
 
 from dpaudit.bounds.ptr import gram_matrix, threshold_matrix
-from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_count, check_nonnegative, check_positive
+from dpaudit.core.numeric import l2_norm, product_ratio, round_up
+from dpaudit.core.validation import check_count, check_nonnegative, check_positive, check_real_array
 
 __all__ = ["ridge_relative_sensitivity", "ridge_smoothness_constants", "ridge_ptr_constants", "ridge_gradient"]
 
 
 def _data(X, y):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    X = check_real_array("X", X)
+    y = check_real_array("y", y)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must be a non-empty 2-D array of records (rows), got shape {X.shape}")
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must have shape ({X.shape[0]},), got {y.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(y))):
-        raise ValueError("X and y must be finite")
     return X, y
 
 
@@ -98,8 +96,9 @@ def ridge_relative_sensitivity(X, y, l2: float, *, record_bound: float | None = 
     if ev[0] <= 0.0:
         raise ValueError("A_D = X^T X/n + l2 I must be positive definite (use l2 > 0 or full-rank X)")
     sol = np.linalg.solve(A_D, X.T)  # columns A_D^{-1} x_i
-    norms = np.linalg.norm(X, axis=1)
-    h = norms * np.linalg.norm(sol, axis=0)
+    norms = l2_norm(X, axis=1)
+    with np.errstate(over="ignore"):
+        h = norms * l2_norm(sol, axis=0)
     r = np.abs(y) * norms
     if record_bound is None:
         if label_bound is not None:
@@ -117,7 +116,7 @@ def ridge_relative_sensitivity(X, y, l2: float, *, record_bound: float | None = 
     margin = 1.0 + 64.0 * d * np.finfo(float).eps * float(ev[-1] / ev[0])
     B = (float(h.max()) + h_new) / n * margin
     b = X.T @ y / n
-    A = B * float(np.linalg.norm(b)) * margin + (float(r.max()) + r_new) / n * margin
+    A = B * l2_norm(b) * margin + (float(r.max()) + r_new) / n * margin
     return round_up(A), round_up(B)
 
 
@@ -142,8 +141,8 @@ def ridge_ptr_constants(n: int, *, record_bound: float, label_bound: float, thre
         if not mu_T > 0:
             raise ValueError("threshold must be positive definite")
         mu_T = mu_T * (1.0 - 1e-12)
-    B = round_up(C * C / (n * mu_T))
-    A = round_up(B * C * Y + 2.0 * C * Y / n)
+    B = product_ratio([C, C], [n, mu_T], "up")
+    A = round_up(B * C * Y + product_ratio([2, C, Y], [n], "up")) if Y > 0 else 0.0
     if not (math.isfinite(A) and math.isfinite(B)):
         raise ValueError("record_bound, label_bound and threshold give non-finite constants")
     return A, B

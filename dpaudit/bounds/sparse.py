@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import count_to_float, next_up, product_ratio, round_up
 from dpaudit.core.validation import (
     check_count,
     check_delta,
@@ -86,6 +87,15 @@ class SparseCalibration:
         return 2.0 * self.scale**2 if self.noise == "laplace" else self.scale**2
 
 
+def _sqrt_up(k: int) -> float:
+    """A float >= sqrt(k) for any integer k >= 0 (k may exceed the float range)."""
+    if k < 2**1000:
+        return next_up(math.sqrt(count_to_float(k, "up")))
+    shift = (k.bit_length() - 200) // 2 * 2  # even: sqrt(k) = sqrt(k >> shift) * 2^(shift/2)
+    r = math.isqrt(k >> shift) + 2
+    return next_up(math.ldexp(count_to_float(r, "up"), shift // 2))
+
+
 def _claim(mechanism: str, epsilon: float, delta: float, text: str, details: dict) -> PrivacyClaim:
     return PrivacyClaim.approx_dp(
         epsilon, delta, neighbouring="replace_one",
@@ -114,9 +124,9 @@ def sparse_mean_sensitivity(lipschitz: float, sparsity: int, n: int, norm: str =
     if neighbouring != "replace_one":
         raise ValueError("neighbouring must be 'replace_one' for the mean of a fixed-size dataset")
     if norm in ("l2", "linf"):
-        return round_up(2.0 * lipschitz / n)
+        return product_ratio([2, lipschitz], [n], "up")
     if norm == "l1":
-        return round_up(2.0 * lipschitz * math.sqrt(sparsity) / n)
+        return product_ratio([2, lipschitz, _sqrt_up(sparsity)], [n], "up")
     raise ValueError(f"norm must be one of 'l1', 'l2', 'linf', got {norm!r}")
 
 
@@ -135,14 +145,18 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     def ok(sig: float) -> bool:
         return gaussian_delta(sig, epsilon, sensitivity=sensitivity) <= delta
 
-    hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon + 1.0)
-    while not ok(hi):
-        hi *= 2.0
-    lo = hi / 2.0
-    while ok(lo):
-        hi, lo = lo, lo / 2.0
-        if lo < 1e-300:
+    hi = sensitivity * (math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon + 1.0)
+    for _ in range(2100):  # bounded doubling/halving (the float range spans ~2100 binades)
+        if not math.isfinite(hi) or ok(hi):
             break
+        hi *= 2.0
+    if not math.isfinite(hi):
+        return math.inf  # no finite sigma meets the target
+    lo = hi / 2.0
+    for _ in range(2100):
+        if lo < 1e-300 or not ok(lo):
+            break
+        hi, lo = lo, lo / 2.0
     for _ in range(200):
         mid = math.sqrt(lo * hi)
         if mid <= lo or mid >= hi:
@@ -163,7 +177,7 @@ def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibratio
             raise ValueError(
                 f"{argname} must be < 1 for the classical Gaussian calibration "
                 f"(Dwork-Roth Thm. A.1), got {epsilon}; use calibration='analytic'")
-        sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+        sigma = sensitivity * math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon
         return round_up(sigma), "classical sigma = Delta sqrt(2 ln(1.25/delta))/epsilon (valid for epsilon < 1)"
     return analytic_gaussian_sigma(epsilon, delta, sensitivity), "exact Balle-Wang calibration"
 
@@ -227,9 +241,12 @@ def l1_recovery_calibration(lipschitz: float, sparsity: int, dim: int, n: int, e
         raise ValueError(f"sparsity must be < dim ({dim}) for l1-recovery, got {sparsity}")
     if not epsilon < 1.0:
         raise ValueError(f"epsilon must be < 1 for the classical Gaussian calibration of l1-recovery, got {epsilon}")
-    m = max(1, math.ceil(n * epsilon * math.sqrt(sparsity * math.log(dim / sparsity) / math.log(1.0 / delta))))
-    sigma = round_up(math.sqrt(18.0 * math.log(2.5 / delta)) * lipschitz / (n * epsilon))
-    sens = round_up(3.0 * lipschitz / n)
+    log_ratio = math.log(dim) - math.log(sparsity)  # dim / sparsity may exceed the float range
+    root = math.sqrt(count_to_float(sparsity, "up") * log_ratio / (-math.log(delta)))
+    m_f = count_to_float(n, "up") * epsilon * root
+    m = max(1, math.ceil(m_f)) if math.isfinite(m_f) else max(1, math.ceil(n * Fraction(epsilon) * Fraction(root)))
+    sigma = product_ratio([math.sqrt(18.0 * (math.log(2.5) - math.log(delta))), lipschitz], [n, epsilon], "up")
+    sens = product_ratio([3, lipschitz], [n], "up")
     details = {"m": m, "noise": "gaussian",
                "note": "[unconfirmed constants] Gaussian at (epsilon, delta/2), sensitivity 3L/n; "
                        "RIP failure event charged to delta/2"}
@@ -263,14 +280,15 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
         if sparsity is None or smoothness is None:
             raise ValueError("sparsity and smoothness are required for the Laplace (delta = 0) calibration")
         sparsity = check_count(sparsity, "sparsity", minimum=1)
-        smooth = check_positive("smoothness", smoothness)
-        sens = round_up(2.0 * math.sqrt(2.0 * sparsity) * lipschitz / (lam * n) * (2.0 * smooth / lam + 1.0))
+        smooth = check_positive("smoothness", smoothness, allow_inf=True)  # inf: no finite scale
+        sens = product_ratio([2, _sqrt_up(2 * sparsity), lipschitz, round_up(2.0 * smooth / lam + 1.0)],
+                             [lam, n], "up")
         b = round_up(sens / epsilon)
         details = {"noise": "laplace", "note": "l1 sensitivity (2 sqrt(2s) L/(lambda n))(2H/lambda + 1) [paper]"}
         return SparseCalibration("output-perturbation", "laplace", b, sens, epsilon, 0.0,
                                  _claim("output-perturbation", epsilon, 0.0, details["note"], details), details)
     delta = check_delta(delta)
-    sens = round_up(2.0 * lipschitz / (lam * n))
+    sens = product_ratio([2, lipschitz], [lam, n], "up")
     sigma, how = _gaussian_sigma(epsilon, delta, sens, calibration)
     details = {"noise": "gaussian", "calibration": calibration, "note": how}
     return SparseCalibration("output-perturbation", "gaussian", sigma, sens, epsilon, delta,
@@ -320,9 +338,12 @@ def bias_reduced_step_cost(level, n: int, epsilon: float, delta: float):
     M = _levels(n)
     if np.any(lv < 0) or np.any(lv > M):
         raise ValueError(f"level must be in {{0, ..., {M}}} (M = floor(log2 n) - 1), got {lv}")
-    factor = 3.0 * np.exp2(lv + 1.0) + 1.0
-    eps_t = round_up(factor * epsilon / (16.0 * n))
-    delta_t = round_up(factor * delta / (16.0 * n))
+    with np.errstate(over="ignore"):
+        factor = 3.0 * np.exp2(lv + 1.0) + 1.0  # 2^(level+1) <= n: may exceed the float range
+    n_f = count_to_float(n, "down")
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps_t = round_up(factor * (epsilon / 16.0) / n_f)
+        delta_t = round_up(factor * (delta / 16.0) / n_f)
     return eps_t, delta_t
 
 
@@ -358,7 +379,7 @@ class RandomStoppingFilter:
 
     def _lhs(self, eps2: list[float]) -> float:
         s = math.fsum(eps2)
-        return round_up(math.sqrt(2.0 * math.log(4.0 / self.delta) * s) + 0.5 * s)
+        return round_up(math.sqrt(2.0 * (math.log(4.0) - math.log(self.delta)) * s) + 0.5 * s)
 
     @property
     def epsilon_spent(self) -> float:

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 
+from dpaudit.core.numeric import count_to_float
 from dpaudit.core.validation import check_count, check_orders, check_positive
 
 __all__ = ["renyi_gaussians", "renyi_gaussians_moments", "gaussian_variance_term", "x_minus_log1p"]
@@ -148,14 +149,17 @@ def renyi_gaussians(alpha, mu1, s1, mu2, s2, dim: int = 1):
         raise ValueError(f"dim must equal the number of entries of mu1/mu2 ({m1.size}), got {dim}")
     if not (np.all(np.isfinite(m1)) and np.all(np.isfinite(m2))):
         raise ValueError("mu1 and mu2 must be finite")
-    dist2 = float(np.sum((m1 - m2) ** 2))
+    with np.errstate(over="ignore"):
+        dist2 = float(np.sum((m1 - m2) ** 2))
     # s1/s2 enters through r - 1 = (s1/s2 - 1)(s1/s2 + 1), exact for close standard deviations
     r = s1 / s2
     e = (r - 1.0) * (r + 1.0)
+    ndim = count_to_float(dim, "up")  # dim may be 10**400
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = 1.0 - (a - 1.0) * e
         finite = (rel > 0.0) & np.isfinite(a)
         mean = np.where(dist2 == 0.0, 0.0, a * dist2 / (2.0 * s2 * s2 * np.where(finite, rel, 1.0)))
-        out = np.where(finite, mean + dim * _variance_term(a, e, r * r), np.inf)
+        vt = _variance_term(a, e, r * r)
+        out = np.where(finite, mean + np.where(vt == 0.0, 0.0, ndim * vt), np.inf)
     out = np.where(np.isinf(a), np.where((dist2 == 0.0) & (r == 1.0), 0.0, math.inf), out)
     return float(out[0]) if scalar else out

@@ -9,6 +9,8 @@ relative error (a few 1e-16) of the closed forms evaluated here.
 from __future__ import annotations
 
 import math
+import struct
+import sys
 
 import numpy as np
 from scipy.special import logsumexp
@@ -16,6 +18,14 @@ from scipy.special import logsumexp
 __all__ = [
     "round_up",
     "round_down",
+    "next_up",
+    "next_down",
+    "bisect_float",
+    "count_to_float",
+    "scale_by_count",
+    "product_ratio",
+    "l2_norm",
+    "TINY",
     "log_add",
     "log_sub",
     "signed_logsumexp",
@@ -26,13 +36,18 @@ __all__ = [
 #: number of units in the last place by which bounds are moved outwards
 ULPS = 8
 
+#: the smallest positive float (a subnormal): the upper bound reported for a positive quantity
+#: whose value underflows
+TINY = math.ulp(0.0)
+
 
 def _step(x, direction: float, ulps: int):
     x = np.asarray(x, dtype=float)
     out = x.copy()
     finite = np.isfinite(out)
-    for _ in range(ulps):
-        out = np.where(finite, np.nextafter(out, direction), out)
+    with np.errstate(over="ignore"):  # stepping past the largest float gives inf: still a bound
+        for _ in range(ulps):
+            out = np.where(finite, np.nextafter(out, direction), out)
     return out
 
 
@@ -87,3 +102,152 @@ def signed_logsumexp(log_abs, signs) -> tuple[float, float]:
     signs = np.asarray(signs, dtype=float)
     val, sgn = logsumexp(log_abs, b=signs, return_sign=True)
     return float(val), float(sgn)
+
+
+def next_up(x: float) -> float:
+    """The next float above ``x`` (an upper bound on the exact result of one correctly
+    rounded operation whose rounded value is ``x``)."""
+    return math.nextafter(x, math.inf)
+
+
+def next_down(x: float) -> float:
+    """The next float below ``x``."""
+    return math.nextafter(x, -math.inf)
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", b))[0]
+
+
+def bisect_float(pred, lo: float, hi: float, *, rel: float = 2.0**-46, max_iter: int = 80):
+    """Bisection on the float grid between ``lo`` and ``hi`` (``0 <= lo < hi < inf``).
+
+    The caller guarantees ``pred(lo)`` is False and ``pred(hi)`` is True; the invariant is kept,
+    so the returned ``(lo, hi)`` still satisfy it (whatever ``pred`` does in between: it need
+    not be monotone). The midpoint is taken on the integer bit patterns of the floats, so the
+    bracket shrinks geometrically in *relative* terms even across hundreds of binades: at most
+    64 halvings reach adjacent floats. Stops when ``hi - lo <= rel * hi``, the floats are
+    adjacent, or after ``max_iter`` evaluations (a hard bound on the loop).
+    """
+    if not (0.0 <= lo < hi < math.inf):
+        raise ValueError(f"bisect_float needs 0 <= lo < hi < inf, got lo={lo!r}, hi={hi!r}")
+    for _ in range(max_iter):
+        if hi - lo <= rel * hi:
+            break
+        bl, bh = _bits(lo), _bits(hi)
+        if bh - bl <= 1:
+            break
+        mid = _from_bits((bl + bh) // 2)
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo, hi
+
+
+def count_to_float(count: int, direction: str = "up") -> float:
+    """An integer count as a float rounded in ``direction`` (``"up"``: a float >= count, ``inf``
+    above the float range; ``"down"``: a float <= count, the largest float above the range).
+
+    ``float(count)`` raises OverflowError for counts above ~1.8e308 (e.g. ``10**400``) and
+    rounds to nearest (possibly below the count) above 2**53.
+    """
+    count = int(count)
+    if abs(count) <= 2**53:
+        return float(count)
+    try:
+        f = float(count)
+    except OverflowError:
+        return math.inf if direction == "up" else sys.float_info.max
+    if direction == "up":
+        return f if int(f) >= count else next_up(f)
+    return f if int(f) <= count else next_down(f)
+
+
+def scale_by_count(count: int, x):
+    """``count * x`` for non-negative ``x`` (scalar or array), rounded up; exact zeros stay 0.
+
+    ``count`` may exceed the float range (``10**400``): positive entries then become ``inf``
+    and zero entries stay exactly 0 (a zero-cost event composed any number of times costs
+    nothing; ``0 * inf`` would be NaN). Infinite entries stay ``inf``.
+    """
+    c = count_to_float(count, "up")
+    arr = np.asarray(x, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        prod = np.where(arr == 0.0, 0.0, c * arr)
+    out = np.where(prod == 0.0, prod, round_up(prod, ulps=2))
+    # a positive product that underflowed to 0 is not an exact zero
+    out = np.where((arr > 0.0) & (c > 0.0) & (out == 0.0), TINY, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def _mant_exp(x) -> tuple[float, int]:
+    """(m, e) with x = m * 2**e and m in [0.5, 1) (m rounded to nearest for huge ints)."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        x = int(x)
+        e = x.bit_length()
+        if e <= 1000:
+            return math.frexp(float(x))
+        top = x >> (e - 64)  # 64 leading bits; the rest only moves m by < 2^-63 relative
+        return top / 2.0**64, e
+    return math.frexp(float(x))
+
+
+def product_ratio(nums, dens=(), direction: str = "up") -> float:
+    """``prod(nums) / prod(dens)`` for non-negative finite floats and integers of any size,
+    without intermediate overflow or underflow, rounded in ``direction`` ("up": a float >= the
+    exact value, "down": <=). ``inf`` / 0 only when the exact result is beyond the float range
+    (rounded accordingly: "up" never returns 0 for a positive value)."""
+    m, e, k = 1.0, 0, 0
+    for x in nums:
+        if x == 0:
+            return 0.0
+        mx, ex = _mant_exp(x)
+        m *= mx
+        e += ex
+        k += 1
+        m, ee = math.frexp(m)
+        e += ee
+    for x in dens:
+        if x == 0:
+            return math.inf if direction == "up" else sys.float_info.max
+        mx, ex = _mant_exp(x)
+        m /= mx
+        e -= ex
+        k += 1
+        m, ee = math.frexp(m)
+        e += ee
+    # each of the <= 2k roundings (products, quotients, big-int mantissas) errs by one ulp at most
+    ulps = 2 * k + 2
+    m = round_up(m, ulps) if direction == "up" else round_down(m, ulps)
+    try:
+        out = math.ldexp(m, e)
+    except OverflowError:
+        return math.inf if direction == "up" else sys.float_info.max
+    if out < sys.float_info.min:  # subnormal range: ldexp rounded to nearest
+        out = next_up(out) if direction == "up" else max(next_down(out), 0.0)
+    return out
+
+
+def l2_norm(x, axis=None, keepdims: bool = False):
+    """Euclidean norm without overflow or underflow of the squares (entries are scaled by the
+    largest magnitude first; ``np.linalg.norm`` overflows to inf, with a RuntimeWarning, for
+    entries beyond ~1e154). ``axis=None``: the norm of the flattened array (a float)."""
+    x = np.asarray(x, dtype=float)
+    if axis is None:
+        x = x.ravel()
+        ax = 0
+    else:
+        ax = axis
+    scale = np.max(np.abs(x), axis=ax, keepdims=True) if x.size else np.zeros((1,) * max(x.ndim, 1))
+    safe = np.where((scale > 0) & np.isfinite(scale), scale, 1.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = scale * np.sqrt(np.sum((x / safe) ** 2, axis=ax, keepdims=True))
+    out = np.where(np.isinf(scale), np.inf, out)
+    if axis is None:
+        return float(out.ravel()[0]) if out.size else 0.0
+    return out if keepdims else np.squeeze(out, axis=ax)

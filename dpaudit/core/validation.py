@@ -24,6 +24,7 @@ __all__ = [
     "check_orders",
     "check_neighbouring",
     "check_confidence",
+    "check_real_array",
     "NEIGHBOURING_RELATIONS",
 ]
 
@@ -133,3 +134,21 @@ def check_confidence(confidence, name: str = "confidence") -> float:
     if not 0.0 < c < 1.0:
         raise ValueError(f"{name} must be in (0, 1), got {c}")
     return c
+
+
+def check_real_array(name: str, x, *, finite: bool = True) -> np.ndarray:
+    """``x`` as a float ndarray; ValueError naming ``name`` for complex, non-numeric (object,
+    string) or, with ``finite``, NaN/infinite entries.
+
+    ``np.asarray(x, dtype=float)`` would silently drop the imaginary part of complex input
+    (with only a ComplexWarning) and would accept booleans; both are refused here.
+    """
+    arr = np.asarray(x)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real, got a complex array (dtype {arr.dtype})")
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"{name} must be a real numeric array, got dtype {arr.dtype}")
+    arr = arr.astype(float, copy=False)
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr

@@ -20,7 +20,9 @@ Event mapping (``dp_accounting`` 0.6.0 attribute names):
 ``SelfComposedDpEvent(e, count)``                  counts multiplied
 ``ComposedDpEvent(events)``                        concatenated
 ``ZCDpEvent(rho, xi)``                             :class:`ZCDPMechanism` (RDP xi + rho*alpha)
-``RandomizedResponseDpEvent(p, k)``                ``PureDP(log(1 + k(1-p)/p))``
+``RandomizedResponseDpEvent(p, k)``                ``PureDP(log(1 + k(1-p)/p))``; nothing when
+                                                   k = 1 or p = 1 (output independent of the
+                                                   input), :class:`NonPrivate` when p = 0 < k - 1
 ``NoOpDpEvent()``                                  nothing
 ``NonPrivateDpEvent()``                            :class:`NonPrivate` (no guarantee: inf)
 =================================================  ============================================
@@ -29,7 +31,10 @@ A sampled event needs a single base mechanism: a composition of Gaussians inside
 collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
 Gaussian mechanisms on the same query is one Gaussian mechanism; accounting.md sec. 4.1); other
 compositions inside a sampled event are refused. A Gaussian with ``noise_multiplier == 0`` is
-non-private. Anything else raises :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
+non-private and one with ``noise_multiplier == inf`` costs nothing; degenerate events map to
+zero cost (sampling probability 0, sample size 0, count 0). Out-of-range parameters raise
+ValueError naming the event attribute. Anything else raises
+:class:`~dpaudit.core.validation.UnsupportedMechanismError`.
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
     check_neighbouring,
     check_nonnegative,
     check_orders,
+    check_probability,
 )
 from dpaudit.mechanisms.base import Mechanism
 
@@ -77,13 +84,18 @@ class ZCDPMechanism(Mechanism):
             return np.full(orders.shape, math.inf)
         out = np.full(orders.shape, math.inf)
         finite = np.isfinite(orders)
-        out[finite] = self.xi + self.rho * orders[finite]
+        with np.errstate(over="ignore"):
+            val = self.xi + self.rho * orders[finite]
+        out[finite] = np.where(val == 0.0, 0.0, round_up(val))  # exact 0 only for rho = xi = 0
         if self.rho == 0:
             out[~finite] = self.xi
         return out
 
     def zcdp(self) -> float:
         return self.rho if self.xi == 0 else math.inf
+
+    def has_zcdp_guarantee(self) -> bool:
+        return self.xi == 0 and math.isfinite(self.rho)
 
     def describe(self) -> str:
         return f"zCDP(rho={self.rho:g}" + (f", xi={self.xi:g})" if self.xi else ")")
@@ -116,20 +128,25 @@ def _base(event, neighbouring: str):
     from dpaudit import mechanisms as M  # lazy package: each class is imported when used
 
     name = _name(event)
-    if name == "GaussianDpEvent":
-        nm = float(_attr(event, "noise_multiplier"))
-        return NonPrivate(neighbouring) if nm == 0 else M.Gaussian(nm, 1.0, neighbouring)
-    if name == "LaplaceDpEvent":
-        nm = float(_attr(event, "noise_multiplier"))
-        return NonPrivate(neighbouring) if nm == 0 else M.Laplace(nm, 1.0, neighbouring)
+    if name in ("GaussianDpEvent", "LaplaceDpEvent"):
+        nm = check_nonnegative("noise_multiplier", _attr(event, "noise_multiplier"), allow_inf=True)
+        if nm == 0:
+            return NonPrivate(neighbouring)  # no noise: no guarantee
+        if math.isinf(nm):
+            return _ZERO_COST  # infinite noise: the output carries no information
+        cls = M.Gaussian if name == "GaussianDpEvent" else M.Laplace
+        return cls(nm, 1.0, neighbouring)
     if name == "ZCDpEvent":
         return ZCDPMechanism(float(_attr(event, "rho")), float(getattr(event, "xi", 0.0) or 0.0), neighbouring)
     if name == "RandomizedResponseDpEvent":
-        p, k = float(_attr(event, "noise_parameter")), int(_attr(event, "num_buckets"))
+        p = check_probability("noise_parameter", _attr(event, "noise_parameter"))
+        k = check_count(_attr(event, "num_buckets"), "num_buckets", minimum=1)
+        if k == 1 or p == 1:
+            return _ZERO_COST  # one bucket, or always uniform: the output law is data-independent
         if p == 0:
             return NonPrivate(neighbouring)
         # P[report y | truth x] is 1 - p + p/k if y == x else p/k: ratio 1 + k(1 - p)/p
-        return M.PureDP(math.log1p(k * (1.0 - p) / p))
+        return M.PureDP(math.log1p(k * (1.0 - p) / p), neighbouring)
     if name == "NonPrivateDpEvent":
         return NonPrivate(neighbouring)
     return None
@@ -151,6 +168,10 @@ def _collapse_gaussians(pairs):
         + ", ".join(f"{c} x {m.describe()}" for m, c in pairs))
 
 
+#: marker for events that cost nothing (not composed: like NoOpDpEvent)
+_ZERO_COST = object()
+
+
 def _walk(event, count: int, neighbouring: str, out: dict):
     name = _name(event)
     if name == "NoOpDpEvent" or count == 0:
@@ -163,7 +184,7 @@ def _walk(event, count: int, neighbouring: str, out: dict):
             _walk(sub, count, neighbouring, out)
         return
     if name == "PoissonSampledDpEvent":
-        q = float(_attr(event, "sampling_probability"))
+        q = check_probability("sampling_probability", _attr(event, "sampling_probability"))
         inner = _collapse_gaussians(from_dp_event(_attr(event, "event"), neighbouring="add_remove"))
         if inner is None or q == 0:
             return
@@ -176,7 +197,8 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         out[mech] = out.get(mech, 0) + count
         return
     if name == "SampledWithoutReplacementDpEvent":
-        n, m = int(_attr(event, "source_dataset_size")), int(_attr(event, "sample_size"))
+        n = check_count(_attr(event, "source_dataset_size"), "source_dataset_size", minimum=1)
+        m = check_count(_attr(event, "sample_size"), "sample_size")
         if not 0 <= m <= n or n <= 0:
             raise ValueError(f"sample_size must be in [0, source_dataset_size], got {m} of {n}")
         inner = _collapse_gaussians(from_dp_event(_attr(event, "event"), neighbouring="replace_one"))
@@ -191,6 +213,8 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         out[mech] = out.get(mech, 0) + count
         return
     mech = _base(event, neighbouring)
+    if mech is _ZERO_COST:
+        return
     if mech is None:
         raise UnsupportedMechanismError(
             f"{name} is not supported by dpaudit.interop (supported: Gaussian, Laplace, PoissonSampled, "

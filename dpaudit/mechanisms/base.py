@@ -32,7 +32,7 @@ def rdp_from_zcdp(rho: float, orders: np.ndarray) -> np.ndarray:
     orders = check_orders(orders)
     if math.isinf(rho):
         return np.full(orders.shape, math.inf)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # overflow: inf, an upper bound
         out = rho * orders
     out[np.isinf(orders)] = math.inf if rho > 0 else 0.0
     return out
@@ -67,6 +67,16 @@ class Mechanism:
     def tcdp(self) -> tuple[float, float]:
         """A pair ``(rho, omega)`` such that the mechanism is (rho, omega)-tCDP."""
         return (self.zcdp(), math.inf)
+
+    def has_zcdp_guarantee(self) -> bool:
+        """Whether the mechanism is rho-zCDP for some finite rho, even when that rho lies beyond
+        the float range (``zcdp()`` then returns ``inf``, e.g. a Gaussian with sigma = 1e-300).
+
+        Accountants use it to tell "no guarantee in this notion" (refused) from "a guarantee too
+        large to represent" (composed as inf: epsilon = inf). Default: a finite ``zcdp()`` or a
+        finite ``pure_epsilon()`` (eps-DP implies eps^2/2-zCDP, Bun & Steinke 2016, Prop. 1.4).
+        """
+        return math.isfinite(self.zcdp()) or math.isfinite(self.pure_epsilon())
 
     def pure_epsilon(self) -> float:
         """epsilon such that the mechanism is epsilon-DP (``inf`` if not pure DP)."""

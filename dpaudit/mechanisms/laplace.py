@@ -19,7 +19,7 @@ import numpy as np
 
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
-from dpaudit.mechanisms._subsampled_rdp import expm1mx
+from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["Laplace", "laplace_rdp"]
@@ -38,16 +38,25 @@ def laplace_rdp(epsilon: float, orders) -> np.ndarray:
     and r(inf) = eps.  ``orders`` validated by the caller; result not rounded.
     """
     a = np.asarray(orders, dtype=float)
+    if epsilon == 0.0:  # (identical output laws; a caller with a positive true epsilon rounds up)
+        return np.zeros(a.shape)
     fin = np.isfinite(a)
     af = np.where(fin, a, 2.0)
     am1 = af - 1.0
-    t = am1 * epsilon
+    with np.errstate(over="ignore"):
+        t = am1 * epsilon
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         wa = af / (2.0 * af - 1.0)
         wb = am1 / (2.0 * af - 1.0)
         small = wa * expm1mx(np.minimum(t, 1.0)) + wb * expm1mx(-af * epsilon)
         r_small = np.log1p(small) / am1
         r_big = epsilon + (np.log(wa) + np.log1p((am1 / af) * np.exp(-(2.0 * af - 1.0) * epsilon))) / am1
+        # where inner - 1 is below ~1e-280 its pieces under/underflow before the division by
+        # alpha - 1: use the upper bound (inner - 1)/(alpha - 1) >= log1p(inner - 1)/(alpha - 1)
+        # with eps^2 factored out (relative looseness < 1e-280)
+        scaled = wa * am1 * expm1mx_over_x2(t) + af * (af / (2.0 * af - 1.0)) * expm1mx_over_x2(-af * epsilon)
+        r_tiny = epsilon * (epsilon * scaled)
+        r_small = np.where(small < 1e-280, r_tiny, r_small)
     r = np.where(t < 1.0, r_small, r_big)
     r = np.minimum(r, epsilon)
     return np.where(fin, r, epsilon)
@@ -87,6 +96,9 @@ class Laplace(Mechanism):
     def zcdp(self) -> float:
         """rho = eps + e^{-eps} - 1 (the KL divergence), computed as expm1mx(-eps)."""
         return round_up(float(expm1mx(-self.epsilon)))
+
+    def has_zcdp_guarantee(self) -> bool:
+        return True  # pure DP for every scale > 0
 
     def pure_epsilon(self) -> float:
         return round_up(self.epsilon) if self.epsilon != math.inf else math.inf

@@ -26,7 +26,7 @@ import numpy as np
 
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders
-from dpaudit.mechanisms._subsampled_rdp import expm1mx
+from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["PureDP", "ExponentialMechanism", "randomized_response_rdp", "bounded_range_rdp",
@@ -45,12 +45,19 @@ def randomized_response_rdp(epsilon: float, orders) -> np.ndarray:
     fin = np.isfinite(a)
     af = np.where(fin, a, 2.0)
     am1 = af - 1.0
-    t = am1 * epsilon
+    with np.errstate(over="ignore"):
+        t = am1 * epsilon
     p = 1.0 / (1.0 + math.exp(-epsilon)) if epsilon < 700 else 1.0
     with np.errstate(over="ignore", invalid="ignore"):
         ts = np.minimum(t, 1.0)
         inner = math.tanh(epsilon / 2.0) * ts + p * expm1mx(ts) + (1.0 - p) * expm1mx(-ts)
         r_small = np.log1p(inner) / am1
+        # where inner is below ~1e-280 its pieces under/underflow before the division by alpha - 1:
+        # the upper bound inner/(alpha - 1) = eps (tanh(eps/2) + (alpha-1) eps G) with the factors
+        # kept apart (G = p g(t) + (1-p) g(-t), g(x) = expm1mx(x)/x^2; looseness < 1e-280)
+        g = p * expm1mx_over_x2(ts) + (1.0 - p) * expm1mx_over_x2(-ts)
+        r_tiny = epsilon * (math.tanh(epsilon / 2.0) + am1 * epsilon * g)
+        r_small = np.where(inner < 1e-280, r_tiny, r_small)
         r_big = epsilon - (math.log1p(math.exp(-epsilon)) - np.log1p(np.exp(-(2.0 * af - 1.0) * epsilon))) / am1
     r = np.where(t < 1.0, r_small, r_big)
     r = np.minimum(r, epsilon)
@@ -73,11 +80,15 @@ def bounded_range_kl_max(eta: float) -> float:
 
 
 def bounded_range_rdp(eta: float, orders) -> np.ndarray:
-    """min(xi + alpha eta^2/8, eta) with xi = KL_max - eta^2/8 (<= 0); r(inf) = eta."""
+    """min(xi + alpha eta^2/8, eta) with xi = KL_max - eta^2/8 (<= 0); r(inf) = eta.
+
+    Evaluated as ``KL_max + (alpha - 1) eta^2/8`` (a sum of non-negative terms): for large eta
+    the form ``xi + alpha eta^2/8`` is ``-inf + inf`` (NaN) once eta^2/8 overflows."""
     a = np.asarray(orders, dtype=float)
-    xi = bounded_range_kl_max(eta) - eta * eta / 8.0
+    kl = bounded_range_kl_max(eta)
     with np.errstate(invalid="ignore", over="ignore"):
-        r = np.minimum(xi + a * (eta * eta / 8.0), eta)
+        slope = eta * eta / 8.0
+        r = np.minimum(kl + (a - 1.0) * slope, eta)
     return np.where(np.isfinite(a), r, eta)
 
 
@@ -104,13 +115,20 @@ class PureDP(Mechanism):
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
+        if self.epsilon == 0.0:  # 0-DP: both output laws equal, every divergence is exactly 0
+            return np.zeros(orders.shape)
         return round_up(randomized_response_rdp(self.epsilon, orders))
 
     def zcdp(self) -> float:
+        if self.epsilon == 0.0:
+            return 0.0
         return round_up(self.epsilon * math.tanh(self.epsilon / 2.0))
 
     def pure_epsilon(self) -> float:
-        return round_up(self.epsilon)
+        return self.epsilon  # the parameter itself: exact, nothing to round
+
+    def has_zcdp_guarantee(self) -> bool:
+        return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Randomized response: each bit of ``value`` kept with probability e^eps/(1+e^eps)."""
@@ -150,14 +168,21 @@ class ExponentialMechanism(Mechanism):
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
+        if self.epsilon == 0.0:  # 0-bounded range: the output law does not depend on the data
+            return np.zeros(orders.shape)
         br = bounded_range_rdp(self.epsilon, orders)
         return round_up(np.minimum(br, randomized_response_rdp(self.epsilon, orders)))
 
     def zcdp(self) -> float:
-        return round_up(self.epsilon**2 / 8.0)
+        if self.epsilon == 0.0:
+            return 0.0
+        return round_up(self.epsilon * self.epsilon / 8.0)  # (epsilon**2 raises OverflowError)
 
     def pure_epsilon(self) -> float:
-        return round_up(self.epsilon)
+        return self.epsilon  # the parameter itself: exact, nothing to round
+
+    def has_zcdp_guarantee(self) -> bool:
+        return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Index drawn with P[i] ∝ exp(eps * value[..., i] / 2) (Gumbel-max trick, batched).

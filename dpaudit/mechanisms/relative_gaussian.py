@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.gaussian_divergence import gaussian_variance_term
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import count_to_float, l2_norm, round_up
 from dpaudit.core.validation import (
     check_count,
     check_nonnegative,
@@ -124,7 +124,7 @@ def rgm_norm_leakage(orders, b: float):
 
 def _finish(total: np.ndarray, ok: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
     """Inflate by the rounding error amplified by 1/(1-u), round up, inf outside the range."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
         out = total * (1.0 + 16.0 * np.finfo(float).eps / one_minus_u)
     out = np.where(ok, out, math.inf)
     return np.atleast_1d(round_up(out))
@@ -145,8 +145,10 @@ def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim
         # A = B = 0: the query is constant; identical outputs
         return np.zeros(a.shape)
     ok, omu, leak = rgm_norm_leakage(a, b)
-    main = np.where(ok, a, 2.0) * m * m / (2.0 * omu)
-    return _finish(main + dim * leak, ok, omu)
+    with np.errstate(over="ignore", invalid="ignore"):
+        main = np.where(ok, a, 2.0) * (m * m) / (2.0 * omu)
+        total = main + count_to_float(dim, "up") * leak
+    return _finish(total, ok, omu)
 
 
 def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -> tuple[float, float]:
@@ -163,7 +165,7 @@ def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -
         return (math.inf, math.inf)
     if b == 0.0:
         return (0.0, math.inf)
-    K = m * m + dim * b * b * (2.0 + b) ** 2 / 2.0
+    K = m * m + count_to_float(dim, "up") * (b * b) * ((2.0 + b) * (2.0 + b)) / 2.0
     omega = 1.0 + 1.0 / (2.0 * b * (2.0 + b))
     return (round_up(K), float(omega))
 
@@ -243,7 +245,7 @@ class RelativeGaussian(Mechanism):
         value = np.asarray(value, dtype=float)
         if value.ndim == 0 or value.shape[-1] != self.dim:
             raise ValueError(f"value must have last axis of length dim={self.dim}, got shape {value.shape}")
-        scale = self.sigma + self.gamma * np.linalg.norm(value, axis=-1, keepdims=True)
+        scale = self.sigma + self.gamma * l2_norm(value, axis=-1, keepdims=True)
         shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
         return value + scale * rng.standard_normal(shape)
 

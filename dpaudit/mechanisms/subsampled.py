@@ -49,6 +49,21 @@ def _amplified_pure(q: float, eps: float) -> float:
     return math.log1p(q * math.expm1(eps))
 
 
+#: noise multipliers for which the subsampled-Gaussian kernels are evaluated; outside, sigma^2 or
+#: (j^2 - j)/(2 sigma^2) leave the float range and the base curve alpha/(2 sigma^2) is used (an
+#: upper bound by quasi-convexity; below 1e-100 it is >= 5e199 alpha and the subsampled value
+#: differs from it by O(log(1/q)) only, above 1e150 it is <= 5e-301 alpha)
+_KERNEL_SIGMA = (1e-100, 1e150)
+
+
+def _amplified_pure_up(q: float, eps: float) -> float:
+    """:func:`_amplified_pure` rounded up; exactly 0 only when q = 0 or eps = 0 (no cost), a
+    positive float when the value underflows."""
+    if q == 0.0 or eps == 0.0:
+        return 0.0
+    return round_up(_amplified_pure(q, eps))
+
+
 def _mask_like(mask, out):
     return mask.reshape(mask.shape + (1,) * (np.ndim(out) - mask.ndim))
 
@@ -88,7 +103,10 @@ class PoissonSampled(Mechanism):
         if q == 1.0:
             return base_curve
         if isinstance(base, Gaussian):
-            out = round_up(K.poisson_gaussian_rdp(q, base.sigma / base.sensitivity, orders))
+            s = base.sigma / base.sensitivity
+            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
+                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
+            out = round_up(K.poisson_gaussian_rdp(q, s, orders))
             return np.minimum(out, base_curve)
         out = np.full(orders.shape, math.inf)
         eps = base.pure_epsilon()
@@ -101,20 +119,24 @@ class PoissonSampled(Mechanism):
     def zcdp(self) -> float:
         return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
 
+    def has_zcdp_guarantee(self) -> bool:
+        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+
     def tcdp(self) -> tuple[float, float]:
         if self.q == 0.0:
             return (0.0, math.inf)
         return self.mechanism.tcdp()
 
     def pure_epsilon(self) -> float:
-        return round_up(_amplified_pure(self.q, self.mechanism.pure_epsilon()))
+        return _amplified_pure_up(self.q, self.mechanism.pure_epsilon())
 
     def approx_dp(self):
         pair = self.mechanism.approx_dp()
         if pair is None:
             return None
         eps, delta = pair
-        return (round_up(_amplified_pure(self.q, eps)), round_up(self.q * delta))
+        d = 0.0 if (self.q == 0.0 or delta == 0.0) else round_up(self.q * delta)
+        return (_amplified_pure_up(self.q, eps), d)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Draws of the subsampled output.
@@ -168,7 +190,10 @@ class SampledWithoutReplacement(Mechanism):
         if q == 1.0:
             return base_curve
         if isinstance(base, Gaussian):
-            out = K.wor_gaussian_rdp(q, base.sigma / base.sensitivity, orders)
+            s = base.sigma / base.sensitivity
+            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
+                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
+            out = K.wor_gaussian_rdp(q, s, orders)
         else:
             eps_inf = min(base.pure_epsilon(), float(np.asarray(base.rdp([math.inf]))[0]))
             out = K.wor_general_rdp(q, base.rdp, eps_inf, orders)
@@ -176,6 +201,9 @@ class SampledWithoutReplacement(Mechanism):
 
     def zcdp(self) -> float:
         return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
+
+    def has_zcdp_guarantee(self) -> bool:
+        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
 
     def tcdp(self) -> tuple[float, float]:
         base = self.mechanism.tcdp()
@@ -192,7 +220,7 @@ class SampledWithoutReplacement(Mechanism):
         return base if res is None else (float(res[0]), float(res[1]))
 
     def pure_epsilon(self) -> float:
-        return self.mechanism.pure_epsilon()
+        return 0.0 if self.q == 0.0 else self.mechanism.pure_epsilon()
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Same convention as :meth:`PoissonSampled.sample` with sampling probability q = m/n

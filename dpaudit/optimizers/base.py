@@ -10,6 +10,19 @@ many independent trials as one batched computation, and states its own privacy c
 Claims are produced by the accounting layer only (accountants composing mechanism
 descriptions, or the seed theorems of ``dpaudit.bounds`` wrapped as a mechanism curve); the
 optimizers never compute an epsilon themselves.
+
+Numerical conventions shared by every optimizer:
+
+* data must be real: complex or non-numeric ``X`` / ``y`` / canary gradients raise ValueError
+  (never a silent cast that drops the imaginary part);
+* released parameters are finite: iterates that leave the float range (a divergent step size,
+  enormous noise or records) raise ValueError naming the responsible hyper-parameters instead
+  of returning inf/NaN; record norms and clipping are computed without overflow;
+* a claim never warns: internal RDP accountants are built with ``warn_at_grid_end=False``
+  (an optimal order at the end of the order grid can only make the claim looser than the
+  continuous optimum, never invalid: every order's conversion is a valid bound);
+* ``clip=inf`` means "no clipping" and is accepted only without noise (DP-GD/DP-SGD:
+  ``noise_multiplier=0``, claim epsilon = inf), since the noise std is ``noise_multiplier * clip``.
 """
 
 from __future__ import annotations
@@ -28,11 +41,12 @@ from dpaudit.core.validation import (
     check_orders,
     check_positive,
     check_probability,
+    check_real_array,
 )
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["Run", "Optimizer", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
-           "accountant_claim", "check_data", "make_rng"]
+           "accountant_claim", "check_data", "check_finite_params", "make_rng"]
 
 
 @dataclass
@@ -58,6 +72,17 @@ class Run:
         return self.params.shape[0]
 
 
+def check_finite_params(params: np.ndarray, name: str, culprits: tuple[str, ...]) -> np.ndarray:
+    """Refuse to release non-finite parameters: iterates that left the float range (a divergent
+    step size or an enormous noise scale) raise ValueError naming the responsible
+    hyper-parameters, instead of returning inf/NaN."""
+    if not np.all(np.isfinite(params)):
+        raise ValueError(
+            f"{' / '.join(culprits)}: the iterates of {name} left the float range (non-finite parameters); "
+            "reduce them or rescale the data")
+    return params
+
+
 def make_rng(seed) -> np.random.Generator:
     """``np.random.default_rng(seed)``; ``seed`` may be None, an int, a SeedSequence or a Generator."""
     if isinstance(seed, np.random.Generator):
@@ -66,17 +91,19 @@ def make_rng(seed) -> np.random.Generator:
 
 
 def check_data(X, y=None, *, need_y: bool = True):
-    """Validate a design matrix (records as rows) and labels; returns float arrays."""
-    X = np.asarray(X, dtype=float)
+    """Validate a design matrix (records as rows) and labels; returns float arrays.
+
+    Complex or non-numeric input is refused (ValueError naming X or y): converting it to float
+    would silently drop the imaginary part.
+    """
+    X = check_real_array("X", X)
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"X must be a non-empty 2-D array (records as rows), got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X must be finite (no NaN or inf)")
     if y is None:
         if need_y:
             raise ValueError("y must be given for this optimizer")
         return X, None
-    y = np.asarray(y, dtype=float)
+    y = check_real_array("y", y, finite=False)  # labels are checked by the loss
     if y.shape != (X.shape[0],):
         raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
     return X, y
@@ -113,6 +140,9 @@ class ZCDPStatement(Mechanism):
     def zcdp(self) -> float:
         return self.rho
 
+    def has_zcdp_guarantee(self) -> bool:
+        return math.isfinite(self.rho)
+
     def describe(self) -> str:
         return f"{self.label} (rho={self.rho:g})"
 
@@ -126,10 +156,19 @@ def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
 
 def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, description: str,
                      source: str | None = None, details: dict | None = None) -> PrivacyClaim:
-    """Compose ``mechanism`` ``count`` times in an accountant (``"rdp"``, ``"zcdp"`` or ``"pld"``) and wrap it."""
+    """Compose ``mechanism`` ``count`` times in an accountant (``"rdp"``, ``"zcdp"`` or ``"pld"``) and wrap it.
+
+    Claims never emit :class:`~dpaudit.accounting.rdp.OrderGridWarning`: the RDP accountant
+    built here has ``warn_at_grid_end=False``. When the best order is an end of the order grid
+    the claim is still an upper bound (each order's conversion is valid on its own); it may be
+    looser than the optimum over continuous orders, never below it.
+    """
     if kind == "rdp":
         from dpaudit.accounting.rdp import RDPAccountant
-        acc = RDPAccountant()
+        # internal accountant: no OrderGridWarning to the user (the claim is a valid upper bound
+        # whichever order attains it; at a grid end it can only be looser than the continuous
+        # optimum; acc.at_grid_end records it)
+        acc = RDPAccountant(warn_at_grid_end=False)
     elif kind == "zcdp":
         from dpaudit.accounting.zcdp import ZCDPAccountant
         acc = ZCDPAccountant()
@@ -189,8 +228,8 @@ class Optimizer:
             return None
         if not self.supports_canary:
             raise ValueError(f"canary_gradient is not supported by optimizer {self.name!r}")
-        g = np.asarray(canary_gradient, dtype=float)
-        if g.shape != (dim,) or not np.all(np.isfinite(g)):
+        g = check_real_array("canary_gradient", canary_gradient)
+        if g.shape != (dim,):
             raise ValueError(f"canary_gradient must be a finite vector of shape ({dim},), got shape {g.shape}")
         return g
 

@@ -74,7 +74,7 @@ import math
 
 import numpy as np
 
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import l2_norm, round_up
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import (
     Optimizer,
@@ -82,10 +82,11 @@ from dpaudit.optimizers.base import (
     ZCDPStatement,
     accountant_claim,
     check_data,
+    check_finite_params,
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import Logistic, get_loss
+from dpaudit.optimizers.losses import Logistic, get_loss, row_norms as _row_norms
 
 __all__ = ["DPAGD", "initial_budgets"]
 
@@ -111,7 +112,8 @@ def _afford(spent: np.ndarray, charge, total: float):
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    """Rows of ``v`` scaled to unit norm (zero rows stay 0); overflow-free norms."""
+    norms = _row_norms(v)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(norms > 0, v / norms, 0.0)
 
@@ -195,12 +197,14 @@ class DPAGD(Optimizer):
     # -- helpers ----------------------------------------------------------------------
     def _clipped_sum(self, X, y, row_norms, w, g_c):
         """g = sum_i clip_{C_grad}(grad l(w; d_i)) per trial (line 5), plus the canary's clipped gradient."""
-        scalars = self.loss.derivative(w @ X.T, y)
+        with np.errstate(over="ignore", invalid="ignore"):
+            scalars = self.loss.derivative(w @ X.T, y)
         C = self.hp["clip"]
-        norms = np.abs(scalars) * row_norms
+        # scalars * min(1, C / (|scalars| ||x_i||)) written as a clip of the scalar to
+        # +-C/||x_i|| (no overflow of |scalars| ||x_i|| for huge records; C/0 = inf: no clipping)
         with np.errstate(divide="ignore"):
-            factor = np.minimum(1.0, C / norms)       # C / 0 = inf -> factor 1
-        total = (X.T @ (scalars * factor).T).T
+            bound = C / row_norms
+        total = (X.T @ np.clip(scalars, -bound, bound).T).T
         if g_c is not None:
             total = total + g_c
         return total
@@ -222,8 +226,12 @@ class DPAGD(Optimizer):
         for s in range(0, k, block):
             sl = slice(s, s + block)
             zz = z[sl, None, :] - alphas[sl, :, None] * dz[sl, None, :]
-            out[sl] = np.minimum(self._losses(zz, y), c_obj).sum(axis=2)
-        if l2 > 0:
+            losses = self._losses(zz, y)
+            # a loss undefined by overflow (inf - inf) counts as C_obj, the largest clipped loss:
+            # every record's term stays in [0, C_obj], as the NoisyMax sensitivity argument needs
+            losses = np.where(np.isnan(losses), c_obj, losses)
+            out[sl] = np.minimum(losses, c_obj).sum(axis=2)
+        if l2 > 0:  # data-independent (public) term; may be +inf for enormous steps
             moved = w[:, None, :] - alphas[:, :, None] * direction[:, None, :]
             out += 0.5 * l2 * np.sum(moved**2, axis=2)
         return out
@@ -244,25 +252,45 @@ class DPAGD(Optimizer):
         return np.argmax(-scores + rng.exponential(scale, size=scores.shape), axis=1)
 
     # -- run --------------------------------------------------------------------------
+    @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        """Run ``trials`` independent DP-AGD trainings (see the module docstring).
+
+        Extreme hyper-parameters can overflow intermediate quantities (huge step-size grids,
+        scores of huge records): overflowed losses count as C_obj (privacy unaffected), the
+        step-size grid is capped at the largest float, and parameters that left the float range
+        are refused (ValueError) rather than released.
+        """
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
         n, d = X.shape
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None:
-            norm = float(np.linalg.norm(g_c))
+            norm = l2_norm(g_c)
             if norm > self.hp["clip"]:
                 g_c = g_c * (self.hp["clip"] / norm)
         rng = make_rng(seed)
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         C, c_obj, gamma, noise = self.hp["clip"], self.hp["clip_obj"], self.hp["budget_increase"], self.hp["noise"]
         m, tau, growth, l2 = self.hp["grid_size"], self.hp["tau"], self.hp["alpha_growth"], self.hp["l2"]
         shift = 1 if self.hp["applied_step"] == "previous" else 0
         total = self.rho
         rho_nmax, rho_ng0 = self.initial_budgets
+        if not (math.isfinite(rho_nmax) and math.isfinite(rho_ng0)):
+            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
+                             "beyond the float range")
+        if not (rho_nmax > 0 and rho_ng0 > 0 and total > 0):
+            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
+                             "that underflow to 0: no step can be charged")
+        if noise and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
+            raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
+                             f"{self.hp['epsilon']:g}) overflows the float range")
         from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
         lap_scale = noisy_max_scale(rho_nmax, c_obj)
+        if not math.isfinite(lap_scale):
+            raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="
+                             f"{self.hp['epsilon']:g}) overflows the float range")
         nmax_charge = noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
         log = [[] for _ in range(trials)] if self.hp["record_charges"] else None
         unit_grid = np.linspace(0.0, 1.0, m)
@@ -298,7 +326,8 @@ class DPAGD(Optimizer):
                     g = self._clipped_sum(X, y, row_norms, w[idx], g_c)
                     g_clean[idx] = g
                     if noise:
-                        # gradient_noise_sigma, vectorised: C / sqrt(2 rho_ng) rounded up
+                        # gradient_noise_sigma, vectorised: C / sqrt(2 rho_ng) rounded up (finite:
+                        # checked at the start, and rho_ng only grows)
                         g = g + rng.standard_normal(g.shape) * round_up(C / np.sqrt(2.0 * rho_ng[idx]))[:, None]
                     g_est[idx] = g
                     phase[idx] = 1
@@ -333,7 +362,7 @@ class DPAGD(Optimizer):
                 phase[acc] = 0
                 renew = acc[accepted[acc] % tau == 0]
                 if renew.size:
-                    alpha_max[renew] = (1.0 + growth) * history[renew].max(axis=1)
+                    alpha_max[renew] = np.minimum((1.0 + growth) * history[renew].max(axis=1), np.finfo(float).max)
                     if self.hp["alpha_cap"] is not None:
                         alpha_max[renew] = np.minimum(alpha_max[renew], self.hp["alpha_cap"])
             # rejected: GradAvg with a larger budget (lines 16-19)
@@ -354,12 +383,16 @@ class DPAGD(Optimizer):
                     if log is not None:
                         for k, c in zip(rej, charge):
                             log[k].append(float(c))
-                    g2 = g_clean[rej]
+                    # g2 = g + N(0, C^2 / (2 extra)) enters as extra * g2 = extra g + C sqrt(extra/2) N
+                    # (the same law; the std C/sqrt(2 extra) itself overflows when extra is tiny, and
+                    # extra = 0, a budget increase below float resolution, adds nothing)
+                    g_new = rho_old[:, None] * g_est[rej] + extra[:, None] * g_clean[rej]
                     if noise:
-                        g2 = g2 + rng.standard_normal(g2.shape) * round_up(C / np.sqrt(2.0 * extra))[:, None]
-                    g_est[rej] = (rho_old[:, None] * g_est[rej] + extra[:, None] * g2) / rho_new[:, None]
+                        g_new = g_new + rng.standard_normal(g_new.shape) * round_up(C * np.sqrt(extra / 2.0))[:, None]
+                    g_est[rej] = g_new / rho_new[:, None]
                     rho_ng[rej] = rho_new
         extra_info = {"n": n, "rho_total": total, "spent": spent, "steps": accepted, "gradient_measurements": n_grad,
                       "selections": n_select, "gradavg": n_avg, "final_rho_ng": rho_ng, "alpha_max": alpha_max,
                       "stop_charge": stop_charge, "remaining": total - spent, "charges": log}
+        check_finite_params(w, self.name, ("alpha_max", "alpha_growth", "X"))
         return Run(params=w, claim=self.claim(n), extra=extra_info)

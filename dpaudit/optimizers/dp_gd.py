@@ -47,15 +47,17 @@ import math
 
 import numpy as np
 
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_neighbouring
 from dpaudit.optimizers.base import (
     Optimizer,
     Run,
     accountant_claim,
     check_data,
+    check_finite_params,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
 
 __all__ = ["DPGD", "DPSGD", "chunk_sizes"]
 
@@ -98,6 +100,13 @@ class _ClippedNoisyDescent(Optimizer):
         check_neighbouring(self.hp["neighbouring"])
         if self.hp["accountant"] not in ("rdp", "pld"):
             raise ValueError(f"accountant must be 'rdp' or 'pld', got {self.hp['accountant']!r}")
+        nm, clip = self.hp["noise_multiplier"], self.hp["clip"]
+        if math.isinf(clip) and nm > 0:
+            raise ValueError(
+                "clip must be finite when noise_multiplier > 0 (the noise std is noise_multiplier * clip); "
+                "clip=inf means no clipping and is only meaningful with noise_multiplier=0 (no guarantee)")
+        if nm > 0 and not math.isfinite(nm * clip):
+            raise ValueError(f"noise_multiplier * clip must be finite (the noise std), got {nm:g} * {clip:g}")
 
     # -- introspection ---------------------------------------------------------------
     @property
@@ -106,8 +115,10 @@ class _ClippedNoisyDescent(Optimizer):
 
     @property
     def noise_std(self) -> float:
-        """Standard deviation of the noise added to the clipped gradient sum, per coordinate."""
-        return self.hp["noise_multiplier"] * self.hp["clip"]
+        """Standard deviation of the noise added to the clipped gradient sum, per coordinate
+        (0 without noise, also when clip = inf: no clipping, no noise)."""
+        nm = self.hp["noise_multiplier"]
+        return 0.0 if nm == 0 else nm * self.hp["clip"]
 
     @property
     def noise_scale(self) -> float:
@@ -141,7 +152,7 @@ class _ClippedNoisyDescent(Optimizer):
         if mask.shape != (trials, m):
             raise ValueError(f"canary_mask must have shape (trials, m) = ({trials}, {m}), got {mask.shape}")
         if math.isfinite(self.clip):
-            norms = np.linalg.norm(G, axis=1, keepdims=True)
+            norms = l2_norm(G, axis=1, keepdims=True)
             G = G * np.minimum(1.0, self.clip / np.where(norms > 0, norms, 1.0))
         return G, mask
 
@@ -166,31 +177,37 @@ class _ClippedNoisyDescent(Optimizer):
             raise ValueError("canary_mask is only used with canary_gradients")
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None and math.isfinite(self.clip):
-            norm = float(np.linalg.norm(g_c))
+            norm = l2_norm(g_c)
             if norm > self.clip:
                 g_c = g_c * (self.clip / norm)
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         sizes = chunk_sizes(trials, n)
         children = _seed_sequence(seed).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
-        for size, child in zip(sizes, children):
-            out[start:start + size] = self._run_chunk(X, y, row_norms, size, np.random.default_rng(child), g_c)
-            start += size
+        # overflow can only come from divergent iterates (huge step_size / noise): it is detected
+        # below and refused with a ValueError rather than released as inf/NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            for size, child in zip(sizes, children):
+                out[start:start + size] = self._run_chunk(X, y, row_norms, size, np.random.default_rng(child), g_c)
+                start += size
+        check_finite_params(out, self.name, ("step_size", "noise_multiplier", "l2"))
         return Run(params=out, claim=self.claim(n), extra={"n": n, "canary": g_c is not None})
 
     def _run_canaries(self, X, y, trials, seed, G, mask) -> Run:
         n, d = X.shape
         m = G.shape[0]
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         sizes = chunk_sizes(trials, n + m)
         children = _seed_sequence(seed).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
-        for size, child in zip(sizes, children):
-            out[start:start + size] = self._run_canary_chunk(X, y, row_norms, size, np.random.default_rng(child),
-                                                             G, mask[start:start + size])
-            start += size
+        with np.errstate(over="ignore", invalid="ignore"):
+            for size, child in zip(sizes, children):
+                out[start:start + size] = self._run_canary_chunk(X, y, row_norms, size, np.random.default_rng(child),
+                                                                 G, mask[start:start + size])
+                start += size
+        check_finite_params(out, self.name, ("step_size", "noise_multiplier", "l2"))
         return Run(params=out, claim=self.claim(n),
                    extra={"n": n, "canary": False, "canaries": m, "canaries_included": mask.sum(axis=1)})
 
@@ -268,7 +285,12 @@ class _ClippedNoisyDescent(Optimizer):
 
 
 class DPGD(_ClippedNoisyDescent):
-    """Full-batch DP-GD (see the module docstring)."""
+    """Full-batch DP-GD (see the module docstring).
+
+    ``clip=inf`` means no clipping; it is accepted only with ``noise_multiplier=0`` (plain
+    gradient descent, claim epsilon = inf), since the noise std is ``noise_multiplier * clip``:
+    any positive multiplier with ``clip=inf`` raises ValueError naming clip.
+    """
 
     name = "dp-gd"
     # noise_multiplier 10 over 100 full-batch steps is one Gaussian with multiplier 1: epsilon(1e-5)

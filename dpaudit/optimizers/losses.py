@@ -35,10 +35,11 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_positive
 
 __all__ = ["Loss", "Logistic", "SmoothHinge", "Squared", "get_loss", "LOSSES",
-           "margins", "clipped_gradient_sum"]
+           "margins", "clipped_gradient_sum", "row_norms"]
 
 
 class Loss(abc.ABC):
@@ -149,6 +150,12 @@ def get_loss(loss) -> Loss:
     return LOSSES[loss]()
 
 
+def row_norms(X: np.ndarray) -> np.ndarray:
+    """L2 norm of each row of ``X`` without overflow or underflow (rows scaled by their largest
+    entry; ``np.linalg.norm`` overflows to inf for entries beyond ~1e154)."""
+    return l2_norm(X, axis=1)
+
+
 def margins(theta: np.ndarray, X: np.ndarray) -> np.ndarray:
     """``theta @ X.T``: margins of every record under every trial's parameters, shape (trials, n)."""
     return theta @ X.T
@@ -162,14 +169,20 @@ def clipped_gradient_sum(X: np.ndarray, scalars: np.ndarray, row_norms: np.ndarr
     exact norm ``||g_i|| = |scalars[t, i]| * ||x_i||``. ``weights`` (e.g. a Poisson mask) multiplies
     each record's clipped gradient. Returns ``(sum, norms)`` with shapes (trials, d), (trials, n).
     ``clip = inf`` disables clipping.
+
+    The clipped scalar is ``clip(scalars, -clip/||x_i||, clip/||x_i||)`` (the same value as
+    ``scalars * min(1, clip / (|scalars| ||x_i||))``), which neither overflows for huge records
+    nor underflows the factor to 0; ``row_norms`` should come from :func:`row_norms`.
     """
-    norms = np.abs(scalars) * row_norms
+    with np.errstate(over="ignore"):
+        norms = np.abs(scalars) * row_norms
     if math.isinf(clip):
         w = scalars
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(norms > clip, clip / norms, 1.0)
-        w = scalars * factor
+        with np.errstate(divide="ignore"):
+            bound = clip / row_norms  # inf for a zero record: no clipping needed
+        w = np.clip(scalars, -bound, bound)
     if weights is not None:
         w = w * weights
-    return w @ X, norms
+    with np.errstate(over="ignore", invalid="ignore"):
+        return w @ X, norms

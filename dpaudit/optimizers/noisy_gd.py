@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
     CurveMechanism,
@@ -44,10 +45,11 @@ from dpaudit.optimizers.base import (
     Run,
     accountant_claim,
     check_data,
+    check_finite_params,
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
 
@@ -56,8 +58,8 @@ def project_ball(theta: np.ndarray, radius: float) -> np.ndarray:
     """Euclidean projection of each row of ``theta`` onto the L2 ball of ``radius`` (inf: identity)."""
     if math.isinf(radius):
         return theta
-    norms = np.linalg.norm(theta, axis=-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    norms = _row_norms(theta.reshape(-1, theta.shape[-1])).reshape(theta.shape[:-1] + (1,))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # (the unused branch may overflow)
         factor = np.where(norms > radius, radius / norms, 1.0)
     return theta * factor
 
@@ -91,6 +93,11 @@ class NoisyGD(Optimizer):
         self._nonneg("label_bound")
         self._pos("radius", allow_inf=True)
         self._pos("clip", allow_inf=True)
+        sigma, l2 = self.hp["sigma"], self.hp["l2"]
+        if not math.isfinite(self.noise_std):
+            raise ValueError(f"sigma must keep the per-step noise std sqrt(2 step_size) sigma finite, got sigma={sigma:g}")
+        if l2 > 0 and not math.isfinite(sigma * math.sqrt(2.0 / l2)):
+            raise ValueError(f"sigma must keep the initial std sigma sqrt(2/l2) finite, got sigma={sigma:g}, l2={l2:g}")
 
     @property
     def neighbouring(self) -> str:
@@ -117,7 +124,7 @@ class NoisyGD(Optimizer):
 
     @property
     def smoothness(self) -> float:
-        return self.hp["feature_bound"] ** 2 * self.loss.curvature_bound + self.hp["l2"]
+        return (self.hp["feature_bound"] * self.hp["feature_bound"]) * self.loss.curvature_bound + self.hp["l2"]
 
     @property
     def noise_std(self) -> float:
@@ -141,7 +148,7 @@ class NoisyGD(Optimizer):
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
         n, d = X.shape
-        row_norms = np.linalg.norm(X, axis=1)
+        row_norms = _row_norms(X)
         R = self.hp["feature_bound"]
         if np.any(row_norms > R * (1 + 1e-12)):
             raise ValueError(f"X: every record must have L2 norm <= feature_bound = {R:g} "
@@ -149,27 +156,29 @@ class NoisyGD(Optimizer):
         if not math.isfinite(self.loss.derivative_bound) and np.any(np.abs(y) > self.hp["label_bound"]):
             raise ValueError(f"y: every label must satisfy |y| <= label_bound = {self.hp['label_bound']:g}")
         g_c = self._check_canary(canary_gradient, d)
-        if g_c is not None and np.linalg.norm(g_c) > self.sensitivity * (1 + 1e-12):
+        if g_c is not None and l2_norm(g_c) > self.sensitivity * (1 + 1e-12):
             raise ValueError(f"canary_gradient must have norm <= the gradient sensitivity S_g = {self.sensitivity:g}")
         rng = make_rng(seed)
         eta, l2, sigma, radius = self.hp["step_size"], self.hp["l2"], self.hp["sigma"], self.hp["radius"]
         clip = self.hp["clip"]
         if l2 > 0 and sigma > 0:
-            theta = rng.standard_normal((trials, d)) * math.sqrt(2.0 * sigma**2 / l2)
+            theta = rng.standard_normal((trials, d)) * (sigma * math.sqrt(2.0 / l2))  # (sigma**2 overflows)
         else:
             theta = np.zeros((trials, d))
         theta = project_ball(theta, radius)
         std = self.noise_std
-        for _ in range(self.hp["steps"]):
-            scalars = self.loss.derivative(theta @ X.T, y)
-            total, _ = clipped_gradient_sum(X, scalars, row_norms, clip)
-            grad = total / n + l2 * theta
-            if g_c is not None:
-                grad = grad + g_c / n
-            step = theta - eta * grad
-            if std > 0:
-                step = step + std * rng.standard_normal((trials, d))
-            theta = project_ball(step, radius)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.hp["steps"]):
+                scalars = self.loss.derivative(theta @ X.T, y)
+                total, _ = clipped_gradient_sum(X, scalars, row_norms, clip)
+                grad = total / n + l2 * theta
+                if g_c is not None:
+                    grad = grad + g_c / n
+                step = theta - eta * grad
+                if std > 0:
+                    step = step + std * rng.standard_normal((trials, d))
+                theta = project_ball(step, radius)
+        check_finite_params(theta, "noisy-gd", ("step_size", "sigma"))
         return Run(params=theta, claim=self.claim(n),
                    extra={"n": n, "sensitivity": self.sensitivity, "theorem1": self.theorem1_applies})
 

@@ -60,6 +60,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import (
     CurveMechanism,
@@ -67,6 +68,7 @@ from dpaudit.optimizers.base import (
     Run,
     accountant_claim,
     check_data,
+    check_finite_params,
     make_rng,
     no_guarantee_claim,
 )
@@ -75,9 +77,14 @@ __all__ = ["RGMGD", "ridge_quantities", "relative_sensitivity", "optimum_absolut
 
 
 def ridge_quantities(X: np.ndarray, y: np.ndarray, l2: float):
-    """(A_D, b_D) of ridge regression, records as rows (sheet D.8 eq. 9)."""
+    """(A_D, b_D) of ridge regression, records as rows (sheet D.8 eq. 9); ValueError naming X
+    when they overflow the float range (records beyond ~1e154)."""
     n, d = X.shape
-    return X.T @ X / n + l2 * np.eye(d), X.T @ y / n
+    with np.errstate(over="ignore", invalid="ignore"):
+        A_D, b_D = X.T @ X / n + l2 * np.eye(d), X.T @ y / n
+    if not (np.all(np.isfinite(A_D)) and np.all(np.isfinite(b_D))):
+        raise ValueError("X: X^T X / n or X^T y / n overflows the float range; rescale the records and labels")
+    return A_D, b_D
 
 
 def relative_sensitivity(X, y, l2) -> tuple[float, float]:
@@ -104,7 +111,7 @@ def optimum_absolute_constant(X, y, l2) -> float:
     A_D, b_D = ridge_quantities(X, y, l2)
     ev = np.linalg.eigvalsh(A_D)
     x_star = np.linalg.solve(A_D, b_D)
-    per = np.linalg.norm(X * (X @ x_star - y)[:, None], axis=1)
+    per = l2_norm(X * (X @ x_star - y)[:, None], axis=1)
     margin = 1.0 + 64.0 * d * np.finfo(float).eps * float(ev[-1] / ev[0])
     return round_up(2.0 * float(per.max()) / n * margin)
 
@@ -308,17 +315,21 @@ class RGMGD(Optimizer):
                                                      epsilon=self.hp["ptr_epsilon"], delta=self.hp["ptr_delta"],
                                                      l2=l2, rng=rng).passed for g in groups)
         x = np.zeros((trials, d))
-        for _ in range(self.hp["steps"]):
-            update = np.zeros((trials, d))
-            for (A_D, b_D), mech in zip(quads, mechs):
-                grad = x @ A_D - b_D
-                if g_c is not None:
-                    grad = grad + g_c
-                if self.hp["noise"]:
-                    scale = mech.sigma + mech.gamma * np.linalg.norm(grad, axis=1, keepdims=True)
-                    grad = grad + scale * rng.standard_normal((trials, d))
-                update += x - eta * grad
-            x = np.where(passed[:, None], update / len(groups), 0.0)
+        # overflow comes only from divergent iterates (step_size too large, enormous noise): it is
+        # detected below and refused rather than released as inf/NaN
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.hp["steps"]):
+                update = np.zeros((trials, d))
+                for (A_D, b_D), mech in zip(quads, mechs):
+                    grad = x @ A_D - b_D
+                    if g_c is not None:
+                        grad = grad + g_c
+                    if self.hp["noise"]:
+                        scale = mech.sigma + mech.gamma * l2_norm(grad, axis=1, keepdims=True)
+                        grad = grad + scale * rng.standard_normal((trials, d))
+                    update += x - eta * grad
+                x = np.where(passed[:, None], update / len(groups), 0.0)
+        check_finite_params(x, self.name, ("step_size", "gamma", "rdp_epsilon", "X"))
         local = self.hp["A"] is None and not self.hp["ptr"]
         return Run(params=x, claim=self._claim_from_mechanisms(mechs, local),
                    extra={"n": n, "step_size": eta, "ptr_passed": passed,

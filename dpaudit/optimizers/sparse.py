@@ -27,10 +27,10 @@ import math
 
 import numpy as np
 
-from dpaudit.core.numeric import round_up
+from dpaudit.core.numeric import TINY, l2_norm, round_up
 from dpaudit.core.validation import check_count, check_delta
-from dpaudit.optimizers.base import Optimizer, Run, check_data, make_rng, no_guarantee_claim
-from dpaudit.optimizers.losses import get_loss
+from dpaudit.optimizers.base import Optimizer, Run, check_data, check_finite_params, make_rng, no_guarantee_claim
+from dpaudit.optimizers.losses import get_loss, row_norms as _row_norms
 
 __all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
            "basis_pursuit"]
@@ -56,17 +56,27 @@ def project_l1_ball(v: np.ndarray, radius: float) -> np.ndarray:
 
 
 def basis_pursuit(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """argmin ||z||_1 subject to A z = b, as the LP min 1'(u + v) s.t. A(u - v) = b, u, v >= 0 (HiGHS)."""
+    """argmin ||z||_1 subject to A z = b, as the LP min 1'(u + v) s.t. A(u - v) = b, u, v >= 0 (HiGHS).
+
+    The problem is homogeneous in b (the solution for c b is c times the solution for b), so it is
+    solved for b / max|b| and rescaled: HiGHS treats values beyond 1e20 as infinite and fails on
+    badly scaled right-hand sides (huge noise)."""
     from scipy.optimize import linprog
     m, d = A.shape
-    res = linprog(np.ones(2 * d), A_eq=np.hstack([A, -A]), b_eq=b, bounds=(0, None), method="highs")
+    b = np.asarray(b, dtype=float)
+    s = float(np.max(np.abs(b))) if b.size else 0.0
+    if s == 0.0:
+        return np.zeros(d)
+    if not math.isfinite(s):
+        raise ValueError("b: basis pursuit needs a finite right-hand side")
+    res = linprog(np.ones(2 * d), A_eq=np.hstack([A, -A]), b_eq=b / s, bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"basis pursuit failed: {res.message}")
-    return res.x[:d] - res.x[d:]
+    return (res.x[:d] - res.x[d:]) * s
 
 
 def _check_sparse_rows(Z: np.ndarray, L: float, s: int) -> None:
-    norms = np.linalg.norm(Z, axis=1)
+    norms = _row_norms(Z)
     if np.any(norms > L * (1 + 1e-12)):
         raise ValueError(f"X: every row must have L2 norm <= lipschitz = {L:g} (max {norms.max():.6g})")
     nnz = np.count_nonzero(Z, axis=1)
@@ -85,6 +95,12 @@ class _SparseBase(Optimizer):
     @property
     def neighbouring(self) -> str:
         return "replace_one"
+
+    def _check_scale(self, cal, culprits: str) -> None:
+        """Refuse a noise scale beyond the float range (the released values would be inf/NaN)."""
+        if self.hp["noise"] and not math.isfinite(cal.scale):
+            raise ValueError(f"{culprits}: the calibrated noise scale overflows the float range "
+                             f"(epsilon={self.hp['epsilon']:g})")
 
     def _claim_from(self, cal):
         if not self.hp["noise"]:
@@ -123,6 +139,7 @@ class Projection(_SparseBase):
         _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
         n, d = Z.shape
         cal = self.calibration(n)
+        self._check_scale(cal, "epsilon / lipschitz")
         rng = make_rng(seed)
         mean = Z.mean(axis=0)
         noisy = np.broadcast_to(mean, (trials, d)).copy()
@@ -165,6 +182,9 @@ class L1Recovery(_SparseBase):
         _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
         n, d = Z.shape
         cal = self.calibration(n, d)
+        if self.hp["noise"] and not math.isfinite(cal.scale):
+            raise ValueError(f"epsilon={self.hp['epsilon']:g} with lipschitz={self.hp['lipschitz']:g} gives an "
+                             "infinite noise scale")
         m = int(cal.details["m"])
         rng = make_rng(seed)
         mean = Z.mean(axis=0)
@@ -204,7 +224,8 @@ class OutputPerturbation(_SparseBase):
 
     @property
     def smoothness(self) -> float:
-        return self.hp["feature_bound"] ** 2 * self.loss.curvature_bound
+        """feature_bound^2 times the loss curvature bound, rounded up (never 0 by underflow)."""
+        return max(round_up((self.hp["feature_bound"] * self.hp["feature_bound"]) * self.loss.curvature_bound), TINY)
 
     def calibration(self, n: int):
         from dpaudit.bounds.sparse import output_perturbation_calibration
@@ -227,20 +248,23 @@ class OutputPerturbation(_SparseBase):
             grad = X.T @ self.loss.derivative(z, y) / n + lam * theta
             return val, grad
 
-        res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B",
-                       options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
-        return res.x
+        # huge records overflow the loss (inf, or inf - inf); a non-finite minimiser is refused below
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = minimize(fun, np.zeros(d), jac=True, method="L-BFGS-B",
+                           options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+        return check_finite_params(res.x, "output-perturbation (ERM solve)", ("feature_bound", "l2", "X"))
 
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
         X, y = check_data(X, y)
         self._check_canary(canary_gradient, X.shape[1])
         y = self.loss.prepare_labels(y)
         trials = check_count(trials, "trials", minimum=1)
-        norms = np.linalg.norm(X, axis=1)
+        norms = _row_norms(X)
         if np.any(norms > self.hp["feature_bound"] * (1 + 1e-12)):
             raise ValueError(f"X: every record must have L2 norm <= feature_bound = {self.hp['feature_bound']:g}")
         n, d = X.shape
         cal = self.calibration(n)
+        self._check_scale(cal, "epsilon / l2 / feature_bound")
         theta_star = self.solve_erm(X, y)
         rng = make_rng(seed)
         noisy = np.broadcast_to(theta_star, (trials, d)).copy()
@@ -251,6 +275,7 @@ class OutputPerturbation(_SparseBase):
                 noisy += rng.normal(0.0, cal.scale, size=(trials, d))
         box = self.hp["box"]
         out = noisy if math.isinf(box) else np.clip(noisy, -box, box)
+        check_finite_params(out, self.name, ("epsilon", "l2", "feature_bound"))
         return Run(params=out, claim=self._claim_from(cal),
                    extra={"n": n, "erm": theta_star, "noise": cal.noise, "noise_scale": cal.scale})
 
@@ -323,7 +348,10 @@ class BiasReducedSGD(_SparseBase):
         return np.array([projection_mechanism_calibration(self.lipschitz, self.hp["sparsity"], 2**k, eps, delta).scale
                          for k in range(M + 2)])
 
+    @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
+        """Run ``trials`` independent trainings; iterates that leave the float range (enormous
+        step_size with an infinite radius) are refused with a ValueError, not released."""
         from dpaudit.bounds.sparse import bias_reduced_level_probabilities, bias_reduced_step_cost
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
@@ -401,13 +429,13 @@ class BiasReducedSGD(_SparseBase):
             G = (G_B - 0.5 * (G_O + G_E)) / probs[level][:, None] + G_i
             th = th - eta * G
             if math.isfinite(radius):
-                norms = np.linalg.norm(th, axis=1, keepdims=True)
+                norms = l2_norm(th, axis=1, keepdims=True)
                 th = th * np.where(norms > radius, radius / np.maximum(norms, 1e-300), 1.0)
             theta[idx] = th
             total[idx] += th
             count[idx] += 1
             steps[idx] += 1
-        params = total / count[:, None]
+        params = check_finite_params(total / count[:, None], self.name, ("step_size", "radius", "feature_bound"))
         return Run(params=params, claim=self.claim(n),
                    extra={"n": n, "steps": steps, "last_iterate": theta, "epsilon_filter": eps2_sum,
                           "delta_filter": delta_sum})
