@@ -54,6 +54,9 @@ MAX_BINS = 2**24
 _U = np.finfo(float).eps
 #: relative allowance for the summation error of (1) (pairwise summation of nonnegative terms)
 _SUM_REL = 1e-12
+#: constant of the componentwise FFT error model c u log2(N) (Higham, "Accuracy and stability of
+#: numerical algorithms", 2nd ed., Sec. 24.1, with a margin for the twiddle factors)
+_FFT_C = 5.0
 
 
 class PLDTooLargeError(ValueError):
@@ -162,20 +165,26 @@ def compose(a: DiscretePLD, b: DiscretePLD, tail_mass: float) -> DiscretePLD:
     _check_size(n, "the composed PLD", a.d)
     if min(a.p.size, b.p.size) <= 64:
         out = np.convolve(a.p, b.p)
-        charge = 0.0
         np.maximum(out, 0.0, out=out)
+        # direct sums of non-negative products: relative error at most min(n_a, n_b) u
+        rel = (min(a.p.size, b.p.size) + 2) * _U
+        out *= (1.0 + rel) if a.pessimistic else (1.0 - rel)
+        charge = 0.0
     else:
         nfft = sfft.next_fast_len(n, real=True)
         _check_size(nfft, "the FFT buffer of a composition", a.d)
         out = sfft.irfft(sfft.rfft(a.p, nfft) * sfft.rfft(b.p, nfft), nfft)[:n]
         out, charge = _clean(out, nfft)
     fa, fb = a.finite_mass, b.finite_mass
-    ta, tb = fa + a.inf, fb + b.inf
-    inf = max(ta * tb - fa * fb, 0.0)
-    slack = a.slack * tb + b.slack * ta
+    ta = fa + a.inf
+    # mass at +inf: any factor at +inf (no cancellation: inf_a tot_b + fin_a inf_b)
+    inf = a.inf * (fb + b.inf) + fa * b.inf
+    # hybrid argument (module docstring): H'_ab <= H_ab + s_a + s_b * total(a')
+    slack = a.slack + b.slack * max(ta, 1.0)
     if a.pessimistic:
-        inf += charge
+        inf = inf * (1.0 + 4.0 * _U) + charge
     else:
+        inf = inf * (1.0 - 4.0 * _U)
         slack += charge
     res = DiscretePLD(a.d, a.lo + b.lo, out, inf, a.pessimistic, slack)
     return _trim_tails(res, tail_mass)
@@ -215,7 +224,8 @@ def _chernoff_window(pld: DiscretePLD, k: int, tail_mass: float) -> tuple[int, i
     nz = p > 0
     losses = pld.losses[nz]
     logp = np.log(p[nz])
-    full_lo, full_hi = k * pld.lo, k * (pld.lo + p.size - 1)
+    ki = int(k)
+    full_lo, full_hi = ki * pld.lo, ki * (pld.lo + p.size - 1)
     if losses.size == 0:
         return full_lo, full_lo, 0.0, 0.0
     fin = float(np.sum(p))
@@ -225,8 +235,8 @@ def _chernoff_window(pld: DiscretePLD, k: int, tail_mass: float) -> tuple[int, i
     log_t = math.log(2.0 / tail_mass)
     a_hi = _best_bound(logp, losses, k, log_t, 1.0, scale)
     a_lo = -_best_bound(logp, -losses, k, log_t, 1.0, scale)
-    i_hi = min(full_hi, int(math.ceil(a_hi / pld.d)))
-    i_lo = max(full_lo, int(math.floor(a_lo / pld.d)))
+    i_hi = min(full_hi, int(math.ceil(a_hi / pld.d)) if math.isfinite(a_hi) else full_hi)
+    i_lo = max(full_lo, int(math.floor(a_lo / pld.d)) if math.isfinite(a_lo) else full_lo)
     if i_lo > i_hi:  # pragma: no cover - the Chernoff thresholds bracket the mean
         i_lo, i_hi = full_lo, full_hi
     # mass{S >= a} <= tail_mass/2 for a >= a_hi, and S > i_hi d means S >= a_hi
@@ -235,48 +245,93 @@ def _chernoff_window(pld: DiscretePLD, k: int, tail_mass: float) -> tuple[int, i
     return i_lo, i_hi, b_left, b_right
 
 
-def self_compose(pld: DiscretePLD, k: int, tail_mass: float) -> DiscretePLD:
+def _inf_power(fin: float, inf: float, k: float) -> float:
+    """(fin + inf)^k - fin^k (mass with at least one factor at +inf), without cancellation."""
+    if inf <= 0.0:
+        return 0.0
+    if fin <= 0.0:
+        return (fin + inf) ** k if inf < 1.0 or k < 1e300 else (1.0 if inf == 1.0 else math.inf)
+    a = k * math.log(fin + inf)
+    r = -k * math.log1p(inf / fin)  # log(fin^k / tot^k) <= 0
+    if a > 700.0:
+        return math.inf
+    return math.exp(a) * -math.expm1(r)
+
+
+def _power_charge(spec_abs: np.ndarray, k: float, nfft: int, mass: float) -> float:
+    """Bound on the l1 error of ``irfft(rfft(p)^k)`` from floating point (an *estimate*: it rests
+    on the standard componentwise FFT error model |fl(F p)_j - (F p)_j| <= c u log2(N) |p|_1).
+
+    A relative error eta_j of spectrum component j becomes k eta_j after the k-th power (plus
+    the errors of the power itself, log and angle: k u (|log|S_j|| + |arg S_j| + 2)), i.e. an
+    absolute error k |S_j|^(k-1) u (c log2 N + |log|S_j|| + 8); the inverse transform maps a
+    spectrum error E to an output error of l1 norm at most |E|_1 over the full (Hermitian)
+    spectrum, twice the half stored by rfft, and adds its own c u log2 N |S^k|_1.
+    """
+    lg = math.log2(max(nfft, 2))
+    with np.errstate(divide="ignore", under="ignore", invalid="ignore", over="ignore"):
+        la = np.log(spec_abs)
+        pk1 = np.exp(np.where(np.isfinite(la), (k - 1.0) * la, -np.inf))
+        pk = pk1 * spec_abs
+        term = k * pk1 * (_FFT_C * lg + np.abs(np.nan_to_num(la, neginf=0.0)) + 8.0) * max(mass, 1.0)
+    total = 2.0 * float(np.sum(term)) + 2.0 * _FFT_C * lg * float(np.sum(pk))
+    return _U * total
+
+
+def self_compose(pld: DiscretePLD, k, tail_mass: float) -> DiscretePLD:
     """k-fold composition of ``pld`` with itself: ``irfft(rfft(p)^k)`` on a Chernoff window.
 
-    The cyclic FFT of length N >= window folds the mass outside the window (at most
-    ``B_left + B_right`` by the Chernoff bounds) somewhere into the buffer; that amount is
-    charged to ``inf`` (pessimistic) or ``slack`` (optimistic), so the result stays valid.
+    ``k`` is a non-negative integer-valued number (a float above 2^53 is an integer too). The
+    cyclic FFT of length N >= window folds the mass outside the window (at most
+    ``B_left + B_right`` by the Chernoff bounds) somewhere into the buffer; that amount and the
+    floating-point error of the power (:func:`_power_charge`) are charged to ``inf``
+    (pessimistic) or ``slack`` (optimistic), so the result stays valid. The charge grows like
+    k times the effective number of frequencies, so for very many compositions it becomes
+    large and the answers vacuous (never wrong).
     """
     if k == 1:
         return DiscretePLD(pld.d, pld.lo, pld.p.copy(), pld.inf, pld.pessimistic, pld.slack)
     if k == 0:
         return DiscretePLD.identity(pld.d, pld.pessimistic)
+    kf = float(k)
     n1 = pld.p.size
-    if n1 == 1:
-        fin = float(pld.p[0])
-        tot = fin + pld.inf
-        p = np.array([fin**k])
-        return DiscretePLD(pld.d, k * pld.lo, p, max(tot**k - fin**k, 0.0), pld.pessimistic, pld.slack * k)
-    i_lo, i_hi, b_left, b_right = _chernoff_window(pld, k, tail_mass)
+    fin = pld.finite_mass
+    tot = fin + pld.inf
+    # hybrid argument: s_k <= s_{k-1} + s * total^(k-1) (optimistic totals are <= 1)
+    slack = pld.slack * kf * (tot ** kf if tot > 1.0 else 1.0) if pld.slack else 0.0
+    inf = _inf_power(fin, pld.inf, kf)
+    nz = np.nonzero(pld.p > 0)[0]
+    if nz.size <= 1:  # all finite mass on one loss (or none): the composition is exact
+        j = int(nz[0]) if nz.size else 0
+        with np.errstate(under="ignore", over="ignore"):
+            m = float(pld.p[j]) ** kf if nz.size else 0.0
+        inf = inf * (1.0 + 4.0 * _U) if pld.pessimistic else inf * (1.0 - 4.0 * _U)
+        return DiscretePLD(pld.d, int(k) * (pld.lo + j), np.array([m]), min(inf, math.inf), pld.pessimistic, slack)
+    i_lo, i_hi, b_left, b_right = _chernoff_window(pld, kf, tail_mass)
     n_out = i_hi - i_lo + 1
     _check_size(n_out, f"the {k}-fold composed PLD", pld.d)
     nfft = sfft.next_fast_len(max(n_out, n1), real=True)
     _check_size(nfft, f"the FFT buffer of a {k}-fold composition", pld.d)
     spec = sfft.rfft(pld.p, nfft)
     # |spec| <= 1 (up to rounding); raise to the k-th power in polar form (no overflow)
-    with np.errstate(divide="ignore"):
-        logr = np.log(np.abs(spec))
-    ang = np.angle(spec)
-    spec = np.exp(k * logr) * np.exp(1j * np.mod(k * ang, 2.0 * np.pi))
+    sabs = np.abs(spec)
+    with np.errstate(divide="ignore", under="ignore", over="ignore", invalid="ignore"):
+        logr = np.log(sabs)
+        ang = np.angle(spec)
+        spec = np.exp(kf * logr) * np.exp(1j * np.mod(kf * ang, 2.0 * np.pi))
+    charge_pow = _power_charge(sabs, kf, nfft, fin)
+    del sabs
     x = sfft.irfft(spec, nfft)
     del spec
-    shift = (i_lo - k * pld.lo) % nfft
+    shift = (i_lo - int(k) * pld.lo) % nfft
     out = np.roll(x, -shift)[:n_out].copy()
     del x
     out, charge = _clean(out, nfft)
-    fin = pld.finite_mass
-    tot = fin + pld.inf
-    # masses at +inf: tot^k - fin^k, computed without cancellation
-    inf = 0.0 if pld.inf == 0 else fin**k * math.expm1(k * math.log1p(pld.inf / fin)) if fin > 0 else tot**k
-    slack = pld.slack * k  # optimistic PLDs have total mass <= 1
+    charge += charge_pow
     if pld.pessimistic:
-        inf += charge + b_left + b_right
+        inf = inf * (1.0 + 4.0 * _U) + charge + b_left + b_right
     else:
+        inf = inf * (1.0 - 4.0 * _U)
         slack += charge + b_left + b_right
     res = DiscretePLD(pld.d, i_lo, out, inf, pld.pessimistic, slack)
     return _trim_tails(res, tail_mass)
