@@ -64,6 +64,7 @@ from dpaudit.accounting.pld.pairs import (
     NonPrivatePair,
     RandomizedResponsePair,
     SubsampledPair,
+    _arr,
 )
 from dpaudit.core.validation import UnsupportedMechanismError
 
@@ -419,6 +420,119 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
             p[:j] = 0.0
             p[j] = max(p[j], 0.0)
     return DiscretePLD(d, -i0, p, inf, False, slack)
+
+
+# ------------------------------------------------------------------------------------------------
+# coarsening a composed optimistic PLD (two-level composition)
+
+
+class _GridPLDPair(LossPair):
+    """A discrete PLD on a fine grid d_f seen as a pair, evaluated on the grid d = m d_f (whose
+    points are fine grid points). Sums run over fine indices, so "L > e" is exact.
+
+    With A_J = sum_{l > e_J} p (1 - e^{e_J - l}) and V_J = sum_{l > e_J} p e^{e_J - l} (both sums of
+    non-negative terms), splitting off the fine points of the coarse cell (e_J, e_{J+1}] gives
+    V_J = v_J + e^{-d} V_{J+1} and A_J = a_J + A_{J+1} + (1 - e^{-d}) V_{J+1}; the curve (1) is
+    A_J + inf and Q(L > e_J) = e^{-e_J} V_J.
+    """
+
+    def __init__(self, logp: np.ndarray, lo: int, d_f: float, m: int, inf_mass: float):
+        self.logp, self.lo, self.d_f, self.m = logp, int(lo), d_f, int(m)
+        self.d = d_f * m
+        self.inf_mass = float(inf_mass)
+        self.minf_mass = 0.0
+        fin = np.isfinite(logp)
+        idx = np.nonzero(fin)[0]
+        self.has_finite = idx.size > 0
+        self.support = ((lo + idx[0]) * d_f, (lo + idx[-1]) * d_f) if idx.size else (0.0, 0.0)
+        self.scale = math.inf
+        self._tab = None
+
+    def _table(self):
+        """A, log V on the coarse indices J0..J1 covering the fine support (cached)."""
+        if self._tab is not None:
+            return self._tab
+        m, n = self.m, self.logp.size
+        J0 = int(math.floor(self.lo / m)) - 1
+        J1 = int(math.ceil((self.lo + n - 1) / m)) + 1
+        ncell = J1 - J0 + 1
+        # fine index i (absolute lo + i) belongs to cell J if J m < lo + i <= (J + 1) m
+        pad_front = (self.lo - J0 * m) - 1  # absolute index J0 m + 1 is the first slot
+        buf = np.full(ncell * m, -np.inf)
+        buf[pad_front:pad_front + n] = self.logp
+        blk = buf.reshape(ncell, m)
+        k = np.arange(1, m + 1) * self.d_f  # l - e_J of the slots of a cell
+        with np.errstate(under="ignore", invalid="ignore"):
+            a_loc = np.sum(np.exp(blk) * -np.expm1(-k), axis=1)
+            lv_loc = np.logaddexp.reduce(blk - k, axis=1)
+        Js = J0 + np.arange(ncell)
+        with np.errstate(invalid="ignore"):
+            lvs = np.logaddexp.accumulate((lv_loc - Js * self.d)[::-1])[::-1] + Js * self.d  # log V_J
+        v_next = np.append(np.exp(lvs[1:]), 0.0)
+        A = np.cumsum((a_loc + -math.expm1(-self.d) * v_next)[::-1])[::-1]
+        self._tab = (J0, A, lvs, ncell)
+        return self._tab
+
+    def _lookup(self, e):
+        J0, A, lvs, ncell = self._table()
+        J = np.rint(_arr(e) / self.d).astype(np.int64) - J0
+        below = J < 0
+        Jc = np.clip(J, 0, ncell - 1)
+        a = np.where(J >= ncell, 0.0, A[Jc])
+        lv = np.where(J >= ncell, -np.inf, lvs[Jc])
+        return a, lv, below
+
+    def delta(self, e):
+        e = _arr(e)
+        a, lv, below = self._lookup(e)
+        # below the support every mass is above e: A = total - e^e Q-total (never needed on the grid)
+        val = np.where(below, np.nan, a) + self.inf_mass
+        if np.any(below):
+            tot = float(np.sum(np.exp(self.logp[np.isfinite(self.logp)]))) + self.inf_mass
+            J0 = self._table()[0]
+            lv0 = self._table()[2][0]
+            with np.errstate(over="ignore"):
+                val = np.where(below, tot - np.exp(e - J0 * self.d + lv0) , val)
+        val = np.clip(val, 0.0, None)
+        return val, 4.0 * self._table()[3] * _U * val + 1e-300
+
+    def q_sf(self, e):
+        e = _arr(e)
+        a, lv, below = self._lookup(e)
+        with np.errstate(over="ignore", under="ignore"):
+            return np.where(below, np.nan, np.exp(lv - e))
+
+    def reversed(self):
+        # the Q-side measure: masses q = p e^{-l} at losses -l (reversed fine order)
+        n = self.logp.size
+        l = (self.lo + np.arange(n)) * self.d_f
+        return _GridPLDPair((self.logp - l)[::-1].copy(), -(self.lo + n - 1), self.d_f, self.m, 0.0)
+
+    def ranges(self, tail):
+        return self.support, self.support
+
+
+def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
+    """Optimistic PLD on the grid m * pld.d below (the curve of) the optimistic ``pld``: the
+    optimistic discretisation of the module docstring applied to ``pld`` seen as a pair. For a
+    composition of several steps the curve is smooth on the coarse scale, so the chord gaps are
+    second order; the slack of ``pld`` is carried over."""
+    if pld.pessimistic:
+        raise ValueError("coarsen: only optimistic PLDs are coarsened")
+    with np.errstate(divide="ignore"):
+        logp = np.log(pld.p)
+    pair = _GridPLDPair(logp, pld.lo, pld.d, m, pld.inf)
+    d = pld.d * m
+    if not pair.has_finite:
+        return DiscretePLD(d, 0, np.zeros(1), pld.inf, False, pld.slack)
+    lo, hi = pair.support
+    i1 = min(int(math.floor(lo / d)), 0)
+    i_n = max(int(math.ceil(hi / d)), 0, i1 + 1)
+    e = (i1 + np.arange(i_n - i1 + 1)) * d
+    c, err = _c_values(pair, e)
+    out = _optimistic(pair, e, c, err, d, -i1)
+    out.slack += pld.slack
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
