@@ -181,7 +181,7 @@ class PLDAccountant:
         if count == 0 or event[0] == "identity":
             return self
         if event[0] == "gaussian":
-            self._gauss.append((float(mechanism.sensitivity), float(mechanism.sigma), count))
+            self._gauss.append((event[1], event[2], count))
         else:
             self._pairs.append((event[1], count))
         self._events.append((mechanism, count))

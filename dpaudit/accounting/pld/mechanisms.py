@@ -654,9 +654,9 @@ def _unsupported(mech) -> UnsupportedMechanismError:
 def event_for_mechanism(mech):
     """Describe one step of ``mech`` for the accountant.
 
-    Returns ``("identity",)`` for a step that releases nothing, ``("gaussian", mu)`` for an
-    unsampled Gaussian (composed exactly; ``mu = sensitivity/sigma`` may be ``inf``) or
-    ``("pair", Event)``. Raises :class:`UnsupportedMechanismError` otherwise.
+    Returns ``("identity",)`` for a step that releases nothing, ``("gaussian", sensitivity,
+    sigma)`` for an unsampled Gaussian (composed exactly, in mpmath: ``sensitivity/sigma`` may
+    exceed the float range) or ``("pair", Event)``. Raises :class:`UnsupportedMechanismError` otherwise.
 
     Poisson subsampling (nested samplers multiply their rates) of a base with a pair uses the
     subsampled pairs in both directions; the base's lower candidates are subsampled alike.
@@ -685,7 +685,7 @@ def event_for_mechanism(mech):
         lower = [_subsample(lo, q_lo) for lo in lows] if q_lo > 0 else []
         return ("pair", Event(upper, lower, f"poisson-{kind}"))
     if Gaussian is not None and isinstance(mech, Gaussian):
-        return ("gaussian", mech.sensitivity / mech.sigma)
+        return ("gaussian", float(mech.sensitivity), float(mech.sigma))
     desc = _base_description(mech)
     if desc is None:
         raise _unsupported(mech)
