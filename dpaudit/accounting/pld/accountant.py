@@ -299,7 +299,7 @@ class PLDAccountant:
         if d_f < _D_MIN:
             return None
         i1, i_n = grid_for(pair, d_f, tail)
-        if i_n - i1 + 1 > self.max_bins:
+        if i_n - i1 + 1 > self.max_bins // 4:  # (a wide single step: one level is accurate enough)
             return None
         r = _TWO_LEVEL_STEPS
         try:

@@ -402,7 +402,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
         if not newly:
             break
     # left end: below the tangent at 0, T(x_0) <= 1 - x_0 Q(L > -inf)
-    vals[0] = min(vals[0], math.exp(e[0]) * pair.minf_mass * (1.0 - 4.0 * _U))
+    vals[0] = min(vals[0], math.exp(e[0]) * (1.0 - pair.q_total()) - 4.0 * _U * math.exp(e[0]))
     vals = _convex_minorant(vals, e, d, i0)
     p, _ = _ctd_masses(vals, d, i0)
     inf = inf_true
@@ -510,6 +510,11 @@ class _GridPLDPair(LossPair):
 
     def ranges(self, tail):
         return self.support, self.support
+
+    def q_total(self):
+        l = (self.lo + np.arange(self.logp.size)) * self.d_f
+        with np.errstate(under="ignore"):
+            return float(np.sum(np.exp(self.logp - l))) * (1.0 + 1e-12)
 
 
 def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:

@@ -134,6 +134,10 @@ class LossPair(abc.ABC):
         """log of chi^2(Q || P) = E_Q[e^{-L}] - 1 (an upper estimate is enough; grid choice)."""
         return math.inf
 
+    def q_total(self) -> float:
+        """Q(L > -inf), minus the slope of H at 0 (an upper estimate is safe)."""
+        return 1.0 - self.minf_mass
+
 
 # ------------------------------------------------------------------------------------------------
 # Gaussian
