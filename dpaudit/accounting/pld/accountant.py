@@ -52,6 +52,9 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
+
+import numpy as np
 
 from dpaudit.accounting._relation import join_relation
 from dpaudit.accounting.pld import gaussian as exact_gaussian
@@ -197,7 +200,11 @@ class PLDAccountant:
                 from dpaudit.accounting.rdp import RDPAccountant
 
                 self._rdp = RDPAccountant(warn_at_grid_end=False)
-            self._rdp.compose(mechanism, count)
+            # (floating-point warnings of the RDP curves at extreme parameters are not the PLD's
+            # business: a non-finite or inconsistent RDP bound is simply not used)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                self._rdp.compose(mechanism, count)
         except (UnsupportedMechanismError, ImportError, ValueError, OverflowError, ArithmeticError):
             self._rdp_ok = False
             self._rdp = None
@@ -233,27 +240,32 @@ class PLDAccountant:
     def _tail(self, counts) -> float:
         return max(self.tail_mass / (10.0 * sum(counts)), 1e-300)
 
-    def _choose_d(self, steps, counts) -> float:
-        """Grid spacing: requested, refined for narrow per-step losses, coarsened to the budget."""
+    def _choose_d(self, steps, counts, lower: bool = False) -> float:
+        """Grid spacing: requested, refined for narrow per-step losses, coarsened to the budget
+        (from the upper pairs, or with ``lower`` from the lower candidates)."""
         d = self.discretization
         if not self.adaptive:
             return d
         tail = self._tail(counts)
         scales, width = [], 0.0
         for (ev, _), k in zip(steps, counts):
-            for pair in ev.upper:
-                if pair.has_finite and math.isfinite(pair.scale) and pair.scale > 0:
-                    scales.append(pair.scale)
-            width += self._window_width(ev, k, tail)
+            groups = ev.lower if lower else [ev.upper]
+            w = 0.0
+            for grp in groups:
+                for pair in grp:
+                    if pair.has_finite and math.isfinite(pair.scale) and pair.scale > 0:
+                        scales.append(pair.scale)
+                w = max(w, self._window_width(grp, k, tail))
+            width += w
         want = min([d] + [s / _BINS_PER_SCALE for s in scales])
         floor = width / self.max_bins
         return max(min(d, want), floor, _D_MIN)
 
-    def _window_width(self, ev: Event, k: int, tail: float) -> float:
-        """Width (loss units) of the Chernoff window of the k-fold composition of the event,
+    def _window_width(self, pairs, k: int, tail: float) -> float:
+        """Width (loss units) of the Chernoff window of the k-fold composition of the pairs,
         estimated on a coarse pessimistic discretisation (wider than a fine one)."""
         best = 0.0
-        for pair in ev.upper:
+        for pair in pairs:
             if not pair.has_finite:
                 continue
             key = ("coarse", id(pair), tail)
@@ -278,7 +290,7 @@ class PLDAccountant:
         acc = None
         for pair, k in items:
             comp = None
-            if not pessimistic and k >= 2 * _TWO_LEVEL_STEPS:
+            if not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
                 comp = self._two_level(pair, k, d, tail)
             if comp is None:
                 single = discretise(pair, d, tail, pessimistic, cv)
@@ -319,7 +331,7 @@ class PLDAccountant:
         return ["add"] if all(ev.symmetric for ev, _ in steps) else ["add", "remove"]
 
     def _min_scale(self, steps) -> float:
-        scales = [pair.scale for ev, _ in steps for pair in ev.upper
+        scales = [pair.scale for ev, _ in steps for grp in ev.lower for pair in grp
                   if pair.has_finite and math.isfinite(pair.scale) and pair.scale > 0]
         return min(scales) if scales else math.inf
 
@@ -369,7 +381,7 @@ class PLDAccountant:
         ncand = max([len(ev.lower) for ev, _ in steps] + [0])
         for _ in range(200):
             counts = [min(k, cap) for _, k in steps]
-            d = self._choose_d(steps, counts)
+            d = self._choose_d(steps, counts, lower=True)
             if (d > good or d > _D_MAX) and cap > 1:
                 cap = max(cap // 2, 1)
                 continue
@@ -430,14 +442,31 @@ class PLDAccountant:
         return self._delta_interval(check_epsilon(epsilon), False)[1]
 
     def _gaussian_lower_eps(self, delta: float) -> float:
-        if not self._gauss:
-            return 0.0
-        return exact_gaussian.epsilon_interval(self._mu2(), delta)[0]
+        """Lower ends from closed forms of sub-compositions (composition is monotone): the
+        unsampled Gaussian part, and each Poisson-subsampled Gaussian step, whose REMOVE curve is
+        at least q delta_G(e - log q) (so its epsilon at delta < q is at least
+        eps_G(delta/q) + log q)."""
+        out = 0.0
+        if self._gauss:
+            out = exact_gaussian.epsilon_interval(self._mu2(), delta)[0]
+        for ev, _ in self._pairs:
+            if ev.gaussian_sub is not None:
+                sens, sigma, q = ev.gaussian_sub
+                if delta < q:
+                    v = exact_gaussian.epsilon_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), delta / q)[0]
+                    out = max(out, round_down(v + math.log(q)))
+        return out
 
     def _gaussian_lower_delta(self, epsilon: float) -> float:
-        if not self._gauss:
-            return 0.0
-        return exact_gaussian.delta_interval(self._mu2(), epsilon)[0]
+        out = 0.0
+        if self._gauss:
+            out = exact_gaussian.delta_interval(self._mu2(), epsilon)[0]
+        for ev, _ in self._pairs:
+            if ev.gaussian_sub is not None:
+                sens, sigma, q = ev.gaussian_sub
+                v = exact_gaussian.delta_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), epsilon - math.log(q))[0]
+                out = max(out, round_down(q * v))
+        return out
 
     def _epsilon_interval(self, delta: float, want_lower: bool) -> tuple[float, float]:
         if self._exact_path():
@@ -487,11 +516,13 @@ class PLDAccountant:
         if not (self.rdp_fallback and self._rdp is not None):
             return up
         try:
-            r = float(query(self._rdp))
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                r = float(query(self._rdp))
         except (ValueError, OverflowError, ArithmeticError):
             return up
         self.details["rdp_upper"] = r
-        if not r < up:
+        if math.isnan(r) or not r < up:
             return up
         if r < lower():
             # an upper bound below a certified lower end: one of them is wrong; keep the PLD's

@@ -174,17 +174,21 @@ def _chord_gaps(pair: LossPair, e: np.ndarray, d: float, al, aq) -> np.ndarray:
     """Upper bound on chord(x) - H(x) on each grid interval [x_i, x_{i+1}] for the pair whose
     atoms sit on grid points: (s_b - s_a)(b - a)/4 with s_b - s_a the Q-mass of the continuous
     part of the loss in (e_i, e_{i+1}) (module docstring)."""
-    qs = pair.q_sf(e)
-    qc = np.maximum(qs[:-1] - qs[1:], 0.0)
-    if al.size:  # remove the atoms' Q-mass from the cells (e_i, e_{i+1}] holding them
-        j = np.searchsorted(e, al, side="left") - 1  # e[j] < l <= e[j+1]
-        ok = (j >= 0) & (j < qc.size)
-        np.subtract.at(qc, j[ok], aq[ok])
-        qc = np.maximum(qc, 0.0)
-    qc = qc * (1.0 + 1e-9) + 16.0 * _U * qs[:-1]  # each tail has a few ulps of relative error
-    # (b - a) qc / 4 with b - a = x_i expm1(d), formed in log space (x_i may overflow)
-    with np.errstate(divide="ignore", over="ignore", under="ignore"):
-        return np.exp(e[:-1] + np.log(qc)) * (math.expm1(d) / 4.0)
+    lq = pair.log_q_sf(e)  # log Q(L > e): Q itself underflows far in the tail, x_i Q does not
+    la, lb = lq[:-1], lq[1:]
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        # Q-mass of (e_i, e_{i+1}] relative to Q(L > e_i), with a few ulps for the two tails
+        rel = np.where(np.isfinite(la), -np.expm1(np.minimum(lb - la, 0.0)), 0.0)
+        if al.size:  # remove the atoms' Q-mass from the cells (e_i, e_{i+1}] holding them
+            qa = np.zeros(la.size)
+            j = np.searchsorted(e, al, side="left") - 1  # e[j] < l <= e[j+1]
+            ok = (j >= 0) & (j < la.size)
+            np.add.at(qa, j[ok], aq[ok])
+            sub = np.where(qa > 0, np.exp(np.log(np.where(qa > 0, qa, 1.0)) - la), 0.0)
+            rel = np.maximum(rel - sub, 0.0)
+        rel = rel * (1.0 + 1e-9) + 16.0 * _U
+        # (b - a) qc / 4 with b - a = x_i expm1(d), formed in log space (x_i may overflow)
+        return np.where(np.isfinite(la), np.exp(e[:-1] + la + np.log(rel)), 0.0) * (math.expm1(d) / 4.0)
 
 
 def _chord_ratio(m: np.ndarray, a: np.ndarray, b: np.ndarray, d: float) -> np.ndarray:
@@ -307,7 +311,7 @@ def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: 
     return _optimistic(pair, e, c, err, d, i0)
 
 
-def _top_vals(base_vals, c, err, e, d, J, inf_mass, inf_true, q_sf, atoms_l, atoms_q, al2, ap, lin):
+def _top_vals(base_vals, c, err, e, d, J, inf_mass, inf_true, lq_sf, atoms_l, atoms_q, al2, ap, lin):
     """Optimistic values when the curve ends (flat, at the mass at +inf) at grid index J: the
     finite mass above e_J is moved down to e_J, i.e. H' = H - (x/x_J) r with r the finite part
     of delta(e_J) (a linear correction: chord gaps are unchanged); the interval [x_{J-1}, x_J]
@@ -319,16 +323,17 @@ def _top_vals(base_vals, c, err, e, d, J, inf_mass, inf_true, q_sf, atoms_l, ato
     vals = np.empty(n)
     with np.errstate(under="ignore"):
         vals[:J] = base_vals[:J] - np.exp(e[:J] - e[J]) * r_hi
-    q_top = float(q_sf[J])
+    # x_J Q(L >= e_J), in log space relative to x_J (Q itself may underflow)
+    lq = float(lq_sf[J])
     if atoms_l.size:
-        q_top -= float(np.sum(atoms_q[atoms_l > e[J]]))  # original atoms above e_J are snapped
-        sel = al2 >= e[J]
-        if np.any(sel):
-            with np.errstate(under="ignore"):
-                q_top += float(np.sum(ap[sel] * np.exp(-al2[sel])))
-    q_top = max(q_top * (1.0 - 1e-9), 0.0)
+        with np.errstate(under="ignore", over="ignore"):
+            above = float(np.sum(atoms_q[atoms_l > e[J]]))  # original atoms above e_J are snapped
+            sel = al2 >= e[J]
+            snapped = float(np.sum(ap[sel] * np.exp(-al2[sel]))) if np.any(sel) else 0.0
+        qv = max(math.exp(lq) - above, 0.0) + snapped if math.isfinite(lq) else snapped
+        lq = math.log(qv) if qv > 0 else -math.inf
     omd = -math.expm1(-d)  # (x_J - x_{J-1}) / x_J
-    xq = math.exp(min(e[J] + math.log(q_top), 700.0)) if q_top > 0 else 0.0
+    xq = math.exp(min(e[J] + lq + math.log1p(-1e-9), 700.0)) if math.isfinite(lq) else 0.0
     tangent = inf_true + omd * (xq + r_lo)
     vals[J - 1] = min(vals[J - 1], tangent - lin[J - 1])
     vals[J:] = inf_true - lin[J:]
@@ -350,7 +355,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
         err = err + _REL_SNAP * corr
     gap = _chord_gaps(pair, e, d, al, pair.atoms()[1])
     inf_true = pair.inf_mass * (1.0 - 4.0 * _U)
-    q_sf = pair.q_sf(e)
+    lq_sf = pair.log_q_sf(e)
     atoms_l, atoms_q, _ = pair.atoms()
     lin = np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
     # evaluation errors as one relative factor: (1 - rho) c keeps the convexity of c (a
@@ -363,7 +368,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
     # H_i - H_{i+1} - (x_{i+1} - x_i) Q(L > e_{i+1}) (an upper estimate)
     H = lin + c
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        wq = np.exp(e[:-1] + np.log(np.maximum(q_sf[1:] * (1.0 - 1e-9), 0.0))) * math.expm1(d)
+        wq = np.exp(e[:-1] + lq_sf[1:] + math.log1p(-1e-9)) * math.expm1(d)
     r_cell = np.maximum(H[:-1] - H[1:] - wq, 0.0) + err[:-1] + err[1:] + 8.0 * _U * (H[:-1] + wq)
     snapped = np.zeros(n - 1, dtype=bool)
     for _ in range(5):
@@ -379,7 +384,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
         base_vals = (1.0 - rho) * c - floor_err - lower - corr
         J = n - 1
         for _ in range(64):
-            vals = _top_vals(base_vals, c, err, e, d, J, pair.inf_mass, inf_true, q_sf, atoms_l, atoms_q,
+            vals = _top_vals(base_vals, c, err, e, d, J, pair.inf_mass, inf_true, lq_sf, atoms_l, atoms_q,
                              al2, ap, lin)
             # a value below the final level cannot be followed by the flat end: end the curve earlier
             below = np.nonzero(lin[:J] + vals[:J] < inf_true)[0]
@@ -402,7 +407,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
         if not newly:
             break
     # left end: below the tangent at 0, T(x_0) <= 1 - x_0 Q(L > -inf)
-    vals[0] = min(vals[0], math.exp(e[0]) * (1.0 - pair.q_total()) - 4.0 * _U * math.exp(e[0]))
+    vals[0] = min(vals[0], math.exp(e[0]) * pair.q_deficit())
     vals = _convex_minorant(vals, e, d, i0)
     p, _ = _ctd_masses(vals, d, i0)
     inf = inf_true
@@ -497,10 +502,12 @@ class _GridPLDPair(LossPair):
         return val, 4.0 * self._table()[3] * _U * val + 1e-300
 
     def q_sf(self, e):
+        return np.exp(self.log_q_sf(e))
+
+    def log_q_sf(self, e):
         e = _arr(e)
         a, lv, below = self._lookup(e)
-        with np.errstate(over="ignore", under="ignore"):
-            return np.where(below, np.nan, np.exp(lv - e))
+        return np.where(below, np.nan, lv - e)
 
     def reversed(self):
         # the Q-side measure: masses q = p e^{-l} at losses -l (reversed fine order)
@@ -511,10 +518,10 @@ class _GridPLDPair(LossPair):
     def ranges(self, tail):
         return self.support, self.support
 
-    def q_total(self):
+    def q_deficit(self):
         l = (self.lo + np.arange(self.logp.size)) * self.d_f
-        with np.errstate(under="ignore"):
-            return float(np.sum(np.exp(self.logp - l))) * (1.0 + 1e-12)
+        with np.errstate(under="ignore", over="ignore"):
+            return 1.0 - float(np.sum(np.exp(self.logp - l))) * (1.0 + 1e-12)
 
 
 def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
@@ -564,6 +571,9 @@ class Event:
     upper: tuple[LossPair, LossPair]
     lower: list[tuple[LossPair, LossPair]] = field(default_factory=list)
     label: str = ""
+    #: Poisson-subsampled Gaussian: (sensitivity, sigma, q) for an analytic lower end (the REMOVE
+    #: curve is q delta_G(log(1 + expm1(e)/q)) >= q delta_G(e - log q), delta_G decreasing)
+    gaussian_sub: tuple[float, float, float] | None = None
 
     @property
     def symmetric(self) -> bool:
@@ -688,7 +698,10 @@ def event_for_mechanism(mech):
             return event_for_mechanism(base_mech)
         upper = _subsample(up, q_up)
         lower = [_subsample(lo, q_lo) for lo in lows] if q_lo > 0 else []
-        return ("pair", Event(upper, lower, f"poisson-{kind}"))
+        gsub = None
+        if kind == "gaussian" and q_lo > 0:
+            gsub = (float(base_mech.sensitivity), float(base_mech.sigma), q_lo)
+        return ("pair", Event(upper, lower, f"poisson-{kind}", gsub))
     if Gaussian is not None and isinstance(mech, Gaussian):
         return ("gaussian", float(mech.sensitivity), float(mech.sigma))
     desc = _base_description(mech)

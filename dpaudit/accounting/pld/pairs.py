@@ -69,6 +69,7 @@ MU_MAX = 1e150
 
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
 _SQRT2 = math.sqrt(2.0)
+_LOG2 = math.log(2.0)
 
 
 def _arr(e) -> np.ndarray:
@@ -95,6 +96,8 @@ class LossPair(abc.ABC):
     scale: float = 1.0
     #: whether L has finite values with positive mass
     has_finite: bool = True
+    #: whether L has a continuous part (False: finitely many atoms)
+    continuous: bool = True
 
     @abc.abstractmethod
     def delta(self, e) -> tuple[np.ndarray, np.ndarray]:
@@ -111,6 +114,17 @@ class LossPair(abc.ABC):
     def atoms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(losses, Q-masses, P-masses) of the atoms of the finite part of L (none by default)."""
         return np.zeros(0), np.zeros(0), np.zeros(0)
+
+    def log_q_sf(self, e) -> np.ndarray:
+        """log Q(L > e) (exact in the far tails, where Q(L > e) itself underflows)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.q_sf(e))
+
+    def log_p_sf(self, e) -> np.ndarray:
+        """log P(L > e) = log(delta(e) + e^e Q(L > e))."""
+        e = _arr(e)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.logaddexp(np.log(self.delta(e)[0]), e + self.log_q_sf(e))
 
     def p_sf(self, e) -> np.ndarray:
         """P(L > e) = delta(e) + e^e Q(L > e)."""
@@ -134,9 +148,9 @@ class LossPair(abc.ABC):
         """log of chi^2(Q || P) = E_Q[e^{-L}] - 1 (an upper estimate is enough; grid choice)."""
         return math.inf
 
-    def q_total(self) -> float:
-        """Q(L > -inf), minus the slope of H at 0 (an upper estimate is safe)."""
-        return 1.0 - self.minf_mass
+    def q_deficit(self) -> float:
+        """1 - Q(L > -inf), where the slope of H at 0 is Q(L > -inf) (a lower estimate is safe)."""
+        return self.minf_mass * (1.0 - 4.0 * _U)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -155,14 +169,20 @@ def _gl_interval(m: np.ndarray, h: float) -> np.ndarray:
     return out
 
 
-def _expm1_times_ndtr(e: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """expm1(e) Phi(z), formed in log space for e > 0 (no overflow of expm1)."""
+def _expm1_times_ndtr(e: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(expm1(e) Phi(z), an absolute error bound): a direct product where neither factor leaves
+    the float range, else formed in log space (whose rounding, u times the size of the logs, is
+    part of the bound)."""
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        direct = np.expm1(np.minimum(e, 700.0)) * special.ndtr(z)
+        ok = (e < 700.0) & (special.ndtr(z) > 1e-290)
         ep = np.maximum(e, 1e-300)
         log_em1 = np.where(ep > 30.0, ep + np.log1p(-np.exp(-np.minimum(ep, 745.0))), np.log(np.expm1(np.minimum(ep, 30.0))))
-        pos = np.exp(log_em1 + special.log_ndtr(z))
-        neg = np.expm1(np.minimum(e, 0.0)) * special.ndtr(z)
-    return np.where(e > 0, pos, neg)
+        lz = special.log_ndtr(z)
+        via_log = np.exp(log_em1 + lz)
+        val = np.where(ok | (e <= 0), direct, via_log)
+        err = np.where(ok | (e <= 0), _REL * np.abs(direct), _REL * (2.0 + np.abs(log_em1) + np.abs(lz)) * via_log)
+    return val, err
 
 
 def gaussian_delta(mu: float, e) -> tuple[np.ndarray, np.ndarray]:
@@ -197,17 +217,17 @@ def gaussian_delta(mu: float, e) -> tuple[np.ndarray, np.ndarray]:
         if np.any(short):
             ms = m[short]
             d1 = np.exp(-0.5 * ms * ms) / math.sqrt(2.0 * math.pi) * _gl_interval(ms, h)
-            d2 = _expm1_times_ndtr(e[short], zb[short])
+            d2, e2 = _expm1_times_ndtr(e[short], zb[short])
             val[short] = d1 - d2
-            err[short] = _REL * (d1 + np.abs(d2)) + 1e-14 * d1
+            err[short] = _REL * (d1 + np.abs(d2)) + 1e-14 * d1 + e2
         if np.any(pos):
             zp, zbp = z[pos], zb[pos]
             d1 = np.where(zbp >= 0, 0.5 * (special.erfc(zbp / _SQRT2) - special.erfc(zp / _SQRT2)),
                           0.5 * (special.erf(zp / _SQRT2) + special.erf(-zbp / _SQRT2)))
             d1_scale = np.where(zbp >= 0, special.erfc(zbp / _SQRT2), 1.0)
-            d2 = _expm1_times_ndtr(e[pos], zbp)
+            d2, e2 = _expm1_times_ndtr(e[pos], zbp)
             val[pos] = d1 - d2
-            err[pos] = _REL * (d1_scale + np.abs(d2))
+            err[pos] = _REL * (d1_scale + np.abs(d2)) + e2
         if np.any(neg):
             zn = z[neg]
             pre = 0.5 * np.exp(-0.5 * zn * zn)
@@ -235,6 +255,12 @@ class GaussianPair(LossPair):
 
     def q_sf(self, e):
         return special.ndtr(-0.5 * self.mu - _arr(e) / self.mu)
+
+    def log_q_sf(self, e):
+        return special.log_ndtr(-0.5 * self.mu - _arr(e) / self.mu)
+
+    def log_p_sf(self, e):
+        return special.log_ndtr(0.5 * self.mu - _arr(e) / self.mu)
 
     def reversed(self):
         return self
@@ -279,6 +305,18 @@ class LaplacePair(LossPair):
         with np.errstate(over="ignore", under="ignore"):
             return np.where(e < -a, 1.0, np.where(e < a, 0.5 * np.exp(-0.5 * (a + e)), 0.0))
 
+    def log_q_sf(self, e):
+        e = _arr(e)
+        a = self.eps0
+        return np.where(e < -a, 0.0, np.where(e < a, -0.5 * (a + e) - _LOG2, -np.inf))
+
+    def log_p_sf(self, e):
+        e = _arr(e)
+        a = self.eps0
+        with np.errstate(over="ignore"):
+            mid = np.log1p(-0.5 * np.exp(-0.5 * (a - np.clip(e, -a, a))))
+        return np.where(e < -a, 0.0, np.where(e < a, mid, -np.inf))
+
     def reversed(self):
         return self
 
@@ -302,6 +340,8 @@ class LaplacePair(LossPair):
 class DiscretePair(LossPair):
     """A pair with finitely many outcomes: finite losses ``losses`` with P-masses ``p``, plus
     P(L = +inf) = ``inf_mass`` and Q(L = -inf) = ``minf_mass``. Q-masses are p e^{-l}."""
+
+    continuous = False
 
     def __init__(self, losses, p, inf_mass: float = 0.0, minf_mass: float = 0.0, log_p=None):
         losses = np.asarray(losses, dtype=float)
@@ -345,6 +385,21 @@ class DiscretePair(LossPair):
         for qm, loss in zip(self.q, self.losses):
             out = out + np.where(e < loss, qm, 0.0)
         return np.minimum(out, 1.0)
+
+    def log_q_sf(self, e):
+        e = _arr(e)
+        out = np.full(e.shape, -np.inf)
+        for lp, loss in zip(self.log_p, self.losses):
+            out = np.where(e < loss, np.logaddexp(out, lp - loss), out)
+        return np.minimum(out, 0.0)
+
+    def log_p_sf(self, e):
+        e = _arr(e)
+        with np.errstate(divide="ignore"):
+            out = np.full(e.shape, math.log(self.inf_mass) if self.inf_mass > 0 else -np.inf)
+        for lp, loss in zip(self.log_p, self.losses):
+            out = np.where(e < loss, np.logaddexp(out, lp), out)
+        return np.minimum(out, 0.0)
 
     def reversed(self):
         with np.errstate(under="ignore"):
@@ -462,6 +517,21 @@ class BoundedRangePair(LossPair):
                 mid = np.expm1(0.5 * (a - np.clip(e, -a, a))) / math.expm1(a)
         return np.where(e < -a, 1.0, np.where(e < a, mid, 0.0))
 
+    def log_q_sf(self, e):
+        # Q(L > e) = expm1((eta - e)/2) / expm1(eta)
+        e = _arr(e)
+        a = self.eta
+        x = 0.5 * (a - np.clip(e, -a, a))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            lx = np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 745.0))), np.log(np.expm1(np.minimum(x, 30.0))))
+        return np.where(e < -a, 0.0, np.where(e < a, lx - _log_expm1(a), -np.inf))
+
+    def log_p_sf(self, e):
+        # P(L > e) = e^{(eta + e)/2} Q(L > e)
+        e = _arr(e)
+        a = self.eta
+        return np.where(e < -a, 0.0, np.where(e < a, 0.5 * (a + np.clip(e, -a, a)) + self.log_q_sf(e), -np.inf))
+
     def reversed(self):
         return self
 
@@ -518,6 +588,7 @@ class SubsampledPair(LossPair):
         if not 0.0 < q < 1.0:
             raise ValueError(f"q must be in (0, 1), got {q}")
         self.base, self.q, self.direction = base, q, direction
+        self.continuous = base.continuous
         self._lq = math.log(q)
         self._l1q = math.log1p(-q)
         lo, hi = base.support
@@ -535,8 +606,11 @@ class SubsampledPair(LossPair):
         self.support = (min(pts), max(pts)) if pts else (0.0, 0.0)
         lc = 2.0 * self._lq + base.log_chi2()
         width = self.support[1] - self.support[0]
-        self.scale = max(min(math.exp(0.5 * min(lc, 1400.0)), width if math.isfinite(width) else math.inf,
-                             base.scale), 1e-300)
+        if width == 0.0:  # one point: nothing to resolve
+            self.scale = math.inf
+        else:
+            self.scale = max(min(math.exp(0.5 * min(lc, 1400.0)), width if math.isfinite(width) else math.inf,
+                                 base.scale), 1e-300)
 
     # thresholds -------------------------------------------------------------------------------
     def _v(self, e):
@@ -581,6 +655,29 @@ class SubsampledPair(LossPair):
         # Q(L > e) = A(l < w) = (reversed base's Q)(-l > -w)
         a_lt = b.reversed().q_sf(np.where(ok, -w, 0.0))
         return np.where(ok, a_lt, 1.0)
+
+    def log_q_sf(self, e):
+        e = _arr(e)
+        q, b = self.q, self.base
+        if self.direction == "add":
+            v, ok = self._v(e)
+            vv = np.where(ok, v, 0.0)
+            out = np.logaddexp(self._l1q + b.log_p_sf(vv), self._lq + b.log_q_sf(vv))
+            return np.where(ok, np.minimum(out, 0.0), -np.inf)
+        w, ok = self._w(e)
+        return np.where(ok, b.reversed().log_q_sf(np.where(ok, -w, 0.0)), 0.0)
+
+    def log_p_sf(self, e):
+        e = _arr(e)
+        b = self.base
+        if self.direction == "add":
+            v, ok = self._v(e)
+            return np.where(ok, b.log_p_sf(np.where(ok, v, 0.0)), -np.inf)
+        w, ok = self._w(e)
+        rb = b.reversed()
+        ww = np.where(ok, -w, 0.0)
+        out = np.logaddexp(self._l1q + rb.log_q_sf(ww), self._lq + rb.log_p_sf(ww))
+        return np.where(ok, np.minimum(out, 0.0), 0.0)
 
     def reversed(self):
         return SubsampledPair(self.base, self.q, "remove" if self.direction == "add" else "add")
