@@ -287,14 +287,20 @@ class PLDAccountant:
         """Compose [(pair, count)] on the grid d (one direction)."""
         tail = self._tail([k for _, k in items]) if items else 1.0
         cv = self._cache.setdefault("cvals", {})
+        composed = self._cache.setdefault("composed", {})  # candidates share most of their steps
         acc = None
         for pair, k in items:
-            comp = None
-            if not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
-                comp = self._two_level(pair, k, d, tail)
-            if comp is None:
-                single = discretise(pair, d, tail, pessimistic, cv)
-                comp = self_compose(single, k, self.tail_mass)
+            key = (id(pair), k, d, tail, pessimistic)
+            if key in composed:
+                comp = composed[key][1]
+            else:
+                comp = None
+                if not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
+                    comp = self._two_level(pair, k, d, tail)
+                if comp is None:
+                    single = discretise(pair, d, tail, pessimistic, cv)
+                    comp = self_compose(single, k, self.tail_mass)
+                composed[key] = (pair, comp)  # (the pair is kept alive: its id stays unique)
             acc = comp if acc is None else compose(acc, comp, self.tail_mass)
         return acc if acc is not None else DiscretePLD.identity(d, pessimistic)
 
@@ -310,14 +316,17 @@ class PLDAccountant:
         d_f = d / m
         if d_f < _D_MIN:
             return None
-        i1, i_n = grid_for(pair, d_f, tail)
-        if i_n - i1 + 1 > self.max_bins // 4:  # (a wide single step: one level is accurate enough)
+        # the fine grid only needs to resolve the bulk: its range leaves out a tail of 1e-12
+        # (optimistically that mass is moved down to the last grid point, not dropped)
+        tail_f = max(tail, 1e-12)
+        i1, i_n = grid_for(pair, d_f, tail_f)
+        if i_n - i1 + 1 > self.max_bins // 2:
             return None
         r = _TWO_LEVEL_STEPS
         try:
-            fine = discretise(pair, d_f, tail, False)
-            # (its charges are multiplied by k/r below: extended precision for the power)
-            block = coarsen(self_compose(fine, r, self.tail_mass, extended=True), m)
+            fine = discretise(pair, d_f, tail_f, False)
+            # (its charges are multiplied by k/r below: extended precision for the power then)
+            block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64), m)
             out = self_compose(block, k // r, self.tail_mass)
             rest = k % r
             if rest:  # at most r - 1 steps: one level is good enough for them

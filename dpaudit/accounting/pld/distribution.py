@@ -88,6 +88,9 @@ class DiscretePLD:
     inf: float
     pessimistic: bool
     slack: float = 0.0
+    #: optimistic PLDs: a lower bound on the Q-mass at loss -inf of the pair they stand for
+    #: (1 - the slope of its curve at 0; used when a composed PLD is coarsened)
+    minf: float = 0.0
 
     @property
     def losses(self) -> np.ndarray:
@@ -155,7 +158,7 @@ def _trim_tails(pld: DiscretePLD, tau: float) -> DiscretePLD:
     else:
         q[-1] += right  # right tail moved down: losses only decrease
         # left tail dropped (moved to -inf): delta only decreases
-    return DiscretePLD(pld.d, pld.lo + i0, q, inf, pld.pessimistic, pld.slack)
+    return DiscretePLD(pld.d, pld.lo + i0, q, inf, pld.pessimistic, pld.slack, pld.minf)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -196,7 +199,8 @@ def compose(a: DiscretePLD, b: DiscretePLD, tail_mass: float) -> DiscretePLD:
     else:
         inf = inf * (1.0 - 4.0 * _U)
         slack += charge
-    res = DiscretePLD(a.d, a.lo + b.lo, out, inf, a.pessimistic, slack)
+    minf = (1.0 - (1.0 - a.minf) * (1.0 - b.minf)) * (1.0 - 4.0 * _U)
+    res = DiscretePLD(a.d, a.lo + b.lo, out, inf, a.pessimistic, slack, minf)
     return _trim_tails(res, tail_mass)
 
 
@@ -219,10 +223,10 @@ def _best_bound(logp, losses, k: int, log_t: float, sign: float, scale: float) -
     def vals(ts):
         return (k * _log_mgf(logp, losses, sign * ts) + log_t) / ts
 
-    grid = np.logspace(-2.0, 3.0, 16) / scale
+    grid = np.logspace(-2.0, 3.0, 11) / scale
     v = vals(grid)
     j = int(np.argmin(v))
-    fine = np.geomspace(grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)], 10)
+    fine = np.geomspace(grid[max(j - 1, 0)], grid[min(j + 1, grid.size - 1)], 7)
     return float(min(np.min(v), np.min(vals(fine))))
 
 
@@ -317,7 +321,7 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
     large and the answers vacuous (never wrong).
     """
     if k == 1:
-        return DiscretePLD(pld.d, pld.lo, pld.p.copy(), pld.inf, pld.pessimistic, pld.slack)
+        return DiscretePLD(pld.d, pld.lo, pld.p.copy(), pld.inf, pld.pessimistic, pld.slack, pld.minf)
     if k == 0:
         return DiscretePLD.identity(pld.d, pld.pessimistic)
     kf = float(k)
@@ -327,13 +331,14 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
     # hybrid argument: s_k <= s_{k-1} + s * total^(k-1) (optimistic totals are <= 1)
     slack = pld.slack * kf * (tot ** kf if tot > 1.0 else 1.0) if pld.slack else 0.0
     inf = _inf_power(fin, pld.inf, kf)
+    minf = -math.expm1(kf * math.log1p(-pld.minf)) * (1.0 - 4.0 * _U) if 0 < pld.minf < 1 else pld.minf
     nz = np.nonzero(pld.p > 0)[0]
     if nz.size <= 1:  # all finite mass on one loss (or none): the composition is exact
         j = int(nz[0]) if nz.size else 0
         with np.errstate(under="ignore", over="ignore"):
             m = float(pld.p[j]) ** kf if nz.size else 0.0
         inf = inf * (1.0 + 4.0 * _U) if pld.pessimistic else inf * (1.0 - 4.0 * _U)
-        return DiscretePLD(pld.d, int(k) * (pld.lo + j), np.array([m]), min(inf, math.inf), pld.pessimistic, slack)
+        return DiscretePLD(pld.d, int(k) * (pld.lo + j), np.array([m]), min(inf, math.inf), pld.pessimistic, slack, minf)
     i_lo, i_hi, b_left, b_right = _chernoff_window(pld, kf, tail_mass)
     n_out = i_hi - i_lo + 1
     _check_size(n_out, f"the {k}-fold composed PLD", pld.d)
@@ -363,7 +368,7 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
     else:
         inf = inf * (1.0 - 4.0 * _U)
         slack += charge + b_left + b_right
-    res = DiscretePLD(pld.d, i_lo, out, inf, pld.pessimistic, slack)
+    res = DiscretePLD(pld.d, i_lo, out, inf, pld.pessimistic, slack, minf)
     return _trim_tails(res, tail_mass)
 
 

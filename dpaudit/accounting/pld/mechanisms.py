@@ -89,6 +89,8 @@ __all__ = [
 
 _U = float(np.finfo(float).eps)
 _REL_SNAP = 64.0 * _U
+#: at most this many violations per pass are resolved by a tangent search from their neighbours
+_ANCHOR_MAX = 64
 
 
 def loss_range(pair: LossPair, tail: float) -> tuple[float, float]:
@@ -220,6 +222,31 @@ def _concave_at(c, e, d, a, i, b) -> np.ndarray:
     return s_out <= s_in  # collinear points are no vertices either (and flat float staircases resolve in one pass)
 
 
+def _slope_from(c, e, d, a: int, js: np.ndarray) -> np.ndarray:
+    """x_a times the slope of D = (1 - x)_+ + c from grid index a to each index in js (> a)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        gap = (js - a) * d
+        den = np.expm1(gap)  # x_j / x_a - 1
+        xa = math.exp(min(e[a], 0.0))
+        # (lin_j - lin_a) / x_a: both <= 0: -(x_j/x_a - 1); straddling: -(1 - x_a)/x_a; both >= 0: 0
+        dlin = np.where(e[js] <= 0, -den, (-math.expm1(e[a]) / xa if e[a] < 0 else 0.0))
+        out = (dlin + (c[js] - c[a]) / xa) / den if e[a] <= 0 else (c[js] - c[a]) * np.exp(-e[a]) / den
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def _slope_to(c, e, d, b: int, js: np.ndarray) -> np.ndarray:
+    """x_b^-1 ... : the slope of D = (1 - x)_+ + c from each index in js (< b) to grid index b,
+    times x_b (a common positive factor; e_b <= 700)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        den = -np.expm1(-(b - js) * d)  # (x_b - x_j)/x_b
+        ib = math.exp(-e[b])
+        lin_b = -math.expm1(e[b]) if e[b] < 0 else 0.0
+        lin_j = np.where(e[js] < 0, -np.expm1(np.minimum(e[js], 0.0)), 0.0)
+        num = ((c[b] - c[js]) + (lin_b - lin_j)) * ib
+        out = num / den
+    return np.where(np.isfinite(out), out, -np.inf)
+
+
 def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: int = 10000) -> np.ndarray:
     """Greatest convex minorant, in x = e^e, of the points (0, 1), (x_i, (1 - x_i)_+ + c_i),
     returned as c-values on the grid. Points above the chord of their kept neighbours are no
@@ -243,9 +270,30 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
         ok = (pos > 0) & (pos < K.size - 1)
         pos = pos[ok]
         i = K[pos]
-        drop = i[_concave_at(c, e, d, K[pos - 1], i, K[pos + 1])]
+        bad = _concave_at(c, e, d, K[pos - 1], i, K[pos + 1])
+        drop = i[bad]
         if drop.size == 0:
             break
+        if drop.size <= _ANCHOR_MAX:
+            # few violations: from the kept point left of each, the hull's next vertex is the
+            # kept point of least slope (it may lie far to the right: a local pass would walk
+            # there one point at a time); everything in between is dropped
+            # (and symmetrically from the kept point right of it, the previous vertex is the
+            # kept point of largest slope: cascades run in both directions)
+            extra = []
+            for a in np.unique(K[pos[bad] - 1]):
+                ja = int(np.searchsorted(K, a))
+                right = K[ja + 1:]
+                j_best = right[int(np.argmin(_slope_from(c, e, d, int(a), right)))]
+                extra.append(right[right < j_best])
+            for b in np.unique(K[pos[bad] + 1]):
+                if e[b] > 700.0:
+                    continue
+                jb = int(np.searchsorted(K, b))
+                left = K[:jb]
+                j_best = left[int(np.argmax(_slope_to(c, e, d, int(b), left)))]
+                extra.append(left[left > j_best])
+            drop = np.unique(np.concatenate([drop] + extra))
         keep[drop] = False
         K = K[keep[K]]
         # only the kept neighbours of dropped points can change status
@@ -424,7 +472,7 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
             p[j] -= excess - (float(c0[j - 1]) if j > 0 else 0.0)
             p[:j] = 0.0
             p[j] = max(p[j], 0.0)
-    return DiscretePLD(d, -i0, p, inf, False, slack)
+    return DiscretePLD(d, -i0, p, inf, False, slack, pair.q_deficit())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -441,11 +489,11 @@ class _GridPLDPair(LossPair):
     A_J + inf and Q(L > e_J) = e^{-e_J} V_J.
     """
 
-    def __init__(self, logp: np.ndarray, lo: int, d_f: float, m: int, inf_mass: float):
+    def __init__(self, logp: np.ndarray, lo: int, d_f: float, m: int, inf_mass: float, minf: float = 0.0):
         self.logp, self.lo, self.d_f, self.m = logp, int(lo), d_f, int(m)
         self.d = d_f * m
         self.inf_mass = float(inf_mass)
-        self.minf_mass = 0.0
+        self.minf_mass = float(minf)
         fin = np.isfinite(logp)
         idx = np.nonzero(fin)[0]
         self.has_finite = idx.size > 0
@@ -519,9 +567,9 @@ class _GridPLDPair(LossPair):
         return self.support, self.support
 
     def q_deficit(self):
-        l = (self.lo + np.arange(self.logp.size)) * self.d_f
-        with np.errstate(under="ignore", over="ignore"):
-            return 1.0 - float(np.sum(np.exp(self.logp - l))) * (1.0 + 1e-12)
+        # the Q-mass at -inf of the composition the PLD stands for (a lower bound, tracked
+        # through the compositions): its true curve has slope -(1 - minf) at 0
+        return self.minf_mass
 
 
 def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
@@ -533,10 +581,10 @@ def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
         raise ValueError("coarsen: only optimistic PLDs are coarsened")
     with np.errstate(divide="ignore"):
         logp = np.log(pld.p)
-    pair = _GridPLDPair(logp, pld.lo, pld.d, m, pld.inf)
+    pair = _GridPLDPair(logp, pld.lo, pld.d, m, pld.inf, pld.minf)
     d = pld.d * m
     if not pair.has_finite:
-        return DiscretePLD(d, 0, np.zeros(1), pld.inf, False, pld.slack)
+        return DiscretePLD(d, 0, np.zeros(1), pld.inf, False, pld.slack, pld.minf)
     lo, hi = pair.support
     i1 = min(int(math.floor(lo / d)), 0)
     i_n = max(int(math.ceil(hi / d)), 0, i1 + 1)

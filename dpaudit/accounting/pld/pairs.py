@@ -557,13 +557,16 @@ def _u_of_l(q: float, l) -> np.ndarray:
 
 
 def _log_qpem1(q: float, x: np.ndarray) -> np.ndarray:
-    """log(q + expm1(x)) / q-relative: returns log1p(expm1(x)/q), for x > log(1-q), overflow-safe."""
+    """log(1 + expm1(x)/q) = log(q + expm1(x)) - log(q) for x > log(1-q), overflow-safe for any
+    q in (0, 1) (also q near the smallest float)."""
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         big = x > 30.0
-        xs = np.where(big, 0.0, x)
-        small_val = np.log1p(np.expm1(xs) / q)
-        big_val = x - math.log(q) + np.log1p((q - 1.0) * np.exp(-np.where(big, x, 0.0)))
-    return np.where(big, big_val, small_val)
+        t = np.expm1(np.where(big, 0.0, x))
+        small = np.abs(t) < q
+        v_small = np.log1p(np.where(small, t, 0.0) / q)
+        v_mid = np.log(q + t) - math.log(q)
+        v_big = x - math.log(q) + np.log1p((q - 1.0) * np.exp(-np.where(big, x, 0.0)))
+    return np.where(big, v_big, np.where(small, v_small, v_mid))
 
 
 class SubsampledPair(LossPair):
@@ -630,16 +633,17 @@ class SubsampledPair(LossPair):
             v, ok = self._v(e)
             dv, ev = b.delta(np.where(ok, v, 0.0))
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                f = q * np.exp(np.minimum(e - v, 700.0))
+                f = np.exp(np.minimum(self._lq + e - v, 700.0))
                 val = np.where(ok, f * dv, 0.0)
-                err = np.where(ok, f * ev + _REL * (1.0 + np.abs(e) + np.abs(v)) * f * dv, 0.0)
+                err = np.where(ok & (dv > 0), f * ev + _REL * (1.0 + np.abs(e) + np.abs(v)) * f * dv, f * ev)
         else:
             w, ok = self._w(e)
             dw, ew = b.reversed().delta(np.where(ok, -w, 0.0))
             # below every finite loss (e <= log(1-q), where A's +inf atom lands): 1 - e^e
             low = -np.expm1(np.minimum(e, 0.0))
             val = np.where(ok, q * dw, low)
-            err = np.where(ok, q * ew + _REL * (1.0 + np.abs(w)) * q * dw, _REL * low)
+            with np.errstate(invalid="ignore", over="ignore"):
+                err = np.where(ok, q * ew + np.where(dw > 0, _REL * (1.0 + np.abs(w)) * q * dw, 0.0), _REL * low)
         val = np.clip(np.nan_to_num(val, nan=0.0), 0.0, 1.0)
         return val, np.nan_to_num(err, nan=1.0) + _ABS
 
