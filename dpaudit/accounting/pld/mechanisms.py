@@ -20,12 +20,26 @@ curve ``delta`` of a pair (:mod:`dpaudit.accounting.pld.pairs`, equation (1)), i
 
   and ``s_b - s_a = Q(e_i < L < e_{i+1})``. Lowering the value at each grid point by the larger
   gap bound of its two intervals (and by its evaluation error bound) puts every chord below
-  ``H``. At the ends: ``T(x_1) <= 1 - x_1 Q(L > -inf)`` (the tangent at 0) and the flat part
-  beyond ``x_n`` equals the exact mass ``P(L = +inf)``. The gap is second order in ``d``
-  (``G ~ d^2 H''``), and so is the shift this costs after composition: unlike rounding each
-  loss down (privacy buckets), whose bias adds up linearly over compositions (a shift of up to
-  ``T d`` after T steps), both estimates stay within a few ``d^2``-order terms per step of the
-  exact curve.
+  ``H``. Then, each step only lowering the curve further:
+
+  - atoms of the loss are first moved *down* onto the grid (their kinks then sit on grid
+    points and cost no chord gap);
+  - cells much heavier than their neighbours (where the lowered chords would turn non-convex)
+    have their mass moved down to their left end instead: the curve changes by the linear
+    function ``(x/x_i) delta_cell(e_i)`` left of the cell;
+  - at the ends: ``T(x_1) <= 1 - x_1 Q(L > -inf)`` (the tangent at 0); the finite mass above the
+    last grid point ``e_J`` is moved down to it (again a linear change), the last interval lies
+    below the tangent at ``x_J`` from the left, and the curve ends flat at the exact mass
+    ``P(L = +inf)``; where a lowered value falls below that level, the curve ends earlier;
+  - finally the greatest convex minorant of the points is taken (points above a chord of two
+    others are dropped and take the chord value), so all masses are non-negative.
+
+  The gap is second order in ``d`` where the density is smooth on the grid scale
+  (``G ~ d^2 H''``); unlike rounding each loss down (privacy buckets), whose bias adds up
+  linearly over compositions (a shift of up to ``T d`` after T steps), the estimate then stays
+  within second-order terms per step of the exact curve (for steep densities see the two-level
+  composition of :class:`~dpaudit.accounting.pld.accountant.PLDAccountant` and
+  :func:`coarsen`).
 
 Masses come from second differences of ``H`` along the grid (``p_i = x_i (s_i - s_{i-1})``);
 ``H = (1 - x)_+ + c`` is split so that the differences are taken of the small part ``c``
@@ -355,7 +369,13 @@ def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: 
         np.maximum(p, 0.0, out=p)
         rest = float(np.sum(p[1:]))
         p[0] = max(1.0 - inf - rest, 0.0)
-        return DiscretePLD(d, i1, p, min(inf, 1.0), True, 0.0)
+        inf = min(inf, 1.0)
+        # the curve at x = 0 is the total mass, which must not fall below 1 by rounding (after
+        # k compositions a deficit of one ulp becomes k ulps at every epsilon): top it up at +inf
+        deficit = 1.0 - math.fsum(p) - inf
+        if deficit > -4.0 * _U:
+            inf += max(deficit, 0.0) + 4.0 * _U
+        return DiscretePLD(d, i1, p, inf, True, 0.0)
     return _optimistic(pair, e, c, err, d, i0)
 
 
