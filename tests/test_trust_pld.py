@@ -109,7 +109,8 @@ def _gaussian_delta_mp(mu2, eps):
 # -- issue 11: the reported crashes and slow cases ---------------------------------------------
 
 
-@pytest.mark.parametrize("sigma", [0.037, 0.038, 1e-3])
+@pytest.mark.parametrize("sigma", [0.037, pytest.param(0.038, marks=pytest.mark.slow),
+                                   pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_subsampled_gaussian_with_tiny_sigma(sigma):
     # was: OverflowError (0.037) / PLDTooLargeError "9.9e129 bins" (0.038): the tail bracket
     # grew like e^(mu^2); the REMOVE pair's loss reaches ~mu^2/2 with mass q, so epsilon is about
@@ -187,8 +188,10 @@ def test_non_private_releases_give_inf():
     assert acc.delta_interval(5.0)[1] <= 1.0 and acc.delta_interval(5.0)[0] >= 0.0099
 
 
-@pytest.mark.parametrize("mech", [Gaussian(1.0), Laplace(1.0), PureDP(1.0), ExponentialMechanism(1.0),
-                                  PoissonSampled(Gaussian(1.0), 1e-3), ApproxDP(1.0, 1e-9)])
+@pytest.mark.parametrize("mech", [Gaussian(1.0), Laplace(1.0), PureDP(1.0),
+                                  pytest.param(ExponentialMechanism(1.0), marks=pytest.mark.slow),
+                                  pytest.param(PoissonSampled(Gaussian(1.0), 1e-3), marks=pytest.mark.slow),
+                                  ApproxDP(1.0, 1e-9)])
 def test_counts_beyond_the_float_range(mech):
     # was OverflowError ("int too large to convert to float"); every such composition has an
     # epsilon beyond the float range: upper inf, lower non-negative (inf for the delta atom:
@@ -351,9 +354,7 @@ _count = st.one_of(st.integers(1, 50), st.integers(1, 10**6), st.sampled_from([1
 _delta = st.floats(-300, math.log10(1 - 1e-16)).map(lambda x: min(10.0**x, 1 - 1e-16))
 
 
-@settings(max_examples=40, deadline=20_000, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(_mech, _count), min_size=1, max_size=3), _delta, st.floats(0.0, 1e3))
-def test_property_intervals_are_sane(events, delta, epsilon):
+def _check_sane(events, delta, epsilon):
     acc = PLDAccountant()
     for mech, count in events:
         acc.compose(mech, count)
@@ -365,6 +366,36 @@ def test_property_intervals_are_sane(events, delta, epsilon):
         assert not math.isnan(v)
     assert 0.0 <= lo <= up
     assert 0.0 <= dlo <= dup <= 1.0
+
+
+_events = st.lists(st.tuples(_mech, _count), min_size=1, max_size=3)
+# deadline: a query takes up to ~2 s on an idle machine at the largest grids (2^20 bins); the
+# shared test machines are several times slower, hence the generous setting
+
+
+@settings(max_examples=6, deadline=30_000, suppress_health_check=[HealthCheck.too_slow])
+@given(_events, _delta, st.floats(0.0, 1e3))
+def test_property_intervals_are_sane(events, delta, epsilon):
+    _check_sane(events, delta, epsilon)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=30_000, suppress_health_check=[HealthCheck.too_slow])
+@given(_events, _delta, st.floats(0.0, 1e3))
+def test_property_intervals_are_sane_many(events, delta, epsilon):
+    _check_sane(events, delta, epsilon)
+
+
+def test_upper_end_valid_at_a_billion_steps():
+    # found by the property test (with an exponential mechanism added): a pessimistic step
+    # whose total mass was 1 - 1 ulp lost 1e-7 after 10^9 compositions, so the upper end of
+    # delta(0) (the total variation, here 1 - 1e-300 or closer) was 0.99999995, below the truth
+    # and below the valid lower end
+    # (the grid of that composition, fixed: the total of one step rounds to 1 - 1 ulp on it)
+    acc = PLDAccountant(discretization=0.4184278078840533, adaptive=False, rdp_fallback=False)
+    acc.compose(Laplace(1.0), 10**9)
+    lo, up = acc.delta_interval(0.0)
+    assert 0.9999998 <= lo <= up == 1.0
 
 
 @settings(max_examples=25, deadline=20_000, suppress_health_check=[HealthCheck.too_slow])

@@ -621,7 +621,7 @@ def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
 #: fractions t/eta of the generalised-randomized-response pairs tried for the lower end of an
 #: exponential (bounded-range) mechanism; each is a valid lower bound (realised by a
 #: two-candidate exponential mechanism), the best one is reported
-BR_LOWER_FRACTIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
+BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 
 
 @dataclass
