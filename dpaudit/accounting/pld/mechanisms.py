@@ -371,10 +371,11 @@ def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: 
         p[0] = max(1.0 - inf - rest, 0.0)
         inf = min(inf, 1.0)
         # the curve at x = 0 is the total mass, which must not fall below 1 by rounding (after
-        # k compositions a deficit of one ulp becomes k ulps at every epsilon): top it up at +inf
+        # k compositions a deficit of one ulp becomes k ulps at every epsilon): top it up at the
+        # lowest loss (this raises the curve left of x_1 only, where the chord from (0, 1) runs)
         deficit = 1.0 - math.fsum(p) - inf
         if deficit > -4.0 * _U:
-            inf += max(deficit, 0.0) + 4.0 * _U
+            p[0] += max(deficit, 0.0) + 4.0 * _U
         return DiscretePLD(d, i1, p, inf, True, 0.0)
     return _optimistic(pair, e, c, err, d, i0)
 
