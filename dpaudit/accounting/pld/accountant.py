@@ -336,6 +336,9 @@ class PLDAccountant:
         r = _TWO_LEVEL_STEPS
         try:
             fine = discretise(pair, d_f, tail_f, False)
+            i_lo, i_hi, _, _ = _chernoff_window(fine, r, self.tail_mass)
+            if i_hi - i_lo + 1 > self.max_bins:  # the r-fold fine PLD must fit the budget too
+                return None
             # (its charges are multiplied by k/r below: extended precision for the power then)
             block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64), m)
             out = self_compose(block, k // r, self.tail_mass)

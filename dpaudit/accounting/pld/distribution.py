@@ -219,7 +219,7 @@ def _log_mgf(logp: np.ndarray, losses: np.ndarray, t) -> np.ndarray:
     """log sum_i p_i exp(t L_i) for each t (log-space, no overflow; vectorised over t)."""
     t = np.atleast_1d(np.asarray(t, dtype=float))
     out = np.empty(t.size)
-    step = max(1, (1 << 23) // max(losses.size, 1))
+    step = max(1, (1 << 21) // max(losses.size, 1))  # (at most 16 MB per temporary)
     for j in range(0, t.size, step):
         x = logp[None, :] + t[j:j + step, None] * losses[None, :]
         m = np.max(x, axis=1)

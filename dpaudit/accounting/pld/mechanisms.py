@@ -236,29 +236,35 @@ def _concave_at(c, e, d, a, i, b) -> np.ndarray:
     return s_out <= s_in  # collinear points are no vertices either (and flat float staircases resolve in one pass)
 
 
+def _lin(e):
+    return np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
+
+
 def _slope_from(c, e, d, a: int, js: np.ndarray) -> np.ndarray:
-    """x_a times the slope of D = (1 - x)_+ + c from grid index a to each index in js (> a)."""
+    """x_a times the slope of D = (1 - x)_+ + c from grid index a to each index in js (> a)
+    (x_a is a common positive factor: only the order matters)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        gap = (js - a) * d
-        den = np.expm1(gap)  # x_j / x_a - 1
-        xa = math.exp(min(e[a], 0.0))
-        # (lin_j - lin_a) / x_a: both <= 0: -(x_j/x_a - 1); straddling: -(1 - x_a)/x_a; both >= 0: 0
-        dlin = np.where(e[js] <= 0, -den, (-math.expm1(e[a]) / xa if e[a] < 0 else 0.0))
-        out = (dlin + (c[js] - c[a]) / xa) / den if e[a] <= 0 else (c[js] - c[a]) * np.exp(-e[a]) / den
+        den = np.expm1((js - a) * d)  # (x_j - x_a) / x_a
+        num = (c[js] - c[a]) + (_lin(e[js]) - _lin(e[a:a + 1]))
+        out = num / den
     return np.where(np.isfinite(out), out, np.inf)
 
 
 def _slope_to(c, e, d, b: int, js: np.ndarray) -> np.ndarray:
-    """x_b^-1 ... : the slope of D = (1 - x)_+ + c from each index in js (< b) to grid index b,
-    times x_b (a common positive factor; e_b <= 700)."""
+    """x_b times the slope of D from each index in js (< b) to grid index b."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        den = -np.expm1(-(b - js) * d)  # (x_b - x_j)/x_b
-        ib = math.exp(-e[b])
-        lin_b = -math.expm1(e[b]) if e[b] < 0 else 0.0
-        lin_j = np.where(e[js] < 0, -np.expm1(np.minimum(e[js], 0.0)), 0.0)
-        num = ((c[b] - c[js]) + (lin_b - lin_j)) * ib
+        den = -np.expm1(-(b - js) * d)  # (x_b - x_j) / x_b
+        num = (c[b] - c[js]) + (_lin(e[b:b + 1]) - _lin(e[js]))
         out = num / den
     return np.where(np.isfinite(out), out, -np.inf)
+
+
+def _above_chord(c, e, d, a: int, b: int, ms: np.ndarray) -> np.ndarray:
+    """Whether the points ms (a < m < b) lie strictly above the chord of D from a to b."""
+    lam = _chord_ratio(ms, np.full(ms.shape, a), np.full(ms.shape, b), d)
+    Da = float(_lin(e[a:a + 1])[0] + c[a])
+    Db = float(_lin(e[b:b + 1])[0] + c[b])
+    return _lin(e[ms]) + c[ms] > Da + (Db - Da) * lam
 
 
 def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: int = 10000) -> np.ndarray:
@@ -295,18 +301,19 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
             # (and symmetrically from the kept point right of it, the previous vertex is the
             # kept point of largest slope: cascades run in both directions)
             extra = []
+            # (only points strictly above the chord found are dropped, whatever the rounding)
             for a in np.unique(K[pos[bad] - 1]):
                 ja = int(np.searchsorted(K, a))
                 right = K[ja + 1:]
-                j_best = right[int(np.argmin(_slope_from(c, e, d, int(a), right)))]
-                extra.append(right[right < j_best])
+                j_best = int(right[int(np.argmin(_slope_from(c, e, d, int(a), right)))])
+                mid = right[right < j_best]
+                extra.append(mid[_above_chord(c, e, d, int(a), j_best, mid)])
             for b in np.unique(K[pos[bad] + 1]):
-                if e[b] > 700.0:
-                    continue
                 jb = int(np.searchsorted(K, b))
                 left = K[:jb]
-                j_best = left[int(np.argmax(_slope_to(c, e, d, int(b), left)))]
-                extra.append(left[left > j_best])
+                j_best = int(left[int(np.argmax(_slope_to(c, e, d, int(b), left)))])
+                mid = left[left > j_best]
+                extra.append(mid[_above_chord(c, e, d, j_best, int(b), mid)])
             drop = np.unique(np.concatenate([drop] + extra))
         keep[drop] = False
         K = K[keep[K]]
