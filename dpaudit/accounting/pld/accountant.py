@@ -85,6 +85,7 @@ from dpaudit.accounting.pld.mechanisms import (
     GaussianPair,
     NonPrivatePair,
     coarsen,
+    compose_atomic,
     discretise,
     event_for_mechanism,
     grid_for,
@@ -263,8 +264,8 @@ class PLDAccountant:
             groups = ev.lower if lower else [ev.upper]
             w = 0.0
             for grp in groups:
-                for pair in grp:
-                    if pair.has_finite and math.isfinite(pair.scale) and pair.scale > 0:
+                for pair in grp:  # (pairs of two atoms are composed exactly: nothing to refine)
+                    if pair.has_finite and pair.continuous and math.isfinite(pair.scale) and pair.scale > 0:
                         scales.append(pair.scale)
                 w = max(w, self._window_width(grp, k, tail))
             width += w
@@ -306,7 +307,9 @@ class PLDAccountant:
                 comp = composed[key][1]
             else:
                 comp = None
-                if not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
+                if not pair.continuous:  # two atoms: the binomial composition, rounded once
+                    comp = compose_atomic(pair, k, d, tail, pessimistic, self.max_bins)
+                if comp is None and not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
                     comp = self._two_level(pair, k, d, tail)
                 if comp is None:
                     single = discretise(pair, d, tail, pessimistic, cv)
@@ -355,7 +358,7 @@ class PLDAccountant:
 
     def _min_scale(self, steps) -> float:
         scales = [pair.scale for ev, _ in steps for grp in ev.lower for pair in grp
-                  if pair.has_finite and math.isfinite(pair.scale) and pair.scale > 0]
+                  if pair.has_finite and pair.continuous and math.isfinite(pair.scale) and pair.scale > 0]
         return min(scales) if scales else math.inf
 
     def _build(self, pessimistic: bool):
