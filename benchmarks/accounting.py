@@ -12,7 +12,11 @@ Cases
   + 10 full-batch Gaussian steps (sigma=5.0), delta = 1e-5.
 
 Rows are produced by functions in :data:`ROWS`; a PLD row-provider (``benchmarks/_pld_rows.py``
-exposing ``pld_rows() -> list[dict]``) is appended when present.
+exposing ``pld_rows() -> list[dict]``) is appended when present, followed by the PLD scaling
+table of issue 19: dpaudit's certified [lower, upper] beside prv_accountant's [lower, estimate,
+upper] (skipped with a message when prv_accountant is not installed) and dp_accounting's PLD
+epsilon for the Poisson-subsampled Gaussian sigma = 0.8, q = 0.001, delta = 1e-5 and
+T = 10^3 .. 10^6 compositions, with the seconds each took.
 
 Run from the repository root: ``python benchmarks/accounting.py``.
 """
@@ -151,7 +155,28 @@ def main() -> int:
     print("  ".join("-" * w for w in widths))
     for t in table:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
+    scaling = _pld_scaling()
+    if scaling is not None:
+        print()
+        scaling()
     return 0
+
+
+def _pld_scaling():
+    """The PLD interval against prv_accountant for T = 10^3 .. 10^6 (benchmarks/_pld_rows.py)."""
+    if _pld_provider() is None:
+        return None
+    from _pld_rows import fft_error_rows, print_scaling, scaling_rows
+
+    def run():
+        print_scaling(scaling_rows())
+        print()
+        print("FFT power: measured l1 error in double precision (vs long double) and the charged bounds")
+        for r in fft_error_rows():
+            print(f"T={r['T']:>8} nfft={r['nfft']:>8} measured={r['measured_l1_double']:.2e} "
+                  f"bound(double)={r['bound_double']:.2e} bound(long double)={r['bound_long_double']:.2e}")
+
+    return run
 
 
 if __name__ == "__main__":

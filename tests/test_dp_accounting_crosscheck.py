@@ -12,7 +12,8 @@ On a grid of 54 (q, sigma, steps, delta) cases of the Poisson-subsampled Gaussia
 The PLD epsilons take ~40 s to compute, so they are cached below (generated with
 ``dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)`` composing
 ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))`` ``steps`` times, then ``get_epsilon``);
-the slow test recomputes a sample of them.
+the slow test recomputes a sample of them with the installed dp_accounting and compares at the
+library's own resolution (its grid spacing, 1e-4), not at digits it does not promise.
 """
 
 from __future__ import annotations
@@ -177,10 +178,32 @@ def test_unsampled_gaussian_matches_dp_accounting_closed_forms():
         assert ours == pytest.approx(dpa.get_sigma_gaussian(eps, 1e-5), rel=1e-8)
 
 
+#: accuracy at which dp_accounting's PLD epsilon is reproducible across its versions: its own
+#: resolution of the privacy loss, the grid spacing value_discretization_interval (1e-4). The
+#: library promises nothing finer (the last digits depend on its FFT sizes and tail truncation,
+#: which change between releases: 2-6e-9 relative between 0.4.x/0.6.0 builds). The cache is used
+#: above only with a 1e-3 margin, so a drift within this tolerance cannot change any verdict.
+PEER_PLD_RESOLUTION = 1e-4
+
+
+def peer_pld_agrees(live: float, cached: float) -> bool:
+    """Whether a recomputed dp_accounting PLD epsilon matches the cached one at the library's
+    resolution (see PEER_PLD_RESOLUTION)."""
+    return abs(live - cached) <= PEER_PLD_RESOLUTION
+
+
+def test_cache_comparison_tolerates_peer_version_drift():
+    # the drift seen between dp_accounting builds (2-6e-9 relative) must not fail the check
+    # (it did at rel=1e-9); a change of a whole grid step must
+    for v in PLD_EPSILON.values():
+        assert peer_pld_agrees(v * (1 + 6e-9), v) and peer_pld_agrees(v * (1 - 6e-9), v)
+        assert not peer_pld_agrees(v + 2 * PEER_PLD_RESOLUTION, v)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("q,sigma,steps", [(0.001, 3.0, 1000), (0.01, 3.0, 100), (0.1, 3.0, 1), (0.01, 1.1, 1000)])
 def test_pld_cache_is_current(q, sigma, steps):
     acc = dpa.pld.PLDAccountant(value_discretization_interval=1e-4)
     acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), steps)
     for delta in DELTAS:
-        assert acc.get_epsilon(delta) == pytest.approx(PLD_EPSILON[(q, sigma, steps, delta)], rel=1e-9)
+        assert peer_pld_agrees(acc.get_epsilon(delta), PLD_EPSILON[(q, sigma, steps, delta)])

@@ -71,7 +71,9 @@ def test_gaussian_accountants_exact_audit_chain(sigma, k, delta):
     tcdp = TCDPAccountant().compose(mech, k).epsilon(delta)
     pld = PLDAccountant().compose(mech, k)
     lo, up = pld.epsilon_interval(delta)
-    assert lo <= exact <= up <= exact + 1e-3
+    # `exact` is conversions' value rounded outwards; the PLD interval is the same curve rounded
+    # by a few ulps (evaluated in mpmath), so the two may differ in the last digits
+    assert lo <= exact <= up * (1 + 1e-12) and up <= exact + 1e-3
     assert rdp >= exact and zcdp >= exact and tcdp >= exact
     res = audit_mechanism(_GaussianSampler(sigma, k), 0.0, 1.0, epsilon=rdp, delta=delta, trials=4000,
                           confidence=CONF, seed=_seed(sigma, k, delta), statistic="auto-real")

@@ -1,51 +1,96 @@
 """PLDAccountant: privacy-loss-distribution accounting with a certified [lower, upper] interval.
 
-The accountant keeps the composed events and, on the first query, builds for each direction
-(ADD and REMOVE neighbours; one suffices when every mechanism is symmetric) a *pessimistic*
-discrete PLD (connect-the-dots; upper bounds) and an *optimistic* one (privacy buckets rounded
-down; lower bounds), composes each event by one FFT power and the events by FFT convolution,
-and answers (``accounting.md`` section 8.3)
+What the interval brackets. Each composed mechanism describes a *class* (``Gaussian(sigma)``
+is one mechanism, ``PureDP(eps)`` is every eps-DP mechanism, ``ExponentialMechanism(eps)``
+every eps-bounded-range one); the accountant's guarantee for a composition is the worst case
+over the class and over adaptive choices. ``upper`` is an upper bound on it (a valid privacy
+guarantee); ``lower`` is the value of a composition that some members of the classes attain, so
+no accountant can certify less than ``lower``. For the Gaussian, Laplace, pure / approximate DP
+and their Poisson-subsampled versions the two ends bracket the exact optimal composition.
 
-    delta(eps)   = max over directions of the hockey-stick divergence of the composed PLD,
-    epsilon(del) = max over directions of the smallest eps with delta(eps) <= del.
+How (``accounting.md`` 8.1-8.3). On the first query the accountant builds, for each direction
+(ADD and REMOVE neighbours; one suffices when every pair is symmetric),
 
-Because every approximation is charged towards more loss in the pessimistic PLD and towards
-less loss in the optimistic one, ``lower <= true value <= upper`` for both queries.
+* a *pessimistic* discrete PLD from each step's dominating pair (connect-the-dots; curve above
+  the exact one everywhere) and composes them: FFT power for repeated steps, FFT convolution
+  across events; every truncation, aliasing and floating-point charge is added at +inf;
+* *optimistic* discrete PLDs from attained pairs (chords through lowered values; curve below the
+  exact one everywhere, see :mod:`dpaudit.accounting.pld.mechanisms`), composed the same way
+  with every charge collected in a ``slack`` subtracted from each delta.
+
+Then ``delta(eps)`` is the maximum over directions of the hockey-stick divergence (1) of the
+composed PLD and ``epsilon(delta)`` the smallest eps >= 0 with ``delta(eps) <= delta``.
+
+Why the lower end stays tight for many compositions. Rounding every loss down (privacy
+buckets, dp_accounting's optimistic PLD) shifts the composed loss by up to ``T d`` after T
+steps. The optimistic discretisation used here is second order in ``d`` where the loss density
+is smooth on the grid scale; where it is not (support edges of a subsampled mechanism, steep
+parts), a grid-based lower curve must pay about (mass of the cell) x d per step. So a step
+repeated k >= 32 times is composed in two levels: 16 steps on a grid 8 times finer, coarsened
+to ``d`` (the 16-fold density is smooth: second-order again), then the FFT power of that block.
+Every stage keeps the curve below the true one (module docstrings of ``mechanisms`` and
+``distribution``), so the result is a valid lower end; its width against the upper end at
+sigma 0.8, q 0.001, delta 1e-5 is 3e-5 at T = 10^3 and 7e-4 at T = 10^6 (prv_accountant's
+interval: 0.02), see ``benchmarks/accounting.py``.
+
+Composition is monotone (``delta_{A x B} >= delta_A``: dropping B is post-processing), so the
+lower end is also at least that of any sub-composition; the accountant uses this for the exact
+Gaussian part, for each Poisson-subsampled Gaussian step (whose REMOVE curve is at least
+``q delta_G(e - log q)``) and to cap counts too large for the FFT (a lower bound from fewer
+steps is valid).
 
 Unsampled Gaussian mechanisms compose exactly into one Gaussian with
-``mu = sqrt(sum_i count_i (sensitivity_i / sigma_i)^2)`` (Dong, Roth, Su 2019, Cor. 3.3); when
+``mu^2 = sum_i count_i (sensitivity_i / sigma_i)^2`` (Dong, Roth, Su 2019, Cor. 3.3); when
 nothing else is composed the answer is the exact Balle-Wang curve (Balle & Wang 2018, Thm. 8)
-and the interval is that value rounded outwards.
+evaluated in mpmath and rounded outwards (:mod:`dpaudit.accounting.pld.gaussian`), for any
+count (also above 1e308).
 
-The grid spacing is the requested ``discretization`` unless a composed mechanism has a
-per-step loss so narrow that the grid would distort it (many steps of a small sampling rate);
-then it is refined (at most to the memory budget) and :attr:`effective_discretization` reports
-the spacing used. Every array is sized from tail bounds before allocation and a configuration
-needing more than :data:`~dpaudit.accounting.pld.distribution.MAX_BINS` bins is refused with a
-``ValueError`` suggesting a coarser discretisation.
+Grid. The spacing is the requested ``discretization`` unless (with ``adaptive``) a composed
+step has a per-step loss so narrow that the grid would distort it (then it is refined, within
+``max_bins``), or the composed PLD would need more than ``max_bins`` bins (then it is
+coarsened: the answer stays valid, only looser). :attr:`effective_discretization` reports the
+spacing used. Without ``adaptive`` an oversized PLD raises :class:`PLDTooLargeError` (a
+``ValueError``) with a suggestion.
 
-When ``rdp_fallback`` is on (default), the upper end is the smaller of the PLD bound and the RDP
-bound of the same events (both are valid upper bounds); this matters only when the requested
-delta is below what the PLD can certify (the truncated mass, ~1e-15, e.g. delta = 1e-18).
-``details`` records which one was used.
+Fallback. When ``rdp_fallback`` is on (default), the upper end is the smaller of the PLD bound
+and the RDP bound of the same events (both are upper bounds); this matters where the PLD cannot
+certify (delta below its truncated mass, ~1e-15; counts beyond the float range). An RDP value
+below the certified lower end would be a contradiction; it is then ignored and recorded in
+``details["rdp_inconsistent"]``. ``details`` records which source gave the upper end.
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 
-from scipy import optimize
-from scipy.special import log_ndtr
+import numpy as np
 
 from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.pld import gaussian as exact_gaussian
 from dpaudit.accounting.pld.distribution import (
+    MAX_BINS,
+    DiscretePLD,
     PLDTooLargeError,
+    _chernoff_window,
     compose,
     delta_for_epsilon,
     epsilon_for_delta,
     self_compose,
 )
-from dpaudit.accounting.pld.mechanisms import GaussianPair, discretise, event_for_mechanism, loss_range
+from dpaudit.accounting.pld.mechanisms import (
+    MU_MAX,
+    Event,
+    GaussianPair,
+    NonPrivatePair,
+    coarsen,
+    compose_atomic,
+    discretise,
+    event_for_mechanism,
+    grid_for,
+    loss_range,
+)
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
@@ -55,60 +100,46 @@ from dpaudit.core.validation import (
     check_positive,
 )
 
-__all__ = ["PLDAccountant"]
+__all__ = ["PLDAccountant", "PLDTooLargeError"]
 
 #: the grid is refined until the narrowest per-step loss spans this many bins ...
 _BINS_PER_SCALE = 40.0
-#: ... as long as the composed PLD stays under this many bins (speed budget, far below the cap)
-_REFINE_BUDGET = 2**21
+#: default size budget of a composed PLD (bins); beyond it the grid is coarsened
+DEFAULT_MAX_BINS = 2**20
+#: counts above this are not composed by the FFT for the upper end (its floating-point charge
+#: would make the answer vacuous anyway); the lower end composes at most this many steps
+_MAX_FFT_COUNT = 2**53
+_FMAX = sys.float_info.max
+#: largest grid spacing used (coarser grids are not attempted: the answer would be vacuous)
+_D_MAX = 8.0
+#: finest grid spacing used (losses narrower than this are not resolved further)
+_D_MIN = 1e-12
+#: two-level optimistic composition: steps composed on the fine grid, refinement factor
+_TWO_LEVEL_STEPS = 16
+_TWO_LEVEL_REFINE = 8
 
 
-def _gaussian_log_delta(mu: float, eps: float) -> float:
-    """log of the exact Gaussian delta (Balle & Wang 2018, Thm. 8) with mu = sensitivity/sigma:
-    delta = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) = e^x (1 - e^{y - x})."""
-    x = float(log_ndtr(0.5 * mu - eps / mu))
-    y = eps + float(log_ndtr(-0.5 * mu - eps / mu))
-    if y >= x:
-        return -math.inf
-    return x + math.log(-math.expm1(y - x))
+class _Lazy:
+    """A value computed on first call (the lower end is needed only sometimes)."""
 
+    def __init__(self, fn):
+        self._fn, self._done, self._val = fn, False, None
 
-def _gaussian_interval_delta(mu: float, eps: float) -> tuple[float, float]:
-    from dpaudit.accounting.conversions import gaussian_delta
-
-    upper = gaussian_delta(1.0 / mu, eps)  # certified (rounded up) by the conversions module
-    lower = math.exp(_gaussian_log_delta(mu, eps)) * (1.0 - 1e-9)
-    return round_down(min(lower, upper)), upper
-
-
-def _gaussian_interval_epsilon(mu: float, delta: float) -> tuple[float, float]:
-    from dpaudit.accounting.conversions import gaussian_epsilon
-
-    upper = gaussian_epsilon(1.0 / mu, delta)
-    ld = math.log(delta)
-    if _gaussian_log_delta(mu, 0.0) <= ld:
-        return 0.0, upper
-
-    def f(e):
-        return _gaussian_log_delta(mu, e) - ld
-
-    hi = max(upper, 1e-300)
-    while f(hi) > 0:
-        hi *= 2.0
-    root = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=1e-14)
-    lower = max(root * (1.0 - 1e-9) - 1e-15, 0.0)
-    return round_down(min(lower, upper)), upper
+    def __call__(self):
+        if not self._done:
+            self._val, self._done = self._fn(), True
+        return self._val
 
 
 class PLDAccountant:
-    """Pessimistic privacy-loss-distribution accountant with a certified interval.
+    """Privacy-loss-distribution accountant with a certified interval.
 
     Parameters
     ----------
-    discretization : float > 0
+    discretization : float in (0, 1]
         Grid spacing of the privacy loss (default 1e-4, as dp_accounting's
         ``value_discretization_interval``). Smaller is tighter and slower.
-    tail_mass : float in (0, 1)
+    tail_mass : float in (0, 1e-3)
         Mass truncated at each FFT composition (charged to delta; default 1e-15).
     rdp_fallback : bool
         Also compute the RDP bound of the same events and report the smaller upper bound.
@@ -116,34 +147,43 @@ class PLDAccountant:
         Answer pure Gaussian compositions from the exact Balle-Wang curve (default). With
         ``False`` they go through the discretised machinery like everything else.
     adaptive : bool
-        Refine the grid for very narrow per-step losses (see the module docstring).
+        Refine the grid for very narrow per-step losses and coarsen it when the composed PLD
+        would exceed ``max_bins`` (see the module docstring). Without it an oversized PLD
+        raises :class:`PLDTooLargeError`.
+    max_bins : int
+        Size budget (bins) of a composed PLD, at most
+        :data:`~dpaudit.accounting.pld.distribution.MAX_BINS` (default 2**20: a query takes at
+        most a second or two).
 
-    Supported mechanisms: ``Gaussian``, ``Laplace``, ``PureDP`` / any mechanism with a finite
-    ``pure_epsilon()`` (randomized-response pair), ``ApproxDP`` (the (eps, delta) pair),
-    ``PoissonSampled(Gaussian | Laplace)`` (add/remove, both directions). Others raise
-    :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
+    Supported mechanisms: ``Gaussian``, ``Laplace``, ``PureDP``, ``ExponentialMechanism``
+    (bounded range), ``ApproxDP``, any mechanism stating a finite ``pure_epsilon()`` or an
+    ``approx_dp()`` (upper end only), and ``PoissonSampled`` of these (add/remove, both
+    directions). Others raise :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
     """
 
     def __init__(self, discretization=1e-4, *, tail_mass=1e-15, rdp_fallback: bool = True,
-                 exact_gaussian: bool = True, adaptive: bool = True):
+                 exact_gaussian: bool = True, adaptive: bool = True, max_bins=DEFAULT_MAX_BINS):
         self.discretization = check_positive("discretization", discretization)
         if not self.discretization <= 1.0:
             raise ValueError(f"discretization must be in (0, 1], got {self.discretization}")
         tail_mass = check_positive("tail_mass", tail_mass)
         if not tail_mass < 1e-3:
             raise ValueError(f"tail_mass must be in (0, 1e-3), got {tail_mass}")
+        max_bins = check_count(max_bins, "max_bins", minimum=1024)
+        if max_bins > MAX_BINS:
+            raise ValueError(f"max_bins must be an integer in [1024, {MAX_BINS}], got {max_bins}")
         self.tail_mass = tail_mass
+        self.max_bins = max_bins
         self.rdp_fallback = bool(rdp_fallback)
         self.exact_gaussian = bool(exact_gaussian)
         self.adaptive = bool(adaptive)
         self.neighbouring: str | None = None
         self._events: list[tuple[object, int]] = []
-        self._pairs: list[tuple[object, object, int]] = []  # (add_pair, remove_pair, count)
-        self._mu2 = 0.0
+        self._pairs: list[tuple[Event, int]] = []
+        self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
         self._rdp = None
         self._rdp_ok = True
-        self._built: dict | None = None
-        self._d_eff: float | None = None
+        self._cache: dict = {}
         #: how the last query was answered (method, effective discretization, sources)
         self.details: dict = {}
 
@@ -156,14 +196,12 @@ class PLDAccountant:
         if count == 0 or event[0] == "identity":
             return self
         if event[0] == "gaussian":
-            self._mu2 += count * event[1] ** 2
+            self._gauss.append((event[1], event[2], count))
         else:
-            self._pairs.append((event[1], event[2], count))
+            self._pairs.append((event[1], count))
         self._events.append((mechanism, count))
-        self._built = None
-        self._d_eff = None
-        if self._rdp is not None or self._rdp_ok:
-            self._add_rdp(mechanism, count)
+        self._cache = {}
+        self._add_rdp(mechanism, count)
         return self
 
     def _add_rdp(self, mechanism, count):
@@ -174,8 +212,12 @@ class PLDAccountant:
                 from dpaudit.accounting.rdp import RDPAccountant
 
                 self._rdp = RDPAccountant(warn_at_grid_end=False)
-            self._rdp.compose(mechanism, count)
-        except (UnsupportedMechanismError, ImportError, ValueError):
+            # (floating-point warnings of the RDP curves at extreme parameters are not the PLD's
+            # business: a non-finite or inconsistent RDP bound is simply not used)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                self._rdp.compose(mechanism, count)
+        except (UnsupportedMechanismError, ImportError, ValueError, OverflowError, ArithmeticError):
             self._rdp_ok = False
             self._rdp = None
 
@@ -184,134 +226,238 @@ class PLDAccountant:
         """The composed (mechanism, count) pairs, in order."""
         return list(self._events)
 
-    # -- construction of the composed PLDs -------------------------------------------------------
-    def _all_pairs(self):
-        pairs = list(self._pairs)
-        if self._mu2 > 0:
-            g = GaussianPair(math.sqrt(self._mu2))
-            pairs.append((g, g, 1))
-        return pairs
+    # -- the exact Gaussian part -----------------------------------------------------------------
+    def _mu2(self):
+        if "mu2" not in self._cache:
+            self._cache["mu2"] = exact_gaussian.mu_squared(self._gauss)
+        return self._cache["mu2"]
 
-    def _choose_d(self, pairs) -> float:
+    def _exact_path(self) -> bool:
+        return not self._pairs and (self.exact_gaussian or not self._gauss)
+
+    # -- construction of the composed PLDs -------------------------------------------------------
+    def _steps(self):
+        """[(Event, count)] including the composed Gaussian part as one event."""
+        steps = list(self._pairs)
+        if self._gauss:
+            mu2 = self._mu2()
+            mu = float(mu2 ** 0.5) if mu2 < 1e300 else math.inf
+            if mu > MU_MAX:
+                up, lo = NonPrivatePair(), GaussianPair(MU_MAX)
+            else:
+                up = lo = GaussianPair(mu)
+            steps.append((Event((up, up), [(lo, lo)], "gaussian"), 1))
+        return steps
+
+    def _tail(self, counts) -> float:
+        return max(self.tail_mass / (10.0 * sum(counts)), 1e-300)
+
+    def _choose_d(self, steps, counts, lower: bool = False) -> float:
+        """Grid spacing: requested, refined for narrow per-step losses, coarsened to the budget
+        (from the upper pairs, or with ``lower`` from the lower candidates)."""
         d = self.discretization
         if not self.adaptive:
             return d
-        scales = [a.scale for a, _, _ in pairs if a.scale > 1e-12]
-        if not scales:
-            return d
-        want = min(scales) / _BINS_PER_SCALE
-        if want >= d:
-            return d
-        # rough width of the composed PLD: mean drift plus ~20 standard deviations per event,
-        # never more than count times the single-step range
-        width = 0.0
-        for a, _, k in pairs:
-            lo, hi = loss_range(a, 1e-20)
-            single = hi - lo
-            width += min(k * single, k * 0.5 * a.scale**2 + 20.0 * math.sqrt(k) * a.scale + single)
-        floor = width / _REFINE_BUDGET
-        return min(d, max(want, floor))
+        tail = self._tail(counts)
+        scales, width = [], 0.0
+        for (ev, _), k in zip(steps, counts):
+            groups = ev.lower if lower else [ev.upper]
+            w = 0.0
+            for grp in groups:
+                for pair in grp:  # (pairs of two atoms are composed exactly: nothing to refine)
+                    if pair.has_finite and pair.continuous and math.isfinite(pair.scale) and pair.scale > 0:
+                        scales.append(pair.scale)
+                w = max(w, self._window_width(grp, k, tail))
+            width += w
+        want = min([d] + [s / _BINS_PER_SCALE for s in scales])
+        floor = width / self.max_bins
+        return max(min(d, want), floor, _D_MIN)
 
-    def _build_with(self, pairs, d, pessimistic: bool) -> dict:
-        total_steps = sum(k for _, _, k in pairs)
-        tail = max(self.tail_mass / (10.0 * total_steps), 1e-300)
-        directions = ["add"]
-        if any(a is not r for a, r, _ in pairs):
-            directions.append("remove")
-        out = {}
-        for direction in directions:
-            acc = None
-            for a, r, k in pairs:
-                pair = a if direction == "add" else r
-                single = discretise(pair, d, tail, pessimistic)
-                composed = self_compose(single, k, self.tail_mass)
-                acc = composed if acc is None else compose(acc, composed, self.tail_mass)
-            out[direction] = acc
+    def _window_width(self, pairs, k: int, tail: float) -> float:
+        """Width (loss units) of the Chernoff window of the k-fold composition of the pairs,
+        estimated on a coarse pessimistic discretisation (wider than a fine one)."""
+        best = 0.0
+        for pair in pairs:
+            if not pair.has_finite:
+                continue
+            key = ("coarse", id(pair), tail)
+            if key not in self._cache:
+                lo, hi = loss_range(pair, tail)
+                r = max(hi - lo, 1e-300)
+                d0 = r / 2048.0
+                self._cache[key] = (r, d0, discretise(pair, d0, tail, True) if d0 <= _D_MAX else None)
+            r, d0, pld = self._cache[key]
+            if k == 1 or pld is None:
+                w = k * r
+            else:
+                i_lo, i_hi, _, _ = _chernoff_window(pld, k, self.tail_mass)
+                w = (i_hi - i_lo + 2) * d0
+            best = max(best, w + 2.0 * d0)
+        return best
+
+    def _compose_steps(self, items, d, pessimistic: bool) -> DiscretePLD:
+        """Compose [(pair, count)] on the grid d (one direction)."""
+        tail = self._tail([k for _, k in items]) if items else 1.0
+        cv = self._cache.setdefault("cvals", {})
+        composed = self._cache.setdefault("composed", {})  # candidates share most of their steps
+        acc = None
+        for pair, k in items:
+            key = (id(pair), k, d, tail, pessimistic)
+            if key in composed:
+                comp = composed[key][1]
+            else:
+                comp = None
+                if not pair.continuous:  # two atoms: the binomial composition, rounded once
+                    comp = compose_atomic(pair, k, d, tail, pessimistic, self.max_bins)
+                if comp is None and not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
+                    comp = self._two_level(pair, k, d, tail)
+                if comp is None:
+                    single = discretise(pair, d, tail, pessimistic, cv)
+                    comp = self_compose(single, k, self.tail_mass)
+                composed[key] = (pair, comp)  # (the pair is kept alive: its id stays unique)
+            acc = comp if acc is None else compose(acc, comp, self.tail_mass)
+        return acc if acc is not None else DiscretePLD.identity(d, pessimistic)
+
+    def _two_level(self, pair, k: int, d: float, tail: float):
+        """Optimistic k-fold composition in two levels: the first r steps on a grid m times
+        finer, coarsened to d (:func:`~dpaudit.accounting.pld.mechanisms.coarsen`), then the
+        FFT power of that r-fold PLD. A grid-based optimistic PLD of one step loses about
+        (mass of each cell) x d x (cell width)/4 where the density varies within a cell (support
+        edges, steep parts), which would add up over k steps; after r steps the density is smooth
+        on the grid, so the coarse stage only pays second-order chord gaps. ``None`` when the fine
+        grid does not fit the budget (the caller then uses one level)."""
+        m = _TWO_LEVEL_REFINE
+        d_f = d / m
+        if d_f < _D_MIN:
+            return None
+        # the fine grid only needs to resolve the bulk: its range leaves out a tail of 1e-12
+        # (optimistically that mass is moved down to the last grid point, not dropped)
+        tail_f = max(tail, 1e-12)
+        i1, i_n = grid_for(pair, d_f, tail_f)
+        if i_n - i1 + 1 > self.max_bins // 2:
+            return None
+        r = _TWO_LEVEL_STEPS
+        try:
+            fine = discretise(pair, d_f, tail_f, False)
+            i_lo, i_hi, _, _ = _chernoff_window(fine, r, self.tail_mass)
+            if i_hi - i_lo + 1 > self.max_bins:  # the r-fold fine PLD must fit the budget too
+                return None
+            # (its charges are multiplied by k/r below: extended precision for the power then)
+            block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64), m)
+            out = self_compose(block, k // r, self.tail_mass)
+            rest = k % r
+            if rest:  # at most r - 1 steps: one level is good enough for them
+                single = discretise(pair, d, tail, False, self._cache.setdefault("cvals", {}))
+                out = compose(out, self_compose(single, rest, self.tail_mass), self.tail_mass)
+        except PLDTooLargeError:
+            return None
         return out
 
-    def _build(self, pessimistic: bool) -> dict:
-        """Composed PLDs per direction (built on first use, cached until the next compose)."""
-        if self._built is None:
-            self._built = {}
-        if pessimistic in self._built:
-            return self._built[pessimistic]
-        pairs = self._all_pairs()
-        d = self._d_eff if self._d_eff is not None else self._choose_d(pairs)
-        try:
-            built = self._build_with(pairs, d, pessimistic)
-        except PLDTooLargeError:
-            if d >= self.discretization:
-                raise
-            d = self.discretization
-            self._built = {}
-            built = self._build_with(pairs, d, pessimistic)
-        self._d_eff = d
-        self._built[pessimistic] = built
-        return built
+    def _directions(self, steps):
+        return ["add"] if all(ev.symmetric for ev, _ in steps) else ["add", "remove"]
+
+    def _min_scale(self, steps) -> float:
+        scales = [pair.scale for ev, _ in steps for grp in ev.lower for pair in grp
+                  if pair.has_finite and pair.continuous and math.isfinite(pair.scale) and pair.scale > 0]
+        return min(scales) if scales else math.inf
+
+    def _build(self, pessimistic: bool):
+        """Composed PLDs: {direction: PLD} (pessimistic; ``None`` when the composition is beyond
+        the PLD's reach) or [{direction: PLD}, ...] (optimistic, one per candidate); built on
+        first use, cached until the next compose."""
+        key = "pess" if pessimistic else "opt"
+        if key in self._cache:
+            return self._cache[key]
+        steps = self._steps()
+        dirs = self._directions(steps)
+        if pessimistic:
+            out = self._build_upper(steps, dirs)
+        else:
+            out = self._build_lower(steps, dirs)
+        self._cache[key] = out
+        return out
+
+    def _build_upper(self, steps, dirs):
+        counts = [k for _, k in steps]
+        if max(counts) > _MAX_FFT_COUNT:
+            return None
+        d = self._choose_d(steps, counts)
+        while d <= _D_MAX:
+            try:
+                res = {}
+                for direction in dirs:
+                    items = [(ev.upper[0 if direction == "add" else 1], k) for ev, k in steps]
+                    res[direction] = self._compose_steps(items, d, True)
+                self._cache["d"] = d
+                return res
+            except PLDTooLargeError:
+                if not self.adaptive:
+                    raise
+                d *= 4.0
+        if not self.adaptive:
+            raise PLDTooLargeError(f"the composed PLD needs a grid spacing above {_D_MAX:g}")
+        return None
+
+    def _build_lower(self, steps, dirs):
+        """Optimistic PLDs. A lower bound from fewer steps is valid (composition is monotone), so
+        when the full counts would need a grid much coarser than the losses (where rounding
+        makes the optimistic PLD vacuous) the counts are capped until the grid resolves them."""
+        good = max(self.discretization, self._min_scale(steps) / 4.0)
+        cap = min(max([k for _, k in steps] + [1]), _MAX_FFT_COUNT)
+        ncand = max([len(ev.lower) for ev, _ in steps] + [0])
+        for _ in range(200):
+            counts = [min(k, cap) for _, k in steps]
+            d = self._choose_d(steps, counts, lower=True)
+            if (d > good or d > _D_MAX) and cap > 1:
+                cap = max(cap // 2, 1)
+                continue
+            if d > _D_MAX:
+                return []
+            try:
+                res = []
+                for c in range(ncand):
+                    built = {}
+                    for direction in dirs:
+                        items = []
+                        for (ev, _), k in zip(steps, counts):
+                            if ev.lower:
+                                pr = ev.lower[min(c, len(ev.lower) - 1)]
+                                items.append((pr[0 if direction == "add" else 1], k))
+                        built[direction] = self._compose_steps(items, d, False)
+                    res.append(built)
+            except PLDTooLargeError:
+                if not self.adaptive or cap == 1:
+                    raise
+                cap = max(cap // 2, 1)
+                continue
+            self._cache["d_lower"] = d
+            self._cache["lower_counts_capped"] = any(c < k for c, (_, k) in zip(counts, steps))
+            return res
+        return []  # pragma: no cover - the cap reaches 1 well within the loop
 
     @property
     def effective_discretization(self) -> float | None:
         """Grid spacing actually used (``None`` when the answer is exact: pure Gaussian or empty)."""
         if self._exact_path():
             return None
-        self._build(True)
-        return self._d_eff
-
-    def _exact_path(self) -> bool:
-        return not self._pairs and (self.exact_gaussian or self._mu2 == 0)
+        if self._build(True) is None:
+            self._build(False)
+            return self._cache.get("d_lower")
+        return self._cache.get("d")
 
     # -- queries ---------------------------------------------------------------------------------
+    def _nonprivate(self) -> bool:
+        """An unsampled step whose pair is the non-private one: delta(eps) = 1 for every eps."""
+        return any(ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0 for ev, _ in self._pairs)
+
     def epsilon_interval(self, delta) -> tuple[float, float]:
-        """(lower, upper) bracketing the true epsilon at ``delta`` of the composition."""
+        """(lower, upper) bracketing the epsilon at ``delta`` of the composition: ``upper`` is a
+        certified upper bound, ``lower`` is attained by some composition of the classes."""
         return self._epsilon_interval(check_delta(delta), True)
 
-    def _epsilon_interval(self, delta: float, want_lower: bool) -> tuple[float, float]:
-        if self._exact_path():
-            if self._mu2 == 0:
-                self.details = {"method": "empty"}
-                return 0.0, 0.0
-            self.details = {"method": "exact-gaussian", "mu": math.sqrt(self._mu2)}
-            return _gaussian_interval_epsilon(math.sqrt(self._mu2), delta)
-        built = self._build(True)
-        up = round_up(max(epsilon_for_delta(v, delta) for v in built.values()))
-        lo = math.nan
-        if want_lower:
-            lo = round_down(max(epsilon_for_delta(v, delta) for v in self._build(False).values()))
-        self.details = {"method": "pld", "effective_discretization": self._d_eff, "upper_source": "pld",
-                        "pld_upper": up, "directions": sorted(built)}
-        if self.rdp_fallback and self._rdp is not None:
-            r = self._rdp.epsilon(delta)
-            self.details["rdp_upper"] = r
-            if r < up:
-                up = r
-                self.details["upper_source"] = "rdp"
-        return lo, up
-
     def delta_interval(self, epsilon) -> tuple[float, float]:
-        """(lower, upper) bracketing the true delta at ``epsilon`` of the composition."""
+        """(lower, upper) bracketing the delta at ``epsilon`` of the composition."""
         return self._delta_interval(check_epsilon(epsilon), True)
-
-    def _delta_interval(self, epsilon: float, want_lower: bool) -> tuple[float, float]:
-        if self._exact_path():
-            if self._mu2 == 0:
-                self.details = {"method": "empty"}
-                return 0.0, 0.0
-            self.details = {"method": "exact-gaussian", "mu": math.sqrt(self._mu2)}
-            return _gaussian_interval_delta(math.sqrt(self._mu2), epsilon)
-        built = self._build(True)
-        up = min(round_up(max(delta_for_epsilon(v, epsilon) for v in built.values())), 1.0)
-        lo = math.nan
-        if want_lower:
-            lo = round_down(max(delta_for_epsilon(v, epsilon) for v in self._build(False).values()))
-        self.details = {"method": "pld", "effective_discretization": self._d_eff, "upper_source": "pld",
-                        "pld_upper": up, "directions": sorted(built)}
-        if self.rdp_fallback and self._rdp is not None:
-            r = self._rdp.delta(epsilon)
-            self.details["rdp_upper"] = r
-            if r < up:
-                up = r
-                self.details["upper_source"] = "rdp"
-        return lo, up
 
     def epsilon(self, delta) -> float:
         """Certified upper bound on epsilon at ``delta`` (``inf`` when none)."""
@@ -320,6 +466,125 @@ class PLDAccountant:
     def delta(self, epsilon) -> float:
         """Certified upper bound on delta at ``epsilon`` (at most 1)."""
         return self._delta_interval(check_epsilon(epsilon), False)[1]
+
+    def _gaussian_lower_eps(self, delta: float) -> float:
+        """Lower ends from closed forms of sub-compositions (composition is monotone): the
+        unsampled Gaussian part, and each Poisson-subsampled Gaussian step, whose REMOVE curve is
+        at least q delta_G(e - log q) (so its epsilon at delta < q is at least
+        eps_G(delta/q) + log q)."""
+        out = 0.0
+        if self._gauss:
+            out = exact_gaussian.epsilon_interval(self._mu2(), delta)[0]
+        for ev, _ in self._pairs:
+            if ev.gaussian_sub is not None:
+                sens, sigma, q = ev.gaussian_sub
+                if delta < q:
+                    v = exact_gaussian.epsilon_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), delta / q)[0]
+                    out = max(out, round_down(v + math.log(q)))
+        return out
+
+    def _gaussian_lower_delta(self, epsilon: float) -> float:
+        out = 0.0
+        if self._gauss:
+            out = exact_gaussian.delta_interval(self._mu2(), epsilon)[0]
+        for ev, _ in self._pairs:
+            if ev.gaussian_sub is not None:
+                sens, sigma, q = ev.gaussian_sub
+                v = exact_gaussian.delta_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), epsilon - math.log(q))[0]
+                out = max(out, round_down(q * v))
+        return out
+
+    def _epsilon_interval(self, delta: float, want_lower: bool) -> tuple[float, float]:
+        if self._exact_path():
+            if not self._gauss:
+                self.details = {"method": "empty"}
+                return 0.0, 0.0
+            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), _FMAX))}
+            return exact_gaussian.epsilon_interval(self._mu2(), delta)
+        self.details = {"method": "pld", "upper_source": "pld"}
+        if self._nonprivate():
+            up = math.inf
+            self.details["upper_source"] = "non-private"
+        else:
+            built = self._build(True)
+            if built is None:
+                up = math.inf
+                self.details["upper_source"] = "none (count beyond the FFT range)"
+            else:
+                up = round_up(max(epsilon_for_delta(v, delta) for v in built.values()))
+                self.details["directions"] = sorted(built)
+            self.details["pld_upper"] = up
+        self.details["effective_discretization"] = self._cache.get("d")
+        lower = _Lazy(lambda: self._lower_eps(delta))
+        up = self._apply_rdp(up, lower, lambda r: r.epsilon(delta))
+        if not want_lower:
+            return math.nan, up
+        lo = lower()
+        self.details["lower"] = lo
+        return lo, up
+
+    def _lower_eps(self, delta: float) -> float:
+        vals = [self._gaussian_lower_eps(delta)]
+        for built in self._build(False):
+            vals.extend(epsilon_for_delta(v, delta) for v in built.values())
+        lo = max(vals)
+        if lo == math.inf:
+            return math.inf
+        return max(round_down(min(lo, _FMAX)), 0.0)
+
+    def _lower_delta(self, epsilon: float) -> float:
+        vals = [self._gaussian_lower_delta(epsilon)]
+        for built in self._build(False):
+            vals.extend(delta_for_epsilon(v, epsilon) for v in built.values())
+        return max(round_down(max(vals)), 0.0)
+
+    def _apply_rdp(self, up: float, lower, query) -> float:
+        if not (self.rdp_fallback and self._rdp is not None):
+            return up
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                r = float(query(self._rdp))
+        except (ValueError, OverflowError, ArithmeticError):
+            return up
+        self.details["rdp_upper"] = r
+        if math.isnan(r) or not r < up:
+            return up
+        if r < lower():
+            # an upper bound below a certified lower end: one of them is wrong; keep the PLD's
+            self.details["rdp_inconsistent"] = True
+            return up
+        self.details["upper_source"] = "rdp"
+        return r
+
+    def _delta_interval(self, epsilon: float, want_lower: bool) -> tuple[float, float]:
+        if self._exact_path():
+            if not self._gauss:
+                self.details = {"method": "empty"}
+                return 0.0, 0.0
+            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), _FMAX))}
+            return exact_gaussian.delta_interval(self._mu2(), epsilon)
+        self.details = {"method": "pld", "upper_source": "pld"}
+        if self._nonprivate():
+            up = 1.0
+            self.details["upper_source"] = "non-private"
+        else:
+            built = self._build(True)
+            if built is None:
+                up = 1.0
+                self.details["upper_source"] = "none (count beyond the FFT range)"
+            else:
+                up = min(round_up(max(delta_for_epsilon(v, epsilon) for v in built.values())), 1.0)
+                self.details["directions"] = sorted(built)
+            self.details["pld_upper"] = up
+        self.details["effective_discretization"] = self._cache.get("d")
+        lower = _Lazy(lambda: self._lower_delta(epsilon))
+        up = self._apply_rdp(up, lower, lambda r: r.delta(epsilon))
+        if not want_lower:
+            return math.nan, up
+        lo = lower()
+        self.details["lower"] = lo
+        return lo, up
 
     def __repr__(self) -> str:
         return f"PLDAccountant(discretization={self.discretization:g}, {len(self._events)} events)"

@@ -1,528 +1,880 @@
-"""Privacy-loss pairs of the supported mechanisms and their discretisation.
+"""Discretisation of dominating pairs, and the pairs of the supported mechanisms.
 
-For a dominating pair (P, Q) with privacy loss L = log(dP/dQ), a :class:`LossPair` gives the
-four tails ``log P(L > e)``, ``log P(L <= e)``, ``log Q(L > e)``, ``log Q(L <= e)`` (vectorised
-over ``e``) and the exact hockey-stick divergence
+Discretisation on the grid ``e_i = i d`` (:func:`discretise`), both directions from the exact
+curve ``delta`` of a pair (:mod:`dpaudit.accounting.pld.pairs`, equation (1)), in the variable
+``x = e^e`` where the curve ``H(x)`` is convex:
 
-    delta(e) = P(L > e) - e^e Q(L > e)                                    (reference sheet 8.1)
+* **pessimistic** (upper bounds): connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi
+  2022, "Connect the dots", Alg. 1): the discrete PLD whose curve is the chord interpolation of
+  ``H`` through the grid points (values rounded *up* by their evaluation error bound), joined to
+  ``(0, 1)`` on the left and flat beyond the last point (mass ``H(x_n)`` at +inf). Chords of a
+  convex function lie above it, so the discrete curve is >= ``H`` for *every* x.
+* **optimistic** (lower bounds), the lower counterpart of connect-the-dots (the same paper
+  notes its approach supports optimistic estimates): chords through values *lowered* by a bound
+  on the chord gap. On ``[a, b] = [x_i, x_{i+1}]`` with one-sided slopes ``s_a <= m <= s_b``
+  (``m`` the chord slope, ``s = -Q(L > log x)``), convexity gives
+  ``H >= max(tangent at a, tangent at b)``, hence
 
-Pairs (reference sheet ``accounting.md`` section 8.1):
+      chord(x) - H(x) <= min((m - s_a)(x - a), (s_b - m)(b - x))
+                      <= G := (m - s_a)(s_b - m)(b - a)/(s_b - s_a) <= (s_b - s_a)(b - a)/4,
 
-* Gaussian, mu = sensitivity/sigma: P = N(0, 1), Q = N(mu, 1), L(x) = mu^2/2 - mu x.
-* Laplace, eps0 = sensitivity/scale: P = Lap(0, 1), Q = Lap(eps0, 1),
-  L(x) = |x - eps0| - |x| in [-eps0, eps0] (atoms at both ends).
-* pure eps-DP: the randomized-response pair, P = (e^eps, 1)/(1 + e^eps), Q reversed; it dominates
-  every eps-DP mechanism (Kairouz, Oh, Viswanath 2015, Thm. 2.1).
-* (eps, delta)-DP: P = (delta, (1-delta) e^eps/(1+e^eps), (1-delta)/(1+e^eps)) on losses
-  (+inf, eps, -eps), Q mirrored (ibid.; Zhu, Dong, Wang 2022, Prop. 8).
-* Poisson subsampling with rate q of a base pair (A, B) with loss l = log(dA/dB) (add/remove;
-  Zhu, Dong, Wang 2022, "Optimal accounting of differential privacy via characteristic
-  function", Thm. 10): ADD: P = A, Q = (1-q)A + qB, L = -log(1 - q + q e^{-l});
-  REMOVE: P = (1-q)A + qB, Q = A, L = log(1 - q + q e^{-l}). The two directions differ; the
-  accountant reports the worse one.
+  and ``s_b - s_a = Q(e_i < L < e_{i+1})``. Lowering the value at each grid point by the larger
+  gap bound of its two intervals (and by its evaluation error bound) puts every chord below
+  ``H``. Then, each step only lowering the curve further:
 
-Discretisation on the grid ``e_i = i d`` (:func:`discretise`):
+  - atoms of the loss are first moved *down* onto the grid (their kinks then sit on grid
+    points and cost no chord gap);
+  - cells much heavier than their neighbours (where the lowered chords would turn non-convex)
+    have their mass moved down to their left end instead: the curve changes by the linear
+    function ``(x/x_i) delta_cell(e_i)`` left of the cell;
+  - at the ends: ``T(x_1) <= 1 - x_1 Q(L > -inf)`` (the tangent at 0); the finite mass above the
+    last grid point ``e_J`` is moved down to it (again a linear change), the last interval lies
+    below the tangent at ``x_J`` from the left, and the curve ends flat at the exact mass
+    ``P(L = +inf)``; where a lowered value falls below that level, the curve ends earlier;
+  - finally the greatest convex minorant of the points is taken (points above a chord of two
+    others are dropped and take the chord value), so all masses are non-negative.
 
-* pessimistic: connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022,
-  arXiv:2207.04380, Alg. 1): the discrete PLD whose delta-curve, as a function of ``e^eps``,
-  is the chord interpolation of the exact convex curve through ``(e^{e_i}, delta(e_i))``,
-  joined to ``(0, 1)`` on the left and flat beyond the last point (mass ``delta(e_n)`` at
-  +inf). Chords of a convex function lie above it, so the curve dominates the exact one for
-  *every* real epsilon, which is what survives composition (Blackwell / post-processing).
-* optimistic: privacy buckets rounded *down* (Meiser, Mohammadi 2018, "Tight on budget?";
-  reference sheet 8.2): the P-mass of each loss cell ``(e_i, e_{i+1}]`` is put at ``e_i``,
-  the mass above the range at the last grid point, the mass below it dropped. Losses only
-  decrease, so every delta is a lower bound, and this survives convolution (stochastic order).
+  The gap is second order in ``d`` where the density is smooth on the grid scale
+  (``G ~ d^2 H''``); unlike rounding each loss down (privacy buckets), whose bias adds up
+  linearly over compositions (a shift of up to ``T d`` after T steps), the estimate then stays
+  within second-order terms per step of the exact curve (for steep densities see the two-level
+  composition of :class:`~dpaudit.accounting.pld.accountant.PLDAccountant` and
+  :func:`coarsen`).
+
+Masses come from second differences of ``H`` along the grid (``p_i = x_i (s_i - s_{i-1})``);
+``H = (1 - x)_+ + c`` is split so that the differences are taken of the small part ``c``
+(``c = E_Q[(x - e^L)_+]`` left of 0, ``c = delta`` right of it) and the linear part contributes
+exactly mass 1 at loss 0. Floating-point noise can make a mass negative: pessimistically it is
+set to 0 (the curve only rises); optimistically too, and its size is charged to the slack
+(the curve rises by at most that much), and the total mass is brought back to at most one by
+removing mass from the lowest losses (the curve only drops).
+
+Why composed curves stay valid: if ``H'_i <= H_i + s_i`` for all x (``s_i = 0``
+pessimistically with the inequality reversed), then with the composition identity
+``H_{A x B}(x) = E_A[H_B(x e^{-L_A})]`` (valid for any non-negative measures) one gets
+``H'_{1x2} <= H_{1x2} + s_1 + s_2 P'_1(total)`` (hybrid argument), and the reversed inequality
+without slack for upper bounds. So only pointwise curve inequalities and non-negative masses
+are needed; the discrete "pairs" need not be probability pairs (pessimistic totals may exceed
+one).
 """
 
 from __future__ import annotations
 
-import abc
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from dpaudit.accounting.pld.distribution import DiscretePLD, _check_size
+from dpaudit.accounting.pld.pairs import (
+    MU_MAX,
+    ApproxDPPair,
+    BoundedRangePair,
+    DiscretePair,
+    GaussianPair,
+    GeneralizedRRPair,
+    LaplacePair,
+    LossPair,
+    NonPrivatePair,
+    RandomizedResponsePair,
+    SubsampledPair,
+    _arr,
+)
 from dpaudit.core.validation import UnsupportedMechanismError
 
 __all__ = [
     "LossPair",
     "GaussianPair",
     "LaplacePair",
+    "DiscretePair",
+    "BoundedRangePair",
     "RandomizedResponsePair",
     "ApproxDPPair",
+    "GeneralizedRRPair",
+    "NonPrivatePair",
     "SubsampledPair",
+    "Event",
     "discretise",
+    "grid_for",
+    "loss_range",
     "event_for_mechanism",
+    "compose_atomic",
+    "coarsen",
+    "BR_LOWER_FRACTIONS",
 ]
 
-_LOG2 = math.log(2.0)
-_U = np.finfo(float).eps
-
-
-def _arr(e) -> np.ndarray:
-    return np.asarray(e, dtype=float)
-
-
-def _laplace_log_cdf(x: np.ndarray) -> np.ndarray:
-    """log F(x) of the standard Laplace distribution (scale 1), stable on both sides."""
-    x = _arr(x)
-    with np.errstate(over="ignore"):
-        return np.where(x < 0, x - _LOG2, np.log1p(-0.5 * np.exp(-np.abs(x))))
-
-
-class LossPair(abc.ABC):
-    """A dominating pair described through the distribution of its privacy loss."""
-
-    #: P(L = +inf)
-    inf_mass: float = 0.0
-    #: (inf L, sup L) over the finite part
-    support: tuple[float, float] = (-math.inf, math.inf)
-    #: a rough scale of the per-step loss (its standard deviation), used to choose the grid
-    scale: float = 1.0
-
-    @abc.abstractmethod
-    def log_sf_p(self, e) -> np.ndarray:
-        """log P(L > e)"""
-
-    @abc.abstractmethod
-    def log_cdf_p(self, e) -> np.ndarray:
-        """log P(L <= e)"""
-
-    @abc.abstractmethod
-    def log_sf_q(self, e) -> np.ndarray:
-        """log Q(L > e)"""
-
-    @abc.abstractmethod
-    def log_cdf_q(self, e) -> np.ndarray:
-        """log Q(L <= e)"""
-
-    def delta(self, e) -> np.ndarray:
-        """Exact hockey-stick divergence ``P(L > e) - e^e Q(L > e)`` at each real ``e``,
-        as ``exp(a) * (-expm1(e + b - a))`` with ``a, b`` the log tails (no cancellation of
-        the two tails themselves)."""
-        e = _arr(e)
-        a = self.log_sf_p(e)
-        b = self.log_sf_q(e)
-        with np.errstate(invalid="ignore", over="ignore"):
-            r = e + b - a
-            out = np.exp(a) * -np.expm1(np.minimum(r, 0.0))
-        out = np.where(np.isneginf(a), 0.0, out)
-        return np.clip(out, 0.0, 1.0)
-
-
-# ------------------------------------------------------------------------------------------------
-# base pairs (also usable as the (A, B) of a subsampled pair)
-
-
-class GaussianPair(LossPair):
-    """P = N(0, 1), Q = N(mu, 1): L = mu^2/2 - mu x, so L > e iff x < mu/2 - e/mu."""
-
-    def __init__(self, mu: float):
-        self.mu = float(mu)
-        self.scale = self.mu
-
-    def _z(self, e):
-        return 0.5 * self.mu - _arr(e) / self.mu
-
-    def log_sf_p(self, e):
-        return log_ndtr(self._z(e))
-
-    def log_cdf_p(self, e):
-        return log_ndtr(-self._z(e))
-
-    def log_sf_q(self, e):
-        return log_ndtr(self._z(e) - self.mu)
-
-    def log_cdf_q(self, e):
-        return log_ndtr(self.mu - self._z(e))
-
-
-class LaplacePair(LossPair):
-    """P = Lap(0, 1), Q = Lap(eps0, 1): L(x) = |x - eps0| - |x|, decreasing, constant eps0 on
-    x <= 0 and -eps0 on x >= eps0; for e in [-eps0, eps0), L > e iff x < (eps0 - e)/2."""
-
-    def __init__(self, eps0: float):
-        self.eps0 = float(eps0)
-        self.support = (-self.eps0, self.eps0)
-        self.scale = self.eps0
-
-    def _x(self, e):
-        return 0.5 * (self.eps0 - _arr(e))
-
-    def _sf(self, e, shift):
-        e = _arr(e)
-        v = _laplace_log_cdf(self._x(e) - shift)
-        return np.where(e < -self.eps0, 0.0, np.where(e >= self.eps0, -np.inf, v))
-
-    def _cdf(self, e, shift):
-        e = _arr(e)
-        v = _laplace_log_cdf(-(self._x(e) - shift))
-        return np.where(e < -self.eps0, -np.inf, np.where(e >= self.eps0, 0.0, v))
-
-    def log_sf_p(self, e):
-        return self._sf(e, 0.0)
-
-    def log_cdf_p(self, e):
-        return self._cdf(e, 0.0)
-
-    def log_sf_q(self, e):
-        return self._sf(e, self.eps0)
-
-    def log_cdf_q(self, e):
-        return self._cdf(e, self.eps0)
-
-
-class ApproxDPPair(LossPair):
-    """The (eps, delta)-DP dominating pair; ``delta = 0`` is randomized response."""
-
-    def __init__(self, eps: float, delta: float = 0.0):
-        self.eps = float(eps)
-        self.inf_mass = float(delta)
-        self.support = (-self.eps, self.eps)
-        self.scale = max(self.eps, 1e-300)
-        # log P(L = eps), log P(L = -eps) (both scaled by 1 - delta); Q mirrored
-        lo1m = math.log1p(-self.inf_mass)
-        self._lhi = lo1m - math.log1p(math.exp(-self.eps))  # e^eps/(1+e^eps)
-        self._llo = lo1m - self.eps - math.log1p(math.exp(-self.eps))  # 1/(1+e^eps)
-        self._ldel = math.log(self.inf_mass) if self.inf_mass > 0 else -math.inf
-
-    def _tails(self, e, l_hi, l_lo, l_inf, l_minf):
-        e = _arr(e)
-        above_lo = np.logaddexp(np.logaddexp(l_hi, l_lo), l_inf)  # e < -eps
-        mid = np.logaddexp(l_hi, l_inf)  # -eps <= e < eps
-        sf = np.where(e < -self.eps, above_lo, np.where(e < self.eps, mid, l_inf))
-        below_all = l_minf
-        cdf_mid = np.logaddexp(l_lo, l_minf)
-        cdf_top = np.logaddexp(np.logaddexp(l_hi, l_lo), l_minf)
-        cdf = np.where(e < -self.eps, below_all, np.where(e < self.eps, cdf_mid, cdf_top))
-        return sf, cdf
-
-    def log_sf_p(self, e):
-        return self._tails(e, self._lhi, self._llo, self._ldel, -np.inf)[0]
-
-    def log_cdf_p(self, e):
-        return self._tails(e, self._lhi, self._llo, self._ldel, -np.inf)[1]
-
-    def log_sf_q(self, e):
-        return self._tails(e, self._llo, self._lhi, -np.inf, self._ldel)[0]
-
-    def log_cdf_q(self, e):
-        return self._tails(e, self._llo, self._lhi, -np.inf, self._ldel)[1]
-
-
-def RandomizedResponsePair(eps: float) -> ApproxDPPair:
-    """The pure eps-DP dominating pair (randomized response)."""
-    return ApproxDPPair(eps, 0.0)
-
-
-class SubsampledPair(LossPair):
-    """Poisson subsampling with rate ``q`` of a base pair ``(A, B)`` (both directions).
-
-    ADD: L = -log(1 - q + q e^{-l}) is increasing in l; L > e iff l > v(e) with
-    v(e) = -log1p(expm1(-e)/q), for e < -log(1-q) (above it L > e never happens).
-    REMOVE: L = log(1 - q + q e^{-l}) is decreasing in l; L > e iff l < w(e) with
-    w(e) = -log1p(expm1(e)/q), for e > log(1-q) (below it always).
-    """
-
-    def __init__(self, base: LossPair, q: float, direction: str):
-        if direction not in ("add", "remove"):
-            raise ValueError("direction must be 'add' or 'remove'")
-        self.base, self.q, self.direction = base, float(q), direction
-        self._lq = math.log(self.q)
-        self._l1q = math.log1p(-self.q)
-        lo, hi = base.support
-        if direction == "add":
-            self.support = (self._loss(lo), self._loss(hi))
-        else:
-            self.support = (self._l1q if hi == math.inf else self._loss(hi), self._loss(lo))
-        # standard deviation of the likelihood ratio under A is q * sqrt(chi^2(B || A))
-        chi2 = math.expm1(base.mu**2) if isinstance(base, GaussianPair) else math.expm1(min(base.scale, 700.0))
-        self.scale = max(self.q * math.sqrt(chi2), 1e-300)
-
-    def _loss(self, l: float) -> float:
-        """L as a function of the base loss l (scalar, for the support)."""
-        if l == -math.inf:
-            return -math.inf if self.direction == "add" else math.inf
-        if l == math.inf:
-            return -self._l1q if self.direction == "add" else self._l1q
-        val = math.log1p(self.q * math.expm1(-l)) if -l < 700 else self._lq - l
-        return -val if self.direction == "add" else val
-
-    def _mix(self, la, lb):
-        return np.logaddexp(self._l1q + la, self._lq + lb)
-
-    def _threshold(self, e, sign):
-        """v(e) (sign=-1, ADD) or w(e) (sign=+1, REMOVE) and the mask where it exists."""
-        e = _arr(e)
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            r = np.expm1(sign * e) / self.q
-            ok = r > -1.0
-            t = -np.log1p(np.where(ok, r, 0.0))
-        return t, ok
-
-    def log_sf_p(self, e):
-        b = self.base
-        if self.direction == "add":
-            v, ok = self._threshold(e, -1.0)
-            return np.where(ok, b.log_sf_p(v), -np.inf)
-        w, ok = self._threshold(e, 1.0)
-        return np.where(ok, self._mix(b.log_cdf_p(w), b.log_cdf_q(w)), 0.0)
-
-    def log_cdf_p(self, e):
-        b = self.base
-        if self.direction == "add":
-            v, ok = self._threshold(e, -1.0)
-            return np.where(ok, b.log_cdf_p(v), 0.0)
-        w, ok = self._threshold(e, 1.0)
-        return np.where(ok, self._mix(b.log_sf_p(w), b.log_sf_q(w)), -np.inf)
-
-    def log_sf_q(self, e):
-        b = self.base
-        if self.direction == "add":
-            v, ok = self._threshold(e, -1.0)
-            return np.where(ok, self._mix(b.log_sf_p(v), b.log_sf_q(v)), -np.inf)
-        w, ok = self._threshold(e, 1.0)
-        return np.where(ok, b.log_cdf_p(w), 0.0)
-
-    def log_cdf_q(self, e):
-        b = self.base
-        if self.direction == "add":
-            v, ok = self._threshold(e, -1.0)
-            return np.where(ok, self._mix(b.log_cdf_p(v), b.log_cdf_q(v)), 0.0)
-        w, ok = self._threshold(e, 1.0)
-        return np.where(ok, b.log_sf_p(w), -np.inf)
-
-
-# ------------------------------------------------------------------------------------------------
-# discretisation
-
-
-def _solve_tail(fn, log_target: float, start: float, direction: float, scale: float) -> float:
-    """Point x beyond ``start`` (in ``direction``) with ``fn(x) <= log_target``, fn monotone."""
-    step = max(scale, 1e-12)
-    a = start
-    b = start + direction * step
-    it = 0
-    while float(fn(np.array([b]))[0]) > log_target:
-        a = b
-        step *= 2.0
-        b = start + direction * step
-        it += 1
-        if it > 200:
-            return b
-    for _ in range(80):  # bisection; only the bracket end b is guaranteed to satisfy fn <= target
-        m = 0.5 * (a + b)
-        if float(fn(np.array([m]))[0]) > log_target:
-            a = m
-        else:
-            b = m
-    return b
+_U = float(np.finfo(float).eps)
+_REL_SNAP = 64.0 * _U
+#: at most this many violations per pass are resolved by a tangent search from their neighbours
+_ANCHOR_MAX = 64
 
 
 def loss_range(pair: LossPair, tail: float) -> tuple[float, float]:
-    """[e_lo, e_hi]: the support ends where finite, else the points where
-    P(e_hi < L < inf) <= tail and Q(L <= e_lo) <= tail."""
-    lo, hi = pair.support
-    lt = math.log(tail)
-    if not math.isfinite(hi):
-        if pair.inf_mass > 0:  # pragma: no cover - every pair with an atom at +inf has bounded support
-            raise ValueError("unbounded pair with an atom at +inf")
-        start = 0.0 if not math.isfinite(lo) else lo
-        hi = _solve_tail(pair.log_sf_p, lt, start, 1.0, pair.scale)
-    if not math.isfinite(lo):
-        start = min(0.0, hi)
-        lo = _solve_tail(lambda e: pair.log_cdf_q(e), lt, start, -1.0, pair.scale)
-    return lo, hi
+    """[lo, hi] holding all but ``tail`` of the loss on each side (clipped to the support)."""
+    lo, hi = pair.loss_range(tail)
+    s_lo, s_hi = pair.support
+    lo = max(lo, s_lo) if math.isfinite(s_lo) else lo
+    hi = min(hi, s_hi) if math.isfinite(s_hi) else hi
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError("loss range is not finite")  # pragma: no cover - every pair gives finite ranges
+    return min(lo, 0.0), max(hi, 0.0)
 
 
 def grid_for(pair: LossPair, d: float, tail: float) -> tuple[int, int]:
-    """Integer grid indices [i1, i_n] covering the (truncated) loss range, at least 2 points."""
+    """Integer grid indices [i1, i_n] covering the (truncated) loss range and 0, >= 2 points."""
     lo, hi = loss_range(pair, tail)
-    i1 = int(math.floor(lo / d))
-    i_n = max(int(math.ceil(hi / d)), i1 + 1)
+    i1 = min(int(math.floor(lo / d)), 0)
+    i_n = max(int(math.ceil(hi / d)), 0, i1 + 1)
     return i1, i_n
 
 
-#: candidate offsets (in bins) of the optimistic groups G_i = [(i - 1/2 + s) d, (i + 1/2 + s) d);
-#: the one with the smallest expected rounding (sum_i P(G_i) (lambda_i - floor)) is used
-_GROUP_SHIFTS = (0.01, 0.03, 0.1, 0.5)
+def _c_values(pair: LossPair, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """c = H(x) - (1 - x)_+ at x = e^e, and an absolute error bound: delta(e) for e >= 0 and
+    e^e delta_rev(-e) = E_Q[(e^e - e^L)_+] for e < 0."""
+    c = np.empty(e.shape)
+    err = np.empty(e.shape)
+    neg = e < 0
+    if np.any(~neg):
+        c[~neg], err[~neg] = pair.delta(e[~neg])
+    if np.any(neg):
+        rv, re = pair.reversed().delta(-e[neg])
+        x = np.exp(e[neg])
+        c[neg], err[neg] = x * rv, x * re
+    return c, err
 
 
-def _interval_masses(log_sf, log_cdf, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Masses of [edges_j, edges_{j+1}) (from whichever tail is smaller: no cancellation of
-    numbers near 1) and an upper bound on their rounding error."""
-    with np.errstate(under="ignore"):
-        sf = np.exp(log_sf(edges))
-        cdf = np.exp(log_cdf(edges))
-    use_sf = sf[:-1] <= 0.5
-    m = np.where(use_sf, sf[:-1] - sf[1:], cdf[1:] - cdf[:-1])
-    err = 4.0 * _U * np.where(use_sf, sf[:-1], cdf[1:])
-    return np.maximum(m, 0.0), err
-
-
-def _pessimistic(pair: LossPair, eps: np.ndarray, d: float) -> tuple[np.ndarray, float]:
-    """Connect-the-dots masses on the grid ``eps`` and the mass at +inf.
-
-    The curve is split as delta(e) = lin(e) + c(e): for e < 0, lin = 1 - e^e and
-    c = e^e Q(L <= e) - P(L <= e) >= 0 (= E_Q[(e^e - e^L)_+]); for e >= 0, lin = 0 and
-    c = delta(e). The second differences in e^e of ``lin`` vanish except at the junction, so the
-    masses are formed from the small part ``c`` with relative accuracy.
-    """
-    n = eps.size
-    t = np.exp(eps)
-    left = eps < 0
-    c = np.empty(n)
-    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
-        a = pair.log_cdf_q(eps[left]) + eps[left]
-        b = pair.log_cdf_p(eps[left])
-        cl = np.exp(a) * -np.expm1(np.minimum(b - a, 0.0))
-    c[left] = np.where(np.isneginf(a), 0.0, cl)
-    c[~left] = pair.delta(eps[~left])
-    c *= 1.0 + 1e-10  # covers the evaluation error of the exact curve (pessimistic direction)
+def _ctd_masses(vals: np.ndarray, d: float, i0: int) -> tuple[np.ndarray, float]:
+    """Masses of the chord interpolation through (x_i, (1 - x_i)_+ + vals_i), joined to (0, 1)
+    and flat after the last point; i0 is the index of loss 0. Returns (p, inf)."""
+    n = vals.size
     em1 = math.expm1(d)
     ed = math.exp(d)
-    dc = np.diff(c)
-    dlin = np.where(left[1:], -t[:-1] * em1, np.where(left[:-1], -(-np.expm1(eps[:-1])), 0.0))
-    dd = dc + dlin
+    dv = np.diff(vals)
     p = np.empty(n)
-    p[1:-1] = (dc[1:] - ed * dc[:-1]) / em1
-    # lin contributes only where the junction is involved (indices s-1, s)
-    j = np.nonzero(left[:-1] & ~left[1:])[0]
-    for i in j:  # at most one junction
-        for k in (i, i + 1):
-            if 1 <= k <= n - 2:
-                p[k] += (dlin[k] - ed * dlin[k - 1]) / em1
-    p[-1] = -dd[-1] * ed / em1
-    np.maximum(p, 0.0, out=p)
-    inf = float(c[-1] + (1.0 - t[-1] if left[-1] else 0.0))
-    p[0] = max(1.0 - inf - float(np.sum(p[1:])), 0.0)
-    return p, inf
+    p[0] = -vals[0] + dv[0] / em1
+    if n > 2:
+        p[1:-1] = (dv[1:] - ed * dv[:-1]) / em1
+    p[-1] = -dv[-1] * ed / em1
+    p[i0] += 1.0
+    return p, float(vals[-1])
 
 
-def _optimistic(pair: LossPair, i1: int, n: int, d: float) -> tuple[np.ndarray, float]:
-    """Best of :func:`_optimistic_shift` over :data:`_GROUP_SHIFTS` (every candidate is valid)."""
-    best = None
-    for shift in _GROUP_SHIFTS:
-        p, slack, cost = _optimistic_shift(pair, i1, n, d, shift)
-        if best is None or cost < best[2]:
-            best = (p, slack, cost)
-    return best[0], best[1]
+def _snapped_atoms(pair: LossPair, e: np.ndarray, d: float):
+    """Atoms of the pair's loss and the grid points at or below them: (l, l', P-mass), with l'
+    the largest grid loss (as the grid computes it) not above l."""
+    al, aq, ap = pair.atoms()
+    if al.size == 0:
+        return al, al, ap
+    k = np.floor((al - e[0]) / d).astype(np.int64)
+    k = np.clip(k, 0, e.size - 1)
+    # the grid value e[k] must not exceed l (floating point): step down where it does
+    up = (k + 1 < e.size)
+    k = np.where(up & (e[np.minimum(k + 1, e.size - 1)] <= al), k + 1, k)
+    k = np.where(e[k] > al, np.maximum(k - 1, 0), k)
+    return al, e[k], ap
 
 
-def _optimistic_shift(pair: LossPair, i1: int, n: int, d: float, shift: float):
-    """Merge-and-round-down masses on the grid i1..i1+n-1 and the slack.
-
-    The loss axis is cut into groups G_i = [(i - 1/2 + s) d, (i + 1/2 + s) d) (plus the two
-    tails); merging each group into one outcome is post-processing, so the merged pair is
-    dominated by the true one (Blackwell); the merged atom has loss lambda_i = log(P(G_i)/Q(G_i))
-    in G_i, and is moved *down* to the grid point floor(lambda_i/d) d (stochastic order).
-    The left tail group is dropped (moved to -inf); the right one lands on the last grid point.
-    """
-    edges = (i1 + np.arange(n) + (shift - 0.5)) * d  # n edges: n - 1 inner groups
-    edges = np.concatenate([edges, [math.inf]])
-    pm, perr = _interval_masses(pair.log_sf_p, pair.log_cdf_p, edges)
-    qm, _ = _interval_masses(pair.log_sf_q, pair.log_cdf_q, edges)
-    fin_top = max(float(np.exp(pair.log_sf_p(np.array([edges[-2]])))[0]) - pair.inf_mass, 0.0)
-    pm[-1] = fin_top  # finite mass of the right tail group (the +inf atom stays at +inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lam = np.log(pm) - np.log(qm)
-    idx = np.floor(lam / d - 1e-9)
-    # group j (0-based) is centred on grid index i1 + j; its atom goes to index <= that
-    target = np.where(np.isfinite(idx), idx - i1, -1.0)
-    target = np.minimum(target, np.arange(n))  # never above the group's own grid point
-    target[-1] = min(target[-1], n - 1) if np.isfinite(lam[-1]) else n - 1
-    keep = (target >= 0) & (pm > 0)
-    p = np.bincount(target[keep].astype(np.int64), weights=pm[keep], minlength=n)[:n]
-    slack = float(np.sum(perr))
-    moved = keep & np.isfinite(lam)
-    cost = float(np.sum(pm[moved] * (lam[moved] - (i1 + target[moved]) * d))) + float(np.sum(pm[~keep]))
-    return p, slack, cost
+def _snap_correction(e: np.ndarray, al, al2, ap) -> np.ndarray:
+    """H_original - H_snapped >= 0 at each grid point: each atom's P-mass p moved from loss l
+    down to l' changes its term p (1 - e^{e - l})_+ to p (1 - e^{e - l'})_+."""
+    out = np.zeros(e.shape)
+    for l, l2, pm in zip(al, al2, ap):
+        if l2 >= l:
+            continue
+        with np.errstate(over="ignore", under="ignore"):
+            t1 = np.where(e < l, -np.expm1(np.minimum(e - l, 0.0)), 0.0)
+            t2 = np.where(e < l2, -np.expm1(np.minimum(e - l2, 0.0)), 0.0)
+        out += pm * (t1 - t2)
+    return out
 
 
-def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool) -> DiscretePLD:
+def _chord_gaps(pair: LossPair, e: np.ndarray, d: float, al, aq) -> np.ndarray:
+    """Upper bound on chord(x) - H(x) on each grid interval [x_i, x_{i+1}] for the pair whose
+    atoms sit on grid points: (s_b - s_a)(b - a)/4 with s_b - s_a the Q-mass of the continuous
+    part of the loss in (e_i, e_{i+1}) (module docstring)."""
+    lq = pair.log_q_sf(e)  # log Q(L > e): Q itself underflows far in the tail, x_i Q does not
+    la, lb = lq[:-1], lq[1:]
+    with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+        # Q-mass of (e_i, e_{i+1}] relative to Q(L > e_i), with a few ulps for the two tails
+        rel = np.where(np.isfinite(la), -np.expm1(np.minimum(lb - la, 0.0)), 0.0)
+        if al.size:  # remove the atoms' Q-mass from the cells (e_i, e_{i+1}] holding them
+            qa = np.zeros(la.size)
+            j = np.searchsorted(e, al, side="left") - 1  # e[j] < l <= e[j+1]
+            ok = (j >= 0) & (j < la.size)
+            np.add.at(qa, j[ok], aq[ok])
+            sub = np.where(qa > 0, np.exp(np.log(np.where(qa > 0, qa, 1.0)) - la), 0.0)
+            rel = np.maximum(rel - sub, 0.0)
+        rel = rel * (1.0 + 1e-9) + 16.0 * _U
+        # (b - a) qc / 4 with b - a = x_i expm1(d), formed in log space (x_i may overflow)
+        return np.where(np.isfinite(la), np.exp(e[:-1] + la + np.log(rel)), 0.0) * (math.expm1(d) / 4.0)
+
+
+def _chord_ratio(m: np.ndarray, a: np.ndarray, b: np.ndarray, d: float) -> np.ndarray:
+    """(x_m - x_a)/(x_b - x_a) for grid indices a <= m <= b, x = e^{i d} (no overflow)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        num = np.expm1((m - a) * d)
+        den = np.expm1((b - a) * d)
+        big = (b - a) * d > 30.0
+        alt = np.exp((m - b) * d) * -np.expm1(-(m - a) * d) / -np.expm1(-(b - a) * d)
+        return np.where(big, alt, num / den)
+
+
+def _lin_slope_x(e, a, b, i, d) -> np.ndarray:
+    """x_i times the slope of (1 - x)_+ along the segment from grid index a to b (a < b)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        xi = np.exp(np.minimum(e[i], 0.0))
+        left = -xi  # both ends at losses <= 0: slope -1
+        # a < 0 < b: slope -(1 - x_a)/(x_b - x_a); times x_i
+        straddle = -(-np.expm1(np.minimum(e[a], 0.0))) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
+    return np.where(e[b] <= 0, left, np.where(e[a] >= 0, 0.0, straddle))
+
+
+def _concave_at(c, e, d, a, i, b) -> np.ndarray:
+    """Whether the kept point i lies above the chord of its kept neighbours a < i < b, for
+    D = (1 - x)_+ + c in x = e^e (compares x_i times the two slopes; no overflow)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        s_in = _lin_slope_x(e, a, i, i, d) + (c[i] - c[a]) / -np.expm1(-(i - a) * d)
+        s_out = _lin_slope_x(e, i, b, i, d) + (c[b] - c[i]) / np.expm1((b - i) * d)
+    return s_out <= s_in  # collinear points are no vertices either (and flat float staircases resolve in one pass)
+
+
+def _lin(e):
+    return np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
+
+
+def _slope_from(c, e, d, a: int, js: np.ndarray) -> np.ndarray:
+    """x_a times the slope of D = (1 - x)_+ + c from grid index a to each index in js (> a)
+    (x_a is a common positive factor: only the order matters)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        den = np.expm1((js - a) * d)  # (x_j - x_a) / x_a
+        num = (c[js] - c[a]) + (_lin(e[js]) - _lin(e[a:a + 1]))
+        out = num / den
+    return np.where(np.isfinite(out), out, np.inf)
+
+
+def _slope_to(c, e, d, b: int, js: np.ndarray) -> np.ndarray:
+    """x_b times the slope of D from each index in js (< b) to grid index b."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        den = -np.expm1(-(b - js) * d)  # (x_b - x_j) / x_b
+        num = (c[b] - c[js]) + (_lin(e[b:b + 1]) - _lin(e[js]))
+        out = num / den
+    return np.where(np.isfinite(out), out, -np.inf)
+
+
+def _above_chord(c, e, d, a: int, b: int, ms: np.ndarray) -> np.ndarray:
+    """Whether the points ms (a < m < b) lie strictly above the chord of D from a to b."""
+    lam = _chord_ratio(ms, np.full(ms.shape, a), np.full(ms.shape, b), d)
+    Da = float(_lin(e[a:a + 1])[0] + c[a])
+    Db = float(_lin(e[b:b + 1])[0] + c[b])
+    return _lin(e[ms]) + c[ms] > Da + (Db - Da) * lam
+
+
+def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: int = 10000) -> np.ndarray:
+    """Greatest convex minorant, in x = e^e, of the points (0, 1), (x_i, (1 - x_i)_+ + c_i),
+    returned as c-values on the grid. Points above the chord of their kept neighbours are no
+    hull vertices and are dropped together in each pass (only the neighbours of dropped points
+    are re-examined); the last point is kept. Dropped points take the chord value, which is below them, so the result is below
+    the input."""
+    n = c.size
+    keep = np.ones(n, dtype=bool)
+    # from the virtual point (0, 1) the hull goes to the point of least slope (D_i - 1)/x_i;
+    # every point before it is dropped
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        slope0 = np.where(e <= 0, -1.0 + c * np.exp(-np.minimum(e, 0.0)), (c - 1.0) * np.exp(-np.maximum(e, 0.0)))
+    j_star = min(int(np.argmin(slope0)), n - 1)
+    keep[:j_star] = False
+    K = np.nonzero(keep)[0]
+    cand = K[1:-1]
+    for _ in range(passes):
+        if K.size < 3 or cand.size == 0:
+            break
+        pos = np.searchsorted(K, cand)
+        ok = (pos > 0) & (pos < K.size - 1)
+        pos = pos[ok]
+        i = K[pos]
+        bad = _concave_at(c, e, d, K[pos - 1], i, K[pos + 1])
+        drop = i[bad]
+        if drop.size == 0:
+            break
+        if drop.size <= _ANCHOR_MAX:
+            # few violations: from the kept point left of each, the hull's next vertex is the
+            # kept point of least slope (it may lie far to the right: a local pass would walk
+            # there one point at a time); everything in between is dropped
+            # (and symmetrically from the kept point right of it, the previous vertex is the
+            # kept point of largest slope: cascades run in both directions)
+            extra = []
+            # (only points strictly above the chord found are dropped, whatever the rounding)
+            for a in np.unique(K[pos[bad] - 1]):
+                ja = int(np.searchsorted(K, a))
+                right = K[ja + 1:]
+                j_best = int(right[int(np.argmin(_slope_from(c, e, d, int(a), right)))])
+                mid = right[right < j_best]
+                extra.append(mid[_above_chord(c, e, d, int(a), j_best, mid)])
+            for b in np.unique(K[pos[bad] + 1]):
+                jb = int(np.searchsorted(K, b))
+                left = K[:jb]
+                j_best = int(left[int(np.argmax(_slope_to(c, e, d, int(b), left)))])
+                mid = left[left > j_best]
+                extra.append(mid[_above_chord(c, e, d, j_best, int(b), mid)])
+            drop = np.unique(np.concatenate([drop] + extra))
+        keep[drop] = False
+        K = K[keep[K]]
+        # only the kept neighbours of dropped points can change status
+        pos = np.searchsorted(K, drop)
+        cand = np.unique(np.concatenate([K[np.maximum(pos - 1, 0)], K[np.minimum(pos, K.size - 1)]]))
+    if K.size == n:
+        return c
+    out = c.copy()
+    miss = np.nonzero(~keep)[0]
+    pos = np.searchsorted(K, miss)  # K[pos-1] < m < K[pos]
+    has_left = pos > 0
+    # between two kept points: chord of D = (1 - x)_+ + c, returned as c
+    m1 = miss[has_left]
+    a1 = K[pos[has_left] - 1]
+    b1 = K[np.minimum(pos[has_left], K.size - 1)]
+    lam = _chord_ratio(m1, a1, b1, d)
+    out[m1] = c[a1] + (c[b1] - c[a1]) * lam
+    cross = (e[a1] < 0) & (e[b1] > 0)
+    if np.any(cross):  # (1 - x)_+ has its kink inside: add chord(lin) - lin >= 0
+        mc, ac, lc = m1[cross], a1[cross], lam[cross]
+        lin_a = -np.expm1(e[ac])
+        lin_m = np.where(e[mc] < 0, -np.expm1(np.minimum(e[mc], 0.0)), 0.0)
+        out[mc] += lin_a * (1.0 - lc) - lin_m
+    # before the first kept point: chord from (0, 1) to (x_b, D_b): D_m = 1 - (1 - D_b) x_m/x_b
+    m0 = miss[~has_left]
+    if m0.size:
+        b0 = K[0]
+        lin_b = -math.expm1(e[b0]) if e[b0] < 0 else 0.0
+        D_b = lin_b + c[b0]
+        with np.errstate(under="ignore"):
+            D_m = 1.0 - (1.0 - D_b) * np.exp((m0 - b0) * d)
+        lin_m = np.where(e[m0] < 0, -np.expm1(np.minimum(e[m0], 0.0)), 0.0)
+        out[m0] = D_m - lin_m
+    return out
+
+
+def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: dict | None = None) -> DiscretePLD:
     """Discrete PLD of ``pair`` on the grid of spacing ``d`` (see the module docstring).
 
-    ``tail`` is the mass beyond the grid on each unbounded side; pessimistically it is charged
-    through ``delta(e_n)`` (at +inf) and the chord from (0, 1); optimistically the tails are
-    merged into single outcomes (right) or dropped (left).
+    ``tail`` only sets the range of the grid: pessimistically the mass beyond it is charged
+    through the flat right end (``inf = H(x_n)``) and the chord from (0, 1); optimistically it
+    is dropped. Every choice of the range gives a valid estimate. ``cache`` (a dict) keeps the
+    curve values for the other estimate of the same pair and grid.
     """
-    i1, i_n = grid_for(pair, d, tail)
-    n = i_n - i1 + 1
-    _check_size(n, "the single-step PLD", d)
+    key = (id(pair), d, tail)
+    if cache is not None and key in cache:
+        _, i1, n, e, c, err = cache[key]
+    else:
+        i1, i_n = grid_for(pair, d, tail)
+        n = i_n - i1 + 1
+        _check_size(n, "the single-step PLD", d)
+        e = (i1 + np.arange(n)) * d
+        c, err = _c_values(pair, e)
+        if cache is not None:
+            cache[key] = (pair, i1, n, e, c, err)  # the pair is kept alive: its id stays unique
+    i0 = -i1
     if pessimistic:
-        eps = (i1 + np.arange(n)) * d
-        p, inf = _pessimistic(pair, eps, d)
+        p, inf = _ctd_masses(c + err, d, i0)
+        np.maximum(p, 0.0, out=p)
+        rest = float(np.sum(p[1:]))
+        p[0] = max(1.0 - inf - rest, 0.0)
+        inf = min(inf, 1.0)
+        # the curve at x = 0 is the total mass, which must not fall below 1 by rounding (after
+        # k compositions a deficit of one ulp becomes k ulps at every epsilon): top it up at the
+        # lowest loss (this raises the curve left of x_1 only, where the chord from (0, 1) runs)
+        deficit = 1.0 - math.fsum(p) - inf
+        if deficit > -4.0 * _U:
+            p[0] += max(deficit, 0.0) + 4.0 * _U
         return DiscretePLD(d, i1, p, inf, True, 0.0)
-    p, slack = _optimistic(pair, i1, n, d)
-    return DiscretePLD(d, i1, p, pair.inf_mass, False, slack)
+    return _optimistic(pair, e, c, err, d, i0)
+
+
+def _top_vals(base_vals, c, err, e, d, J, inf_mass, inf_true, lq_sf, atoms_l, atoms_q, al2, ap, lin):
+    """Optimistic values when the curve ends (flat, at the mass at +inf) at grid index J: the
+    finite mass above e_J is moved down to e_J, i.e. H' = H - (x/x_J) r with r the finite part
+    of delta(e_J) (a linear correction: chord gaps are unchanged); the interval [x_{J-1}, x_J]
+    lies below the left tangent of H' at x_J, of slope -(Q(L >= e_J) + r/x_J); beyond x_J the
+    curve is the constant inf_true (H >= P(L = +inf) everywhere)."""
+    n = e.size
+    r_hi = max(float(c[J] + err[J]) - inf_mass, 0.0)
+    r_lo = max(float(c[J] - err[J]) - inf_mass, 0.0)
+    vals = np.empty(n)
+    with np.errstate(under="ignore"):
+        vals[:J] = base_vals[:J] - np.exp(e[:J] - e[J]) * r_hi
+    # x_J Q(L >= e_J), in log space relative to x_J (Q itself may underflow)
+    lq = float(lq_sf[J])
+    if atoms_l.size:
+        with np.errstate(under="ignore", over="ignore"):
+            above = float(np.sum(atoms_q[atoms_l > e[J]]))  # original atoms above e_J are snapped
+            sel = al2 >= e[J]
+            snapped = float(np.sum(ap[sel] * np.exp(-al2[sel]))) if np.any(sel) else 0.0
+        qv = max(math.exp(lq) - above, 0.0) + snapped if math.isfinite(lq) else snapped
+        lq = math.log(qv) if qv > 0 else -math.inf
+    omd = -math.expm1(-d)  # (x_J - x_{J-1}) / x_J
+    xq = math.exp(min(e[J] + lq + math.log1p(-1e-9), 700.0)) if math.isfinite(lq) else 0.0
+    tangent = inf_true + omd * (xq + r_lo)
+    vals[J - 1] = min(vals[J - 1], tangent - lin[J - 1])
+    vals[J:] = inf_true - lin[J:]
+    return vals
+
+
+def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d: float,
+                i0: int) -> DiscretePLD:
+    """Optimistic discrete PLD (module docstring): atoms moved down onto the grid, the finite
+    mass above the last grid point moved down to it, values lowered by the chord-gap bounds,
+    the last interval below the tangent at its right end, then the greatest convex minorant
+    of the points (non-negative masses; it lies below the chords, hence below H)."""
+    n = e.size
+    J = n - 1
+    al, al2, ap = _snapped_atoms(pair, e, d)
+    if al.size:
+        corr = _snap_correction(e, al, al2, ap)
+        c = c - corr
+        err = err + _REL_SNAP * corr
+    gap = _chord_gaps(pair, e, d, al, pair.atoms()[1])
+    inf_true = pair.inf_mass * (1.0 - 4.0 * _U)
+    lq_sf = pair.log_q_sf(e)
+    atoms_l, atoms_q, _ = pair.atoms()
+    lin = np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
+    # evaluation errors as one relative factor: (1 - rho) c keeps the convexity of c (a
+    # pointwise bound err_i would add its own, generally concave, profile); values too small for
+    # a relative bound keep their absolute one
+    big = c > 1e-250
+    rho = float(np.max(err[big] / c[big])) if np.any(big) else 0.0
+    floor_err = np.where(big, 0.0, err)
+    # mass a cell would move if snapped to its left end: r_i = delta_cell(e_i) =
+    # H_i - H_{i+1} - (x_{i+1} - x_i) Q(L > e_{i+1}) (an upper estimate)
+    H = lin + c
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        wq = np.exp(e[:-1] + lq_sf[1:] + math.log1p(-1e-9)) * math.expm1(d)
+    r_cell = np.maximum(H[:-1] - H[1:] - wq, 0.0) + err[:-1] + err[1:] + 8.0 * _U * (H[:-1] + wq)
+    snapped = np.zeros(n - 1, dtype=bool)
+    for _ in range(5):
+        g = np.where(snapped, 0.0, gap)
+        lower = np.zeros(n)
+        lower[:-1] = g
+        lower[1:] = np.maximum(lower[1:], g)
+        # snapped cells: the correction (x_j/x_i) r_i for every grid point j <= i (linear in x)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            log_s = np.where(snapped, np.log(r_cell) - e[:-1], -np.inf)  # log(r_i / x_i)
+            log_tail = np.append(np.logaddexp.accumulate(log_s[::-1])[::-1], -np.inf)
+            corr = np.exp(e + log_tail)
+        base_vals = (1.0 - rho) * c - floor_err - lower - corr
+        J = n - 1
+        for _ in range(64):
+            vals = _top_vals(base_vals, c, err, e, d, J, pair.inf_mass, inf_true, lq_sf, atoms_l, atoms_q,
+                             al2, ap, lin)
+            # a value below the final level cannot be followed by the flat end: end the curve earlier
+            below = np.nonzero(lin[:J] + vals[:J] < inf_true)[0]
+            if below.size == 0 or J <= 1:
+                break
+            J = max(int(below[0]), 1)
+        # cells much heavier than their neighbours make the lowered chords non-convex (negative
+        # masses next to them): snap such cells instead (their mass moved to the left end)
+        pm, _ = _ctd_masses(vals, d, i0)
+        bad = np.nonzero(pm < -1e-9)[0]
+        if bad.size == 0:
+            break
+        newly = False
+        for j in bad:
+            lo_c, hi_c = max(j - 2, 0), min(j + 2, n - 1)
+            k = lo_c + int(np.argmax(gap[lo_c:hi_c]))
+            if not snapped[k]:
+                snapped[k] = True
+                newly = True
+        if not newly:
+            break
+    # left end: below the tangent at 0, T(x_0) <= 1 - x_0 Q(L > -inf)
+    vals[0] = min(vals[0], math.exp(e[0]) * pair.q_deficit())
+    vals = _convex_minorant(vals, e, d, i0)
+    p, _ = _ctd_masses(vals, d, i0)
+    inf = inf_true
+    neg = p < 0
+    slack = float(-np.sum(p[neg])) if np.any(neg) else 0.0
+    p[neg] = 0.0
+    excess = float(np.sum(p)) + inf - 1.0
+    if excess > 0:  # remove mass from the lowest losses (the curve only drops)
+        c0 = np.cumsum(p)
+        j = int(np.searchsorted(c0, excess))
+        if j >= n:
+            p[:] = 0.0
+        else:
+            p[j] -= excess - (float(c0[j - 1]) if j > 0 else 0.0)
+            p[:j] = 0.0
+            p[j] = max(p[j], 0.0)
+    return DiscretePLD(d, -i0, p, inf, False, slack, pair.q_deficit())
+
+
+# ------------------------------------------------------------------------------------------------
+# exact composition of two-point pairs
+
+
+def compose_atomic(pair: LossPair, k: int, d: float, tail: float, pessimistic: bool,
+                   max_bins: int) -> DiscretePLD | None:
+    """k-fold composition of a pair with at most two finite atoms (randomized response, the
+    (eps, delta) pair, generalised randomized response, their Poisson-subsampled pairs when two
+    atoms remain), or ``None`` for other pairs or when it does not fit ``max_bins``.
+
+    The composed loss is ``j l1 + (k - j) l0`` with binomial weights (j the number of steps at
+    the atom l1), plus the mass ``1 - (1 - P(L = inf))^k`` at +inf. Each composed atom is moved
+    to the grid point above it (pessimistic) or below it (optimistic), once: the error is one
+    grid step in the composed loss, not one per step as when each step is put on the grid.
+    Binomial masses come from scipy's ``binom.logpmf`` (Loader's saddle-point algorithm,
+    relative accuracy ~1e-14 at any k) and are inflated (pessimistic) or deflated (optimistic)
+    by 1e-10 relative. Outside j in [j_lo, j_hi] (a normal range of 40 standard deviations) the
+    binomial mass is charged: pessimistically the left part to the lowest kept atom and the right
+    part to +inf; optimistically the left part is dropped and the right part moved down to the
+    highest kept atom."""
+    from scipy import stats
+
+    if pair.continuous:
+        return None
+    al, _, ap = pair.atoms()
+    if al.size > 2:
+        return None
+    inf1 = pair.inf_mass
+    k = int(k)
+    if al.size == 0:  # all finite mass (none) -- only the atom at +inf
+        inf = -math.expm1(k * math.log1p(-inf1)) if inf1 < 1 else 1.0
+        return DiscretePLD(d, 0, np.zeros(1), inf, pessimistic, 0.0, pair.q_deficit() if not pessimistic else 0.0)
+    order = np.argsort(al)
+    al, ap = al[order], ap[order]
+    fin = float(np.sum(ap))
+    if al.size == 1:
+        l0 = l1 = float(al[0])
+        pj = 1.0
+    else:
+        l0, l1 = float(al[0]), float(al[1])
+        pj = float(ap[1]) / fin  # conditional probability of the atom l1 among finite outcomes
+    n_fin_log = k * math.log(fin) if fin > 0 else -math.inf  # (finite mass)^k
+    if al.size == 1 or pj <= 0.0 or pj >= 1.0:
+        jj = np.array([k if pj >= 1.0 and al.size > 1 else 0])
+        logw = np.zeros(1)
+        left = right = 0.0
+    else:
+        mean = k * pj
+        sd = math.sqrt(k * pj * (1.0 - pj))
+        j_lo = max(int(math.floor(mean - 40.0 * sd - 2)), 0)
+        j_hi = min(int(math.ceil(mean + 40.0 * sd + 2)), k)
+        if j_hi - j_lo + 1 > max_bins:
+            return None
+        jj = np.arange(j_lo, j_hi + 1)
+        logw = stats.binom.logpmf(jj, k, pj)
+        left = float(stats.binom.cdf(j_lo - 1, k, pj)) if j_lo > 0 else 0.0
+        right = float(stats.binom.sf(j_hi, k, pj)) if j_hi < k else 0.0
+    losses = jj * l1 + (k - jj) * l0
+    idx = np.floor(losses / d) if not pessimistic else np.ceil(losses / d)
+    # the grid value must be on the right side of the loss despite rounding
+    if pessimistic:
+        idx = np.where(idx * d < losses, idx + 1, idx)
+    else:
+        idx = np.where(idx * d > losses, idx - 1, idx)
+    idx = idx.astype(np.int64)
+    lo, hi = int(idx.min()), int(idx.max())
+    if hi - lo + 1 > max_bins:
+        return None
+    with np.errstate(under="ignore"):
+        w = np.exp(logw + n_fin_log)
+    scale = (1.0 + 1e-10) if pessimistic else (1.0 - 1e-10)
+    p = np.bincount(idx - lo, weights=w * scale, minlength=hi - lo + 1)
+    inf = -math.expm1(k * math.log1p(-inf1)) if 0 < inf1 < 1 else inf1
+    fk = math.exp(n_fin_log)
+    if pessimistic:
+        p[0] += left * fk * scale
+        inf = inf * (1.0 + 4.0 * _U) + right * fk * scale
+        return DiscretePLD(d, lo, p, min(inf, 1.0), True, 0.0)
+    p[-1] += right * fk * scale
+    return DiscretePLD(d, lo, p, inf * (1.0 - 4.0 * _U), False, 0.0,
+                       -math.expm1(k * math.log1p(-pair.q_deficit())) * (1.0 - 4.0 * _U) if pair.q_deficit() < 1 else 1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# coarsening a composed optimistic PLD (two-level composition)
+
+
+class _GridPLDPair(LossPair):
+    """A discrete PLD on a fine grid d_f seen as a pair, evaluated on the grid d = m d_f (whose
+    points are fine grid points). Sums run over fine indices, so "L > e" is exact.
+
+    With A_J = sum_{l > e_J} p (1 - e^{e_J - l}) and V_J = sum_{l > e_J} p e^{e_J - l} (both sums of
+    non-negative terms), splitting off the fine points of the coarse cell (e_J, e_{J+1}] gives
+    V_J = v_J + e^{-d} V_{J+1} and A_J = a_J + A_{J+1} + (1 - e^{-d}) V_{J+1}; the curve (1) is
+    A_J + inf and Q(L > e_J) = e^{-e_J} V_J.
+    """
+
+    def __init__(self, logp: np.ndarray, lo: int, d_f: float, m: int, inf_mass: float, minf: float = 0.0):
+        self.logp, self.lo, self.d_f, self.m = logp, int(lo), d_f, int(m)
+        self.d = d_f * m
+        self.inf_mass = float(inf_mass)
+        self.minf_mass = float(minf)
+        fin = np.isfinite(logp)
+        idx = np.nonzero(fin)[0]
+        self.has_finite = idx.size > 0
+        self.support = ((lo + idx[0]) * d_f, (lo + idx[-1]) * d_f) if idx.size else (0.0, 0.0)
+        self.scale = math.inf
+        self._tab = None
+
+    def _table(self):
+        """A, log V on the coarse indices J0..J1 covering the fine support (cached)."""
+        if self._tab is not None:
+            return self._tab
+        m, n = self.m, self.logp.size
+        J0 = int(math.floor(self.lo / m)) - 1
+        J1 = int(math.ceil((self.lo + n - 1) / m)) + 1
+        ncell = J1 - J0 + 1
+        # fine index i (absolute lo + i) belongs to cell J if J m < lo + i <= (J + 1) m
+        pad_front = (self.lo - J0 * m) - 1  # absolute index J0 m + 1 is the first slot
+        buf = np.full(ncell * m, -np.inf)
+        buf[pad_front:pad_front + n] = self.logp
+        blk = buf.reshape(ncell, m)
+        k = np.arange(1, m + 1) * self.d_f  # l - e_J of the slots of a cell
+        with np.errstate(under="ignore", invalid="ignore"):
+            a_loc = np.sum(np.exp(blk) * -np.expm1(-k), axis=1)
+            lv_loc = np.logaddexp.reduce(blk - k, axis=1)
+        Js = J0 + np.arange(ncell)
+        with np.errstate(invalid="ignore"):
+            lvs = np.logaddexp.accumulate((lv_loc - Js * self.d)[::-1])[::-1] + Js * self.d  # log V_J
+        v_next = np.append(np.exp(lvs[1:]), 0.0)
+        A = np.cumsum((a_loc + -math.expm1(-self.d) * v_next)[::-1])[::-1]
+        self._tab = (J0, A, lvs, ncell)
+        return self._tab
+
+    def _lookup(self, e):
+        J0, A, lvs, ncell = self._table()
+        J = np.rint(_arr(e) / self.d).astype(np.int64) - J0
+        below = J < 0
+        Jc = np.clip(J, 0, ncell - 1)
+        a = np.where(J >= ncell, 0.0, A[Jc])
+        lv = np.where(J >= ncell, -np.inf, lvs[Jc])
+        return a, lv, below
+
+    def delta(self, e):
+        e = _arr(e)
+        a, lv, below = self._lookup(e)
+        # below the support every mass is above e: A = total - e^e Q-total (never needed on the grid)
+        val = np.where(below, np.nan, a) + self.inf_mass
+        if np.any(below):
+            tot = float(np.sum(np.exp(self.logp[np.isfinite(self.logp)]))) + self.inf_mass
+            J0 = self._table()[0]
+            lv0 = self._table()[2][0]
+            with np.errstate(over="ignore"):
+                val = np.where(below, tot - np.exp(e - J0 * self.d + lv0) , val)
+        val = np.clip(val, 0.0, None)
+        return val, 4.0 * self._table()[3] * _U * val + 1e-300
+
+    def q_sf(self, e):
+        return np.exp(self.log_q_sf(e))
+
+    def log_q_sf(self, e):
+        e = _arr(e)
+        a, lv, below = self._lookup(e)
+        return np.where(below, np.nan, lv - e)
+
+    def reversed(self):
+        # the Q-side measure: masses q = p e^{-l} at losses -l (reversed fine order)
+        n = self.logp.size
+        l = (self.lo + np.arange(n)) * self.d_f
+        return _GridPLDPair((self.logp - l)[::-1].copy(), -(self.lo + n - 1), self.d_f, self.m, 0.0)
+
+    def ranges(self, tail):
+        return self.support, self.support
+
+    def q_deficit(self):
+        # the Q-mass at -inf of the composition the PLD stands for (a lower bound, tracked
+        # through the compositions): its true curve has slope -(1 - minf) at 0
+        return self.minf_mass
+
+
+def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
+    """Optimistic PLD on the grid m * pld.d below (the curve of) the optimistic ``pld``: the
+    optimistic discretisation of the module docstring applied to ``pld`` seen as a pair. For a
+    composition of several steps the curve is smooth on the coarse scale, so the chord gaps are
+    second order; the slack of ``pld`` is carried over."""
+    if pld.pessimistic:
+        raise ValueError("coarsen: only optimistic PLDs are coarsened")
+    with np.errstate(divide="ignore"):
+        logp = np.log(pld.p)
+    pair = _GridPLDPair(logp, pld.lo, pld.d, m, pld.inf, pld.minf)
+    d = pld.d * m
+    if not pair.has_finite:
+        return DiscretePLD(d, 0, np.zeros(1), pld.inf, False, pld.slack, pld.minf)
+    lo, hi = pair.support
+    i1 = min(int(math.floor(lo / d)), 0)
+    i_n = max(int(math.ceil(hi / d)), 0, i1 + 1)
+    e = (i1 + np.arange(i_n - i1 + 1)) * d
+    c, err = _c_values(pair, e)
+    out = _optimistic(pair, e, c, err, d, -i1)
+    out.slack += pld.slack
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
 # mechanisms -> pairs
+
+#: fractions t/eta of the generalised-randomized-response pairs tried for the lower end of an
+#: exponential (bounded-range) mechanism; each is a valid lower bound (realised by a
+#: two-candidate exponential mechanism), the best one is reported
+BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+@dataclass
+class Event:
+    """One step of a mechanism for the PLD accountant.
+
+    ``upper``: (add, remove) dominating pairs of the step (upper bounds). ``lower``: candidate
+    (add, remove) pairs each *attained* by some mechanism of the class described (lower
+    bounds: the composition of attained pairs is attained by a non-adaptive composition, whose
+    curve is below the adaptive worst case); empty when no attained pair is known (the step
+    is then left out of the lower end, which stays valid: leaving out a step is
+    post-processing). A single candidate is used for every step of the composition.
+    """
+
+    upper: tuple[LossPair, LossPair]
+    lower: list[tuple[LossPair, LossPair]] = field(default_factory=list)
+    label: str = ""
+    #: Poisson-subsampled Gaussian: (sensitivity, sigma, q) for an analytic lower end (the REMOVE
+    #: curve is q delta_G(log(1 + expm1(e)/q)) >= q delta_G(e - log q), delta_G decreasing)
+    gaussian_sub: tuple[float, float, float] | None = None
+
+    @property
+    def symmetric(self) -> bool:
+        return self.upper[0] is self.upper[1] and all(a is b for a, b in self.lower)
 
 
 def _cls(module: str, name: str):
     try:
         mod = __import__(module, fromlist=[name])
         return getattr(mod, name, None)
-    except ImportError:
+    except ImportError:  # pragma: no cover - mechanisms are part of the package
         return None
 
 
-def _base_pair(mech):
-    """(A, B) base pair of an unsampled additive-noise mechanism, or None."""
+def _same(pair: LossPair) -> tuple[LossPair, LossPair]:
+    return (pair, pair)
+
+
+def _br_candidates(eta: float) -> list[LossPair]:
+    return [GeneralizedRRPair(eta, f * eta) for f in BR_LOWER_FRACTIONS]
+
+
+def _gaussian_pairs(mu: float) -> tuple[LossPair, LossPair]:
+    """(upper, lower) base pairs of a Gaussian with mean difference mu (mu may be inf): beyond
+    MU_MAX the upper end uses the non-private pair (which dominates every pair) and the lower
+    end the Gaussian with mu = MU_MAX (dominated by the true one: GDP curves increase in mu)."""
+    if mu > MU_MAX:
+        return NonPrivatePair(), GaussianPair(MU_MAX)
+    g = GaussianPair(mu)
+    return g, g
+
+
+def _base_description(mech):
+    """(kind, upper base pair, lower base candidates) of an unsampled add/remove mechanism,
+    or None when it has no PLD description here."""
     Gaussian = _cls("dpaudit.mechanisms.gaussian", "Gaussian")
     Laplace = _cls("dpaudit.mechanisms.laplace", "Laplace")
+    PureDP = _cls("dpaudit.mechanisms.pure", "PureDP")
+    ExponentialMechanism = _cls("dpaudit.mechanisms.pure", "ExponentialMechanism")
+    ApproxDP = _cls("dpaudit.mechanisms.approx", "ApproxDP")
     if Gaussian is not None and isinstance(mech, Gaussian):
-        return GaussianPair(mech.sensitivity / mech.sigma)
+        mu = mech.sensitivity / mech.sigma
+        up, lo = _gaussian_pairs(mu)
+        return "gaussian", up, [lo]
     if Laplace is not None and isinstance(mech, Laplace):
-        return LaplacePair(mech.sensitivity / mech.scale)
-    return None
-
-
-def event_for_mechanism(mech):
-    """Describe one step of ``mech`` for the accountant.
-
-    Returns ``("gaussian", mu)`` for an unsampled Gaussian (composed exactly), ``("identity",)``
-    for a step that releases nothing (sampling rate 0), or ``("pair", add_pair, remove_pair)``.
-    Raises :class:`UnsupportedMechanismError` for mechanisms without a PLD description here.
-    """
-    Gaussian = _cls("dpaudit.mechanisms.gaussian", "Gaussian")
-    PoissonSampled = _cls("dpaudit.mechanisms.subsampled", "PoissonSampled")
-    if Gaussian is not None and isinstance(mech, Gaussian):
-        return ("gaussian", mech.sensitivity / mech.sigma)
-    if PoissonSampled is not None and isinstance(mech, PoissonSampled):
-        base_mech = mech.mechanism
-        base = _base_pair(base_mech)
-        q = float(mech.q)
-        if q == 0.0:
-            return ("identity",)
-        if q == 1.0:
-            return event_for_mechanism(base_mech)
-        if base is not None and getattr(base_mech, "neighbouring", "add_remove") == "add_remove":
-            return ("pair", SubsampledPair(base, q, "add"), SubsampledPair(base, q, "remove"))
-        # other bases: the mechanism's own (amplified) pure / approximate DP statement below
-    base = _base_pair(mech)
-    if base is not None:  # Laplace: symmetric, ADD and REMOVE pairs coincide
-        return ("pair", base, base) if base.scale > 0 else ("identity",)
+        eps0 = mech.sensitivity / mech.scale
+        if not math.isfinite(eps0):
+            return "nonprivate", NonPrivatePair(), [LaplacePair(1e300)]
+        pair = LaplacePair(eps0)
+        return "laplace", pair, [pair]
+    if ExponentialMechanism is not None and isinstance(mech, ExponentialMechanism):
+        eta = float(mech.epsilon)
+        if eta == 0.0:
+            return "identity", None, []
+        return "bounded-range", BoundedRangePair(eta), _br_candidates(eta)
+    if PureDP is not None and isinstance(mech, PureDP):
+        eps = float(mech.epsilon)
+        if eps == 0.0:
+            return "identity", None, []
+        pair = RandomizedResponsePair(eps)
+        return "pure", pair, [pair]
+    if ApproxDP is not None and isinstance(mech, ApproxDP):
+        eps, dl = float(mech.epsilon), float(mech.delta)
+        if eps == 0.0 and dl == 0.0:
+            return "identity", None, []
+        pair = ApproxDPPair(eps, dl)
+        return "approx", pair, [pair]
+    # any other mechanism: its own pure / approximate statement (upper end only)
     pure = getattr(mech, "pure_epsilon", None)
     eps = float(pure()) if callable(pure) else math.inf
     if math.isfinite(eps):
         if eps == 0.0:
-            return ("identity",)
-        pair = RandomizedResponsePair(eps)
-        return ("pair", pair, pair)
+            return "identity", None, []
+        return "pure-statement", RandomizedResponsePair(eps), []
     approx = getattr(mech, "approx_dp", None)
     ad = approx() if callable(approx) else None
     if ad is not None:
         e, dl = float(ad[0]), float(ad[1])
         if e == 0.0 and dl == 0.0:
-            return ("identity",)
-        pair = ApproxDPPair(max(e, 0.0), dl)
-        return ("pair", pair, pair)
-    raise UnsupportedMechanismError(
+            return "identity", None, []
+        return "approx-statement", ApproxDPPair(max(e, 0.0), dl), []
+    return None
+
+
+def _unsupported(mech) -> UnsupportedMechanismError:
+    return UnsupportedMechanismError(
         f"PLDAccountant has no privacy loss distribution for {type(mech).__name__}; supported: "
-        "Gaussian, Laplace, pure-DP mechanisms, ApproxDP, PoissonSampled(Gaussian | Laplace)"
+        "Gaussian, Laplace, PureDP, ExponentialMechanism, ApproxDP, mechanisms stating pure or "
+        "(epsilon, delta)-DP, and PoissonSampled of these"
     )
+
+
+def event_for_mechanism(mech):
+    """Describe one step of ``mech`` for the accountant.
+
+    Returns ``("identity",)`` for a step that releases nothing, ``("gaussian", sensitivity,
+    sigma)`` for an unsampled Gaussian (composed exactly, in mpmath: ``sensitivity/sigma`` may
+    exceed the float range) or ``("pair", Event)``. Raises :class:`UnsupportedMechanismError` otherwise.
+
+    Poisson subsampling (nested samplers multiply their rates) of a base with a pair uses the
+    subsampled pairs in both directions; the base's lower candidates are subsampled alike.
+    """
+    Gaussian = _cls("dpaudit.mechanisms.gaussian", "Gaussian")
+    PoissonSampled = _cls("dpaudit.mechanisms.subsampled", "PoissonSampled")
+    if PoissonSampled is not None and isinstance(mech, PoissonSampled):
+        q_up, q_lo = float(mech.q), float(mech.q)
+        base_mech = mech.mechanism
+        while isinstance(base_mech, PoissonSampled):  # Poisson(Poisson(M, q1), q2) = Poisson(M, q1 q2)
+            prod = q_up * float(base_mech.q)
+            q_up = min(float(np.nextafter(prod, 2.0)), 1.0) if prod > 0 else 0.0
+            q_lo = max(float(np.nextafter(prod, -1.0)), 0.0) if prod > 0 else 0.0
+            base_mech = base_mech.mechanism
+        if q_up == 0.0:
+            return ("identity",)
+        desc = _base_description(base_mech)
+        if desc is None:
+            raise _unsupported(mech)
+        kind, up, lows = desc
+        if kind == "identity":
+            return ("identity",)
+        if q_lo >= 1.0 and q_up >= 1.0:
+            return event_for_mechanism(base_mech)
+        upper = _subsample(up, q_up)
+        lower = [_subsample(lo, q_lo) for lo in lows] if q_lo > 0 else []
+        gsub = None
+        if kind == "gaussian" and q_lo > 0:
+            gsub = (float(base_mech.sensitivity), float(base_mech.sigma), q_lo)
+        return ("pair", Event(upper, lower, f"poisson-{kind}", gsub))
+    if Gaussian is not None and isinstance(mech, Gaussian):
+        return ("gaussian", float(mech.sensitivity), float(mech.sigma))
+    desc = _base_description(mech)
+    if desc is None:
+        raise _unsupported(mech)
+    kind, up, lows = desc
+    if kind == "identity":
+        return ("identity",)
+    return ("pair", Event(_same(up), [_same(lo) for lo in lows], kind))
+
+
+def _subsample(pair: LossPair, q: float) -> tuple[LossPair, LossPair]:
+    if q >= 1.0:
+        return _same(pair)
+    return (SubsampledPair(pair, q, "add"), SubsampledPair(pair, q, "remove"))
