@@ -197,10 +197,10 @@ def test_chunk_size_is_part_of_the_layout_but_workers_are_not():
 def test_seed_sequence_seed_is_not_consumed():
     """The same SeedSequence object gives the same audit twice (spawning works on a copy)."""
     ss = np.random.SeedSequence(42)
-    a = audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=500, seed=ss)
-    b = audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=500, seed=ss)
+    a = audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=500, seed=ss)
+    b = audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=500, seed=ss)
     assert dumps(a) == dumps(b) and ss.n_children_spawned == 0
-    assert dumps(a) == dumps(audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=500, seed=42))
+    assert dumps(a) == dumps(audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=500, seed=42))
 
 
 @given(trials=st.integers(1, 3000), chunk=st.integers(1, 1200), seed=st.integers(0, 2**32))
@@ -319,7 +319,7 @@ def test_process_pools_need_picklable_samplers():
             audit_mechanism(lambda x, rng, size: rng.normal(x, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=200,
                             executor=ex)
         with pytest.raises(ValueError, match="statistic cannot be sent"):
-            audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=200, executor=ex, statistic=lambda o: o[:, 0])
+            audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=200, executor=ex, statistic=lambda o: o[:, 0])
     # everything dpaudit sends itself pickles (statistics are module-level classes)
     from dpaudit.audit import attacks
 
@@ -367,9 +367,9 @@ def test_dask_accepts_closures(dask_executor):
 # ------------------------------------------------------------------ inputs, executors, CLI
 def test_bad_inputs():
     with pytest.raises(ValueError, match="workers"):
-        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=100, workers=0)
+        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100, workers=0)
     with pytest.raises(ValueError, match="either executor= or workers="):
-        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, trials=100, workers=2, executor=InProcessExecutor())
+        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100, workers=2, executor=InProcessExecutor())
     with pytest.raises(ValueError, match="retries"):
         run_chunks(normal_chunk, 10, 0, 5, retries=-1)
     with pytest.raises(ValueError, match="executor"):
