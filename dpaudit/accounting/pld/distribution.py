@@ -103,6 +103,13 @@ class DiscretePLD:
     #: (1 - the slope of its curve at 0; used when a composed PLD is coarsened)
     minf: float = 0.0
 
+    def __post_init__(self):
+        # grid indices are int64 in numpy: a composition whose losses leave that range (counts
+        # near 2^53 of a step with a wide loss range) is beyond the PLD's reach, like too many bins
+        if abs(int(self.lo)) + int(np.size(self.p)) >= 2**62:
+            raise PLDTooLargeError(f"grid indices near {int(self.lo):.3g} exceed the int64 range at "
+                                   f"discretization {self.d:g}")
+
     @property
     def losses(self) -> np.ndarray:
         return (self.lo + np.arange(self.p.size)) * self.d
