@@ -71,3 +71,31 @@ def test_counts_beyond_int64_grid_do_not_crash(event):
         lo, up = acc.epsilon_interval(0.1)
         dlo, dup = acc.delta_interval(0.0)
     assert 0.0 <= lo <= up and 0.0 <= dlo <= dup <= 1.0
+
+
+def test_optimistic_two_atom_mass_never_exceeds_one():
+    # found by the property suite: atom masses summing to 1 + 1 ulp, raised to the 80142nd power,
+    # gave an optimistic PLD of total mass 1 + 1e-11 and a delta "lower end" of 1.0000000000069
+    from dpaudit.mechanisms import ExponentialMechanism
+
+    acc = PLDAccountant(max_bins=2**15)
+    acc.compose(ExponentialMechanism(3.6798165898855224), 80142)
+    acc.compose(ExponentialMechanism(796.7026523355804), 10**20)
+    acc.compose(PureDP(3.6798165898855224), 110)
+    lo, up = acc.delta_interval(997.6969373297544)
+    assert 0.0 <= lo <= up <= 1.0
+
+
+def test_max_bins_bounds_the_fft_too():
+    # the accountant's max_bins was checked on the grid but not on the FFT buffer of a k-fold
+    # composition (only the global cap was): the lower end of this composition took 57 s
+    from dpaudit.mechanisms import ExponentialMechanism
+    from dpaudit.accounting.pld.distribution import PLDTooLargeError, self_compose
+    from dpaudit.accounting.pld.distribution import DiscretePLD
+
+    pld = DiscretePLD(0.01, -50, np.full(101, 1 / 101), 0.0, True)
+    with pytest.raises(PLDTooLargeError, match="max_bins"):
+        self_compose(pld, 10**6, 1e-15, max_bins=2**12)
+    acc = PLDAccountant(max_bins=2**15).compose(ExponentialMechanism(2.2250738585e-313), 10**20)
+    lo, up = acc.epsilon_interval(1e-200)
+    assert 0.0 <= lo <= up

@@ -313,7 +313,7 @@ class PLDAccountant:
                     comp = self._two_level(pair, k, d, tail)
                 if comp is None:
                     single = discretise(pair, d, tail, pessimistic, cv)
-                    comp = self_compose(single, k, self.tail_mass)
+                    comp = self_compose(single, k, self.tail_mass, max_bins=self.max_bins)
                 composed[key] = (pair, comp)  # (the pair is kept alive: its id stays unique)
             acc = comp if acc is None else compose(acc, comp, self.tail_mass)
         return acc if acc is not None else DiscretePLD.identity(d, pessimistic)
@@ -343,12 +343,12 @@ class PLDAccountant:
             if i_hi - i_lo + 1 > self.max_bins:  # the r-fold fine PLD must fit the budget too
                 return None
             # (its charges are multiplied by k/r below: extended precision for the power then)
-            block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64), m)
-            out = self_compose(block, k // r, self.tail_mass)
+            block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64, max_bins=self.max_bins), m)
+            out = self_compose(block, k // r, self.tail_mass, max_bins=self.max_bins)
             rest = k % r
             if rest:  # at most r - 1 steps: one level is good enough for them
                 single = discretise(pair, d, tail, False, self._cache.setdefault("cvals", {}))
-                out = compose(out, self_compose(single, rest, self.tail_mass), self.tail_mass)
+                out = compose(out, self_compose(single, rest, self.tail_mass, max_bins=self.max_bins), self.tail_mass)
         except PLDTooLargeError:
             return None
         return out

@@ -80,7 +80,10 @@ class PLDTooLargeError(ValueError):
     """A discrete PLD would need more than :data:`MAX_BINS` bins."""
 
 
-def _check_size(n: int, what: str, d: float) -> None:
+def _check_size(n: int, what: str, d: float, limit: int | None = None) -> None:
+    if limit is not None and n > limit:
+        raise PLDTooLargeError(f"{what} needs {n} bins at discretization {d:g} (the accountant's "
+                               f"max_bins is {limit})")
     if n > MAX_BINS:
         raise PLDTooLargeError(
             f"{what} needs {n} bins at discretization {d:g} (limit {MAX_BINS} bins, about 1 GB of "
@@ -327,7 +330,8 @@ def _power_charge(spec_abs: np.ndarray, k: float, nfft: int, mass: float, unit: 
     return unit * (e2 + own) * 1.01
 
 
-def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = None) -> DiscretePLD:
+def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = None,
+                 max_bins: int | None = None) -> DiscretePLD:
     """k-fold composition of ``pld`` with itself: ``irfft(rfft(p)^k)`` on a Chernoff window.
 
     ``k`` is a non-negative integer-valued number (a float above 2^53 is an integer too). The
@@ -359,9 +363,9 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
         return DiscretePLD(pld.d, int(k) * (pld.lo + j), np.array([m]), min(inf, math.inf), pld.pessimistic, slack, minf)
     i_lo, i_hi, b_left, b_right = _chernoff_window(pld, kf, tail_mass)
     n_out = i_hi - i_lo + 1
-    _check_size(n_out, f"the {k}-fold composed PLD", pld.d)
+    _check_size(n_out, f"the {k}-fold composed PLD", pld.d, max_bins)
     nfft = sfft.next_fast_len(max(n_out, n1), real=True)
-    _check_size(nfft, f"the FFT buffer of a {k}-fold composition", pld.d)
+    _check_size(nfft, f"the FFT buffer of a {k}-fold composition", pld.d, max_bins)
     # many steps: the power is taken in extended precision where the platform has it (the error
     # of the k-th power grows like k times the unit roundoff)
     ext = kf >= _EXT_STEPS if extended is None else bool(extended)

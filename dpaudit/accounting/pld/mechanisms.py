@@ -590,7 +590,18 @@ def compose_atomic(pair: LossPair, k: int, d: float, tail: float, pessimistic: b
     al, ap = al[order], ap[order]
     fin = float(np.sum(ap))
     l0, l1 = (float(al[0]), float(al[0])) if al.size == 1 else (float(al[0]), float(al[1]))
-    n_fin_log = k * math.log(fin) if fin > 0 else -math.inf  # (finite mass)^k
+    # (finite mass)^k, directed: the atoms' masses carry roundings (their sum can exceed 1 by an
+    # ulp, which k-fold gives 1 + k ulps: an optimistic mass above 1 at k = 8e4). Without an atom
+    # at +inf the finite mass is exactly 1; otherwise it is at most min(sum, 1 - P(L = inf)), and
+    # the logarithm is moved by 4 ulps outwards before the k-fold power.
+    if fin <= 0.0:
+        n_fin_log = -math.inf
+    elif inf1 == 0.0:
+        n_fin_log = 0.0
+    elif pessimistic:
+        n_fin_log = min(k * (math.log(fin) + 4.0 * _U), 0.0)
+    else:
+        n_fin_log = k * (math.log(min(fin, 1.0 - inf1)) - 4.0 * _U)
     rel = left = right = 0.0
     if al.size == 1 or ap[1] <= 0.0 or ap[0] <= 0.0:
         jj = np.array([k if al.size > 1 and ap[0] <= 0.0 else 0])
@@ -617,7 +628,7 @@ def compose_atomic(pair: LossPair, k: int, d: float, tail: float, pessimistic: b
     lo, hi = int(idx.min()), int(idx.max())
     if hi - lo + 1 > max_bins:
         return None
-    fk = math.exp(n_fin_log)
+    fk = math.exp(n_fin_log) if math.isfinite(n_fin_log) else 0.0
     # masses: pmf within rel (+ the normalisation's share of the tails) of the exact ones; the
     # factor (finite mass)^k adds a few roundings
     err = rel + left + right + 1e-13
