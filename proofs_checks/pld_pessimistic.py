@@ -46,7 +46,8 @@ def _exact_delta(kind, q, direction, eps):
 
 def main() -> int:
     from dpaudit.accounting.pld.distribution import delta_for_epsilon
-    from dpaudit.accounting.pld.mechanisms import GaussianPair, LaplacePair, SubsampledPair, discretise
+    from dpaudit.accounting.pld.discretisation import discretise
+    from dpaudit.mechanisms.loss_pairs import GaussianPair, LaplacePair, SubsampledPair
 
     mp.mp.dps = 25
     rows, margins = [], []

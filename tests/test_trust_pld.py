@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from dpaudit import ApproxDP, Gaussian, Laplace, PLDAccountant, PoissonSampled, PureDP
 from dpaudit.accounting.pld.distribution import delta_for_epsilon
-from dpaudit.accounting.pld.mechanisms import (
+from dpaudit.accounting.pld.discretisation import discretise
+from dpaudit.mechanisms.loss_pairs import (
     BR_LOWER_FRACTIONS,
     ApproxDPPair,
     BoundedRangePair,
@@ -32,7 +33,6 @@ from dpaudit.accounting.pld.mechanisms import (
     LaplacePair,
     RandomizedResponsePair,
     SubsampledPair,
-    discretise,
 )
 from dpaudit.mechanisms import ExponentialMechanism
 

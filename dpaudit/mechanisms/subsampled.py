@@ -25,6 +25,7 @@ from dpaudit.core.validation import check_orders, check_probability
 from dpaudit.mechanisms import _subsampled_rdp as K
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss
 
 __all__ = ["PoissonSampled", "SampledWithoutReplacement"]
 
@@ -137,6 +138,24 @@ class PoissonSampled(Mechanism):
         eps, delta = pair
         d = 0.0 if (self.q == 0.0 or delta == 0.0) else round_up(self.q * delta)
         return (_amplified_pure_up(self.q, eps), d)
+
+    def privacy_loss(self) -> PrivacyLoss | None:
+        """The base step's pairs subsampled in both directions (Zhu, Dong, Wang 2022, Thm. 10);
+        nested samplers multiply their rates (rounded outwards). ``None`` when the base has no
+        pair, or an asymmetric one (the subsampled pairs are built from one base pair)."""
+        q_up, q_lo = float(self.q), float(self.q)
+        base = self.mechanism
+        while isinstance(base, PoissonSampled):  # Poisson(Poisson(M, q1), q2) = Poisson(M, q1 q2)
+            prod = q_up * float(base.q)
+            q_up = min(float(np.nextafter(prod, 2.0)), 1.0) if prod > 0 else 0.0
+            q_lo = max(float(np.nextafter(prod, -1.0)), 0.0) if prod > 0 else 0.0
+            base = base.mechanism
+        if q_up == 0.0:
+            return PrivacyLoss.nothing()
+        loss = base.privacy_loss()
+        if loss is None or (not loss.releases_nothing and not loss.symmetric):
+            return None
+        return loss.subsampled(q_up, q_lo)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Draws of the subsampled output.

@@ -15,7 +15,7 @@ How (``accounting.md`` 8.1-8.3). On the first query the accountant builds, for e
   the exact one everywhere) and composes them: FFT power for repeated steps, FFT convolution
   across events; every truncation, aliasing and floating-point charge is added at +inf;
 * *optimistic* discrete PLDs from attained pairs (chords through lowered values; curve below the
-  exact one everywhere, see :mod:`dpaudit.accounting.pld.mechanisms`), composed the same way
+  exact one everywhere, see :mod:`dpaudit.accounting.pld.discretisation`), composed the same way
   with every charge collected in a ``slack`` subtracted from each delta.
 
 Then ``delta(eps)`` is the maximum over directions of the hockey-stick divergence (1) of the
@@ -28,7 +28,7 @@ is smooth on the grid scale; where it is not (support edges of a subsampled mech
 parts), a grid-based lower curve must pay about (mass of the cell) x d per step. So a step
 repeated k >= 32 times is composed in two levels: 16 steps on a grid 8 times finer, coarsened
 to ``d`` (the 16-fold density is smooth: second-order again), then the FFT power of that block.
-Every stage keeps the curve below the true one (module docstrings of ``mechanisms`` and
+Every stage keeps the curve below the true one (module docstrings of ``discretisation`` and
 ``distribution``), so the result is a valid lower end; its width against the upper end at
 sigma 0.8, q 0.001, delta 1e-5 is 3e-5 at T = 10^3 and 7e-4 at T = 10^6 (prv_accountant's
 interval: 0.02), see ``benchmarks/accounting.py``.
@@ -79,15 +79,10 @@ from dpaudit.accounting.pld.distribution import (
     epsilon_for_delta,
     self_compose,
 )
-from dpaudit.accounting.pld.mechanisms import (
-    MU_MAX,
-    Event,
-    GaussianPair,
-    NonPrivatePair,
+from dpaudit.accounting.pld.discretisation import (
     coarsen,
     compose_atomic,
     discretise,
-    event_for_mechanism,
     grid_for,
     loss_range,
 )
@@ -99,6 +94,7 @@ from dpaudit.core.validation import (
     check_epsilon,
     check_positive,
 )
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_pairs
 
 __all__ = ["PLDAccountant", "PLDTooLargeError"]
 
@@ -130,6 +126,18 @@ class _Lazy:
             self._val, self._done = self._fn(), True
         return self._val
 
+
+
+def _privacy_loss(mechanism) -> PrivacyLoss:
+    """The mechanism's own description of one step (:meth:`Mechanism.privacy_loss`)."""
+    method = getattr(mechanism, "privacy_loss", None)
+    loss = method() if callable(method) else None
+    if loss is None:
+        raise UnsupportedMechanismError(
+            f"PLDAccountant has no privacy loss distribution for {type(mechanism).__name__}: its privacy_loss() "
+            "gives no dominating pair (supported: Gaussian, Laplace, PureDP, ExponentialMechanism, ApproxDP, "
+            "mechanisms stating pure or (epsilon, delta)-DP or their own pairs, and PoissonSampled of these)")
+    return loss
 
 class PLDAccountant:
     """Privacy-loss-distribution accountant with a certified interval.
@@ -179,7 +187,7 @@ class PLDAccountant:
         self.adaptive = bool(adaptive)
         self.neighbouring: str | None = None
         self._events: list[tuple[object, int]] = []
-        self._pairs: list[tuple[Event, int]] = []
+        self._pairs: list[tuple[PrivacyLoss, int]] = []
         self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
         self._rdp = None
         self._rdp_ok = True
@@ -191,14 +199,14 @@ class PLDAccountant:
     def compose(self, mechanism, count=1) -> "PLDAccountant":
         """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``."""
         count = check_count(count)
-        event = event_for_mechanism(mechanism)
+        loss = _privacy_loss(mechanism)
         self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count == 0 or event[0] == "identity":
+        if count == 0 or loss.releases_nothing:
             return self
-        if event[0] == "gaussian":
-            self._gauss.append((event[1], event[2], count))
+        if loss.gaussian is not None:
+            self._gauss.append((*loss.gaussian, count))
         else:
-            self._pairs.append((event[1], count))
+            self._pairs.append((loss, count))
         self._events.append((mechanism, count))
         self._cache = {}
         self._add_rdp(mechanism, count)
@@ -237,16 +245,13 @@ class PLDAccountant:
 
     # -- construction of the composed PLDs -------------------------------------------------------
     def _steps(self):
-        """[(Event, count)] including the composed Gaussian part as one event."""
+        """[(PrivacyLoss, count)] including the composed Gaussian part as one step."""
         steps = list(self._pairs)
         if self._gauss:
             mu2 = self._mu2()
             mu = float(mu2 ** 0.5) if mu2 < 1e300 else math.inf
-            if mu > MU_MAX:
-                up, lo = NonPrivatePair(), GaussianPair(MU_MAX)
-            else:
-                up = lo = GaussianPair(mu)
-            steps.append((Event((up, up), [(lo, lo)], "gaussian"), 1))
+            up, lo = gaussian_pairs(mu)
+            steps.append((PrivacyLoss.symmetric_pair(up, [lo], "gaussian"), 1))
         return steps
 
     def _tail(self, counts) -> float:
@@ -320,7 +325,7 @@ class PLDAccountant:
 
     def _two_level(self, pair, k: int, d: float, tail: float):
         """Optimistic k-fold composition in two levels: the first r steps on a grid m times
-        finer, coarsened to d (:func:`~dpaudit.accounting.pld.mechanisms.coarsen`), then the
+        finer, coarsened to d (:func:`~dpaudit.accounting.pld.discretisation.coarsen`), then the
         FFT power of that r-fold PLD. A grid-based optimistic PLD of one step loses about
         (mass of each cell) x d x (cell width)/4 where the density varies within a cell (support
         edges, steep parts), which would add up over k steps; after r steps the density is smooth
