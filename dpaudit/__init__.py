@@ -24,6 +24,8 @@ _EXPORTS = {
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
     # accounting
+    "Accountant": "dpaudit.accounting.base",
+    "make_accountant": "dpaudit.accounting.base",
     "RDPAccountant": "dpaudit.accounting.rdp",
     "ZCDPAccountant": "dpaudit.accounting.zcdp",
     "TCDPAccountant": "dpaudit.accounting.tcdp",

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.accounting.base import ACCOUNTANTS, make_accountant
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
@@ -57,8 +58,6 @@ from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
 
-#: accountant names understood by :func:`accountant_from_dp_event`
-ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld")
 
 
 @dataclass(frozen=True)
@@ -245,13 +244,9 @@ def accountant_from_dp_event(event, accountant="rdp", *, neighbouring: str = "ad
     one of the mechanisms (e.g. a non-private release in a zCDP accountant).
     """
     if isinstance(accountant, str):
-        key = accountant.lower()
-        if key not in ACCOUNTANTS:
+        if accountant.lower() not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {ACCOUNTANTS} or an accountant object, got {accountant!r}")
-        import dpaudit
-
-        cls = {"rdp": "RDPAccountant", "zcdp": "ZCDPAccountant", "tcdp": "TCDPAccountant", "pld": "PLDAccountant"}[key]
-        acc = getattr(dpaudit, cls)(**options)
+        acc = make_accountant(accountant.lower(), **options)
     else:
         if options:
             raise ValueError("options are only accepted with an accountant name")

@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from dpaudit.accounting.base import make_accountant
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.core.validation import (
     check_count,
@@ -156,27 +157,18 @@ def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
 
 def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, description: str,
                      source: str | None = None, details: dict | None = None) -> PrivacyClaim:
-    """Compose ``mechanism`` ``count`` times in an accountant (``"rdp"``, ``"zcdp"`` or ``"pld"``) and wrap it.
+    """Compose ``mechanism`` ``count`` times in accountant ``kind`` (a name of
+    :func:`~dpaudit.accounting.base.make_accountant`) and wrap it.
 
     Claims never emit :class:`~dpaudit.accounting.rdp.OrderGridWarning`: the RDP accountant
     built here has ``warn_at_grid_end=False``. When the best order is an end of the order grid
     the claim is still an upper bound (each order's conversion is valid on its own); it may be
     looser than the optimum over continuous orders, never below it.
     """
-    if kind == "rdp":
-        from dpaudit.accounting.rdp import RDPAccountant
-        # internal accountant: no OrderGridWarning to the user (the claim is a valid upper bound
-        # whichever order attains it; at a grid end it can only be looser than the continuous
-        # optimum; acc.at_grid_end records it)
-        acc = RDPAccountant(warn_at_grid_end=False)
-    elif kind == "zcdp":
-        from dpaudit.accounting.zcdp import ZCDPAccountant
-        acc = ZCDPAccountant()
-    elif kind == "pld":
-        from dpaudit.accounting.pld import PLDAccountant
-        acc = PLDAccountant()
-    else:
-        raise ValueError(f"kind must be 'rdp', 'zcdp' or 'pld', got {kind!r}")
+    # internal accountant: no OrderGridWarning to the user (the claim is a valid upper bound
+    # whichever order attains it; at a grid end it can only be looser than the continuous
+    # optimum; acc.at_grid_end records it)
+    acc = make_accountant(kind, quiet=True)
     if count > 0:
         acc.compose(mechanism, count=count)
     return PrivacyClaim.from_accountant(acc, neighbouring=neighbouring, description=description,

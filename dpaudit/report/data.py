@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -26,6 +27,8 @@ from dpaudit.core.validation import (
     check_nonnegative,
     check_positive,
 )
+
+from dpaudit.testing.assertions import exact_epsilon
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
@@ -48,9 +51,8 @@ def ignores_sampling(notion: str, mechanism) -> bool:
         return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
     return False
 
-#: accountant key -> (class name in dpaudit, label in plots)
-ACCOUNTANT_LABELS = {"rdp": ("RDPAccountant", "RDP"), "zcdp": ("ZCDPAccountant", "zCDP"),
-                     "tcdp": ("TCDPAccountant", "tCDP"), "pld": ("PLDAccountant", "PLD (pessimistic)")}
+#: accountant key -> (class name in dpaudit, label in plots), from the accountant registry
+ACCOUNTANT_LABELS = {name: (accountant_class(name).__name__, accountant_class(name).label) for name in ACCOUNTANTS}
 
 
 def default_steps(max_steps: int, points: int = 9) -> list[int]:
@@ -71,8 +73,6 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
     ``exact_label``. An accountant that refuses the mechanism (no guarantee in its notion) is left
     out with a note, never silently replaced.
     """
-    import dpaudit
-
     delta = check_delta(delta)
     steps = [check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()]
     if not steps:
@@ -81,26 +81,18 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
     for key in accountants:
         if key not in ACCOUNTANT_LABELS:
             raise ValueError(f"accountants must be among {sorted(ACCOUNTANT_LABELS)}, got {key!r}")
-        cls_name, label = ACCOUNTANT_LABELS[key]
+        cls = accountant_class(key)
+        label = cls.label
         try:
-            cls = getattr(dpaudit, cls_name)
             curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
             if ignores_sampling(key, mechanism):
                 ignoring.append(label)
                 notes[label] = NO_AMPLIFICATION
         except UnsupportedMechanismError as exc:
             notes[label] = f"not applicable: {exc}"
-        except (ImportError, AttributeError) as exc:
-            notes[label] = f"not available in this installation: {exc}"
     exact_label = None
     if exact:
-        from dpaudit.testing.assertions import exact_epsilon
-
-        try:
-            values = [exact_epsilon(mechanism, delta, t) for t in steps]
-        except (ImportError, AttributeError) as exc:
-            values = [None]
-            notes["exact"] = f"not available: {exc}"
+        values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
             curves[exact_label] = [float(v) for v in values]

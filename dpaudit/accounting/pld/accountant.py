@@ -67,7 +67,8 @@ import warnings
 
 import numpy as np
 
-from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.base import Accountant
+from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.accounting.pld import gaussian as exact_gaussian
 from dpaudit.accounting.pld.distribution import (
     MAX_BINS,
@@ -139,7 +140,7 @@ def _privacy_loss(mechanism) -> PrivacyLoss:
             "mechanisms stating pure or (epsilon, delta)-DP or their own pairs, and PoissonSampled of these)")
     return loss
 
-class PLDAccountant:
+class PLDAccountant(Accountant):
     """Privacy-loss-distribution accountant with a certified interval.
 
     Parameters
@@ -169,8 +170,12 @@ class PLDAccountant:
     directions). Others raise :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
     """
 
+    name = "pld"
+    label = "PLD (pessimistic)"
+
     def __init__(self, discretization=1e-4, *, tail_mass=1e-15, rdp_fallback: bool = True,
                  exact_gaussian: bool = True, adaptive: bool = True, max_bins=DEFAULT_MAX_BINS):
+        super().__init__()
         self.discretization = check_positive("discretization", discretization)
         if not self.discretization <= 1.0:
             raise ValueError(f"discretization must be in (0, 1], got {self.discretization}")
@@ -185,8 +190,6 @@ class PLDAccountant:
         self.rdp_fallback = bool(rdp_fallback)
         self.exact_gaussian = bool(exact_gaussian)
         self.adaptive = bool(adaptive)
-        self.neighbouring: str | None = None
-        self._events: list[tuple[object, int]] = []
         self._pairs: list[tuple[PrivacyLoss, int]] = []
         self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
         self._rdp = None
@@ -196,30 +199,26 @@ class PLDAccountant:
         self.details: dict = {}
 
     # -- composition ---------------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> "PLDAccountant":
-        """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``."""
-        count = check_count(count)
-        loss = _privacy_loss(mechanism)
-        self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count == 0 or loss.releases_nothing:
-            return self
+    def _step(self, mechanism) -> PrivacyLoss:
+        return _privacy_loss(mechanism)
+
+    def _add(self, mechanism, loss: PrivacyLoss, count: int) -> bool:
+        if loss.releases_nothing:
+            return False
         if loss.gaussian is not None:
             self._gauss.append((*loss.gaussian, count))
         else:
             self._pairs.append((loss, count))
-        self._events.append((mechanism, count))
         self._cache = {}
         self._add_rdp(mechanism, count)
-        return self
+        return True
 
     def _add_rdp(self, mechanism, count):
         if not self.rdp_fallback or not self._rdp_ok:
             return
         try:
             if self._rdp is None:
-                from dpaudit.accounting.rdp import RDPAccountant
-
-                self._rdp = RDPAccountant(warn_at_grid_end=False)
+                self._rdp = RDPAccountant.quiet()
             # (floating-point warnings of the RDP curves at extreme parameters are not the PLD's
             # business: a non-finite or inconsistent RDP bound is simply not used)
             with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -228,11 +227,6 @@ class PLDAccountant:
         except (UnsupportedMechanismError, ImportError, ValueError, OverflowError, ArithmeticError):
             self._rdp_ok = False
             self._rdp = None
-
-    @property
-    def events(self) -> list[tuple[object, int]]:
-        """The composed (mechanism, count) pairs, in order."""
-        return list(self._events)
 
     # -- the exact Gaussian part -----------------------------------------------------------------
     def _mu2(self):
@@ -454,6 +448,10 @@ class PLDAccountant:
     def _nonprivate(self) -> bool:
         """An unsampled step whose pair is the non-private one: delta(eps) = 1 for every eps."""
         return any(ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0 for ev, _ in self._pairs)
+
+    def epsilon_details(self, delta) -> dict:
+        lo, up = self.epsilon_interval(delta)
+        return {"epsilon": up, "lower": lo, "upper": up}
 
     def epsilon_interval(self, delta) -> tuple[float, float]:
         """(lower, upper) bracketing the epsilon at ``delta`` of the composition: ``upper`` is a
