@@ -149,7 +149,8 @@ class BrokenTwin:
         self.good, self.quiet = good, quiet
         self.name, self.hp, self.neighbouring = good.name, good.hp, good.neighbouring
         self.supports_canary = getattr(good, "supports_canary", False)
-        for attr in ("sensitivity", "loss"):
+        for attr in ("sensitivity", "loss", "max_canaries", "canary_semantics", "audit_scenario", "audit_dim",
+                     "canary_norm"):
             if hasattr(good, attr):
                 setattr(self, attr, getattr(good, attr))
 

@@ -184,8 +184,52 @@ class Optimizer:
 
     name: str = ""
     defaults: dict = {}
-    #: whether ``run`` accepts a white-box ``canary_gradient``
-    supports_canary: bool = False
+
+    # -- the optimizer's audit scenario (read by dpaudit.audit.optimizer and dpaudit.report) --
+    #: how many white-box gradient canaries one ``run`` hosts: 0 (none), 1 (``canary_gradient``)
+    #: or more (``canary_gradients`` with a ``canary_mask``, for one-run audits)
+    max_canaries: float = 0
+    #: how ``canary_gradient`` enters the run: ``"record"`` (an extra record with that gradient),
+    #: ``"offset"`` (grad L_D' = grad L_D + g/n) or ``"replace"`` (record 0's gradient replaced)
+    canary_semantics: str = "record"
+    #: dimension of the audit's data set
+    audit_dim: int = 5
+
+    @property
+    def supports_canary(self) -> bool:
+        """Whether ``run`` accepts a white-box ``canary_gradient``."""
+        return self.max_canaries >= 1
+
+    @property
+    def audit_scenario(self) -> str:
+        """The neighbouring pair an audit uses: ``"gradient-canary"`` (white-box Dirac gradient
+        canary, for optimizers hosting one), ``"input-canary"`` (record 0's label flipped) or
+        ``"mean-estimation"`` (row 0 = -L e_0 vs +L e_0; declared by mean estimators)."""
+        return "gradient-canary" if self.supports_canary else "input-canary"
+
+    def canary_norm(self) -> float:
+        """Norm of the audit's Dirac canary: the clip bound, else the gradient-sensitivity bound
+        (feature bound times the loss's derivative bound, or ``sensitivity``), else 1."""
+        hp = self.hp
+        if "clip" in hp and not math.isfinite(float(hp["clip"])):
+            s = getattr(self, "sensitivity", None)
+            if s is not None and math.isfinite(float(s)):
+                return float(s)
+        if "clip" in hp and math.isfinite(float(hp["clip"])):
+            return float(hp["clip"])
+        if "feature_bound" in hp:
+            loss = getattr(self, "loss", None)
+            bound = getattr(loss, "derivative_bound", 1.0)
+            return float(hp["feature_bound"]) * float(bound if math.isfinite(bound) else 1.0)
+        s = getattr(self, "sensitivity", None)
+        if s is not None and math.isfinite(float(s)):
+            return float(s)
+        return 1.0
+
+    def step_mechanism(self):
+        """``(mechanism, steps)``: the per-step mechanism the claim composes ``steps`` times, or
+        ``(None, steps)`` when the claim is not such a composition (the default)."""
+        return None, int(self.hp.get("steps", 1))
 
     def __init__(self, **hyperparameters):
         unknown = sorted(set(hyperparameters) - set(self.defaults))
@@ -218,7 +262,7 @@ class Optimizer:
     def _check_canary(self, canary_gradient, dim: int):
         if canary_gradient is None:
             return None
-        if not self.supports_canary:
+        if self.max_canaries < 1:
             raise ValueError(f"canary_gradient is not supported by optimizer {self.name!r}")
         g = check_real_array("canary_gradient", canary_gradient)
         if g.shape != (dim,):

@@ -49,6 +49,8 @@ import numpy as np
 
 from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_neighbouring
+from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.subsampled import PoissonSampled
 from dpaudit.optimizers.base import (
     Optimizer,
     Run,
@@ -85,9 +87,8 @@ def _seed_sequence(seed) -> np.random.SeedSequence:
 class _ClippedNoisyDescent(Optimizer):
     """Shared machinery of DP-GD and DP-SGD."""
 
-    supports_canary = True
-    #: ``run`` accepts ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
-    supports_canaries = True
+    #: ``run`` accepts one ``canary_gradient``, or ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
+    max_canaries = math.inf
     _sampled = False
 
     def _validate(self):
@@ -301,16 +302,22 @@ class DPGD(_ClippedNoisyDescent):
     def claim(self, n: int):
         """``steps``-fold composition of the Gaussian mechanism on the clipped sum (independent of n)."""
         check_count(n, "n", minimum=1)
-        nm, steps = self.hp["noise_multiplier"], self.hp["steps"]
-        if nm == 0 or math.isinf(self.clip):
+        nm = self.hp["noise_multiplier"]
+        mech, steps = self.step_mechanism()
+        if mech is None:
             return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
-        from dpaudit.mechanisms.gaussian import Gaussian
-        mech = Gaussian(sigma=self.noise_std, sensitivity=self.sensitivity, neighbouring=self.neighbouring)
         return accountant_claim(
             self.hp["accountant"], mech, steps, neighbouring=self.neighbouring,
             description=f"DP-GD: {steps} x Gaussian(noise multiplier {nm:g} w.r.t. sensitivity "
                         f"{'2C' if self.neighbouring == 'replace_one' else 'C'}), {self.neighbouring}",
             details={"mechanism": mech.describe(), "steps": steps})
+
+    def step_mechanism(self):
+        """The Gaussian mechanism on the clipped sum (None without noise or clipping)."""
+        if self.hp["noise_multiplier"] == 0 or math.isinf(self.clip):
+            return None, self.hp["steps"]
+        return Gaussian(sigma=self.noise_std, sensitivity=self.sensitivity, neighbouring=self.neighbouring), \
+            self.hp["steps"]
 
 
 class DPSGD(_ClippedNoisyDescent):
@@ -339,13 +346,18 @@ class DPSGD(_ClippedNoisyDescent):
     def claim(self, n: int):
         """``steps``-fold composition of the Poisson-subsampled Gaussian (add/remove)."""
         check_count(n, "n", minimum=1)
-        nm, steps, q = self.hp["noise_multiplier"], self.hp["steps"], self.hp["sampling_rate"]
-        if nm == 0 or math.isinf(self.clip):
+        nm, q = self.hp["noise_multiplier"], self.hp["sampling_rate"]
+        mech, steps = self.step_mechanism()
+        if mech is None:
             return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
-        from dpaudit.mechanisms.gaussian import Gaussian
-        from dpaudit.mechanisms.subsampled import PoissonSampled
-        mech = PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), q)
         return accountant_claim(
             self.hp["accountant"], mech, steps, neighbouring="add_remove",
             description=f"DP-SGD: {steps} x PoissonSampled(Gaussian(noise multiplier {nm:g}), q={q:g}), add_remove",
             details={"mechanism": mech.describe(), "steps": steps, "sampling_rate": q})
+
+    def step_mechanism(self):
+        """The Poisson-subsampled Gaussian mechanism on the clipped sum (add/remove)."""
+        if self.hp["noise_multiplier"] == 0 or math.isinf(self.clip):
+            return None, self.hp["steps"]
+        return PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), self.hp["sampling_rate"]), \
+            self.hp["steps"]

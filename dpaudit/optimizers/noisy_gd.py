@@ -79,7 +79,8 @@ class NoisyGD(Optimizer):
     """Projected noisy GD, last iterate only (see the module docstring)."""
 
     name = "noisy-gd"
-    supports_canary = True
+    max_canaries = 1
+    canary_semantics = "offset"  # grad L_D' = grad L_D + g/n with ||g|| <= S_g
     defaults = {"loss": "logistic", "steps": 100, "step_size": 0.1, "sigma": 0.1, "l2": 0.1,
                 "feature_bound": 1.0, "label_bound": 1.0, "radius": math.inf, "clip": math.inf}
 
@@ -117,6 +118,11 @@ class NoisyGD(Optimizer):
         """Gradient sensitivity S_g (replace-one)."""
         per_record = self.hp["feature_bound"] * self.derivative_bound
         return 2.0 * min(per_record, self.hp["clip"])
+
+    def canary_norm(self) -> float:
+        """The gradient sensitivity S_g (the offset canary's largest allowed norm)."""
+        s = self.sensitivity
+        return float(s) if math.isfinite(float(s)) else super().canary_norm()
 
     @property
     def strong_convexity(self) -> float:

@@ -149,26 +149,7 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
 
 
 def optimizer_mechanism(opt):
-    """The per-step mechanism of a Gaussian-noise optimizer, with its number of steps.
-
-    ``Gaussian(noise_multiplier)`` with sensitivity 1 in units of the clip norm (2 under
-    replace-one), Poisson-subsampled at ``sampling_rate`` when the optimizer samples. Returns
-    ``(None, steps)`` when the optimizer has no noise multiplier. Composing it ``steps`` times in
-    the RDP accountant reproduces the optimizer's own RDP claim (tested).
-    """
-    from dpaudit.mechanisms import Gaussian
-
-    hp = getattr(opt, "hp", {})
-    steps = int(hp.get("steps", 1))
-    nm = hp.get("noise_multiplier")
-    if not nm:
-        return None, steps
-    # clipped-sum sensitivity in units of the clip norm: 1 (add/remove), 2 (replace-one)
-    relation = getattr(opt, "neighbouring", "add_remove")
-    mech = Gaussian(float(nm), 2.0 if relation == "replace_one" else 1.0, relation)
-    q = hp.get("sampling_rate")
-    if q is not None and float(q) < 1.0:
-        from dpaudit.mechanisms import PoissonSampled
-
-        mech = PoissonSampled(mech, float(q))
-    return mech, steps
+    """``(mechanism, steps)``: the per-step mechanism the optimizer's claim composes ``steps``
+    times, as the optimizer declares it (:meth:`~dpaudit.optimizers.base.Optimizer.step_mechanism`);
+    ``(None, steps)`` when its claim is not such a composition."""
+    return opt.step_mechanism()
