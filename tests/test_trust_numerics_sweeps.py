@@ -107,7 +107,7 @@ def _gaussian_roots_sweep(n, seed):
         mu = float(10 ** rng.uniform(-6, 2))
         delta = float(10 ** rng.uniform(-300, -0.3))
         hi = C.gdp_epsilon(mu, delta)
-        lo = K._gaussian_epsilon_lower(mu, 1.0, delta)
+        lo = K.gaussian_epsilon_lower(mu, 1.0, delta)
         assert 0.0 <= lo <= hi
         if hi == 0.0:
             assert mp_gauss_delta(mu, 0.0) <= delta

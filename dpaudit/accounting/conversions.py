@@ -891,7 +891,7 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
     return _gauss_delta_up(sensitivity, sigma, epsilon)
 
 
-def _gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
+def gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
     """A certified LOWER bound on the exact epsilon(delta) of the Gaussian mechanism with
     mu = mu_num/mu_den: a float e with certified lower bound on delta(e) > delta (so the exact
     root lies above e), within 2^-46 relative of the upper root :func:`_gaussian_min_epsilon`

@@ -308,14 +308,14 @@ def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     if rho == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import _gaussian_epsilon_lower
+    from dpaudit.accounting.conversions import gaussian_epsilon_lower
 
     # a certified lower bound on the Balle-Wang root at mu = sqrt(2 rho) rounded down (the
     # upper-bound root gaussian_epsilon would not do: it errs high)
     mu = next_down(math.sqrt(2.0 * rho))
     if not mu > 0.0:
         return 0.0
-    return _gaussian_epsilon_lower(mu, 1.0, delta)
+    return gaussian_epsilon_lower(mu, 1.0, delta)
 
 
 # ----------------------------------------------------------------------------- mechanism

@@ -23,6 +23,7 @@ import numpy as np
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_orders, check_probability
 from dpaudit.mechanisms import _subsampled_rdp as K
+from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.loss_pairs import PrivacyLoss
@@ -228,10 +229,6 @@ class SampledWithoutReplacement(Mechanism):
         base = self.mechanism.tcdp()
         if self.q == 0.0:
             return (0.0, math.inf)
-        try:
-            from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
-        except ImportError:
-            return base
         rho, omega = base
         if not (math.isfinite(rho) and rho > 0):
             return base

@@ -224,7 +224,7 @@ class PLDAccountant(Accountant):
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 self._rdp.compose(mechanism, count)
-        except (UnsupportedMechanismError, ImportError, ValueError, OverflowError, ArithmeticError):
+        except (UnsupportedMechanismError, ValueError, OverflowError, ArithmeticError):
             self._rdp_ok = False
             self._rdp = None
 
