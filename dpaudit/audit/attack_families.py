@@ -57,6 +57,7 @@ from scipy.optimize import minimize
 
 from dpaudit.audit.outputs import is_numeric_batch, object_features, row_keys
 from dpaudit.core.validation import check_count
+from dpaudit.audit.outputs import as_output_batch
 
 __all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
            "FloatBitsAttack", "NaiveBayesAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features",
@@ -251,7 +252,6 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
     ``max_categories`` buckets if the grid is still larger; object outputs are hashed. The
     description says which.
     """
-    from dpaudit.audit.outputs import as_output_batch
 
     max_categories = check_count(max_categories, "max_categories", minimum=2)
     a = train0 if isinstance(train0, np.ndarray) and (is_numeric_batch(train0) or train0.dtype == object) \

@@ -23,6 +23,7 @@ from dpaudit.audit.renyi import renyi_divergence
 from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks,
                                   open_executor, run_jobs)
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
+from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
 
 __all__ = ["linear_instance_datasets", "simulate_noisy_gd", "linear_instance_table"]
 
@@ -98,7 +99,6 @@ def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *,
     ``workers`` processes; see :func:`dpaudit.audit.runner.run_jobs`); the rows depend only on
     ``seed``, ``trials`` and ``chunk_size``.
     """
-    from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
 
     check_real("step_size", step_size)
     confidence = check_confidence(confidence)

@@ -59,6 +59,7 @@ from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_cou
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
+from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
 
@@ -91,7 +92,6 @@ def _fixed_grid(sel0, sel1, size: int) -> np.ndarray:
 
 def _warn_pure_dp_claim(sampler) -> None:
     """delta = 0 (the default) audits a pure-DP claim: say so when the mechanism has none (a Gaussian)."""
-    from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 
     desc = no_pure_dp(sampler)
     if desc is not None:

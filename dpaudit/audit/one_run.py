@@ -22,6 +22,8 @@ from scipy.stats import binom
 from dpaudit.audit.bounds import check_audit_delta, check_beta
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_count, check_nonnegative
+from dpaudit.audit.binomial import cp_lower
+from dpaudit.audit.runner import as_seed_sequence
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit"]
 
@@ -134,7 +136,6 @@ def correct_counts(scores, coins):
 
 def _proxy_epsilon(r, v, beta):
     """sup{eps : P[Bin(r, q(eps)) >= v] <= beta} = logit of the Clopper-Pearson lower bound (vectorised)."""
-    from dpaudit.audit.binomial import cp_lower
 
     r = np.asarray(r)
     v = np.asarray(v)
@@ -230,7 +231,6 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
     Returns arrays over audits: ``epsilon_lower``, ``r``, ``v``, ``k_in``, ``k_out``, ``included``,
     plus the calibration record.
     """
-    from dpaudit.audit.runner import as_seed_sequence
 
     m = check_count(m, "m", minimum=2)
     audits = check_count(audits, "audits", minimum=1)

@@ -61,6 +61,7 @@ from dpaudit.audit.runner import (DEFAULT_RETRIES, Job, as_seed_sequence, concat
 from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 from dpaudit.optimizers.base import Optimizer
+from dpaudit.optimizers import make_optimizer
 
 __all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "audit_delta",
            "claim_epsilon", "pure_dp_epsilon", "optimizer_claim", "DEFAULT_AUDIT_DELTA"]
@@ -363,7 +364,6 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
     delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
     """
-    from dpaudit.optimizers import make_optimizer
 
     trials = check_count(trials, "trials", minimum=2)
     confidence = check_confidence(confidence)

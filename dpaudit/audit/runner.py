@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.validation import check_count
+from dpaudit.core.progress import Progress
 
 __all__ = [
     "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
@@ -404,7 +405,6 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     ChunkError
         A chunk failed after its retries, or returned a different number of trials.
     """
-    from dpaudit.core.progress import Progress  # stderr progress, quiet off-TTY / --json (issue 7)
 
     jobs = [j if isinstance(j, Job) else Job(*j) for j in jobs]
     if not jobs:

@@ -50,6 +50,7 @@ from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.audit.bounds import epsilon_lower_from_rates
 from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
+from dpaudit.core.validation import check_count
 
 __all__ = ["BIT_LEVEL_FAMILIES", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
            "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
@@ -238,7 +239,6 @@ def statdp_pairs(n: int, base: float = 1.0):
     one above / one below / one above rest below / one below rest above / half half /
     all above / all below / x shape.
     """
-    from dpaudit.core.validation import check_count
 
     n = check_count(n, "n", minimum=1)
     b = float(base)

@@ -37,6 +37,11 @@ from dpaudit.core.validation import (
     check_positive,
 )
 from dpaudit.mechanisms.base import Mechanism, rdp_from_zcdp
+from dpaudit.bounds.rgm import epsilon_from_rdp_curve
+from dpaudit.accounting.conversions import gdp_epsilon
+from dpaudit.accounting.conversions import gaussian_epsilon_lower
+from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.accounting.conversions import zcdp_delta
 
 __all__ = [
     "langevin_rdp",
@@ -260,7 +265,6 @@ def _rho_to_epsilon(rho: float, delta: float) -> float:
         return math.inf
     if rho == 0.0:
         return 0.0
-    from dpaudit.bounds.rgm import epsilon_from_rdp_curve
 
     eps, _ = epsilon_from_rdp_curve(lambda a: rdp_from_zcdp(rho, a), delta)
     return eps
@@ -292,7 +296,6 @@ def linear_gaussian_epsilon(delta, *, sensitivity, step_size, sigma, n, steps, i
     mu = _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance)
     if mu == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import gdp_epsilon
 
     return float(gdp_epsilon(mu, delta)) if math.isfinite(mu) else math.inf
 
@@ -308,7 +311,6 @@ def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     if rho == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import gaussian_epsilon_lower
 
     # a certified lower bound on the Balle-Wang root at mu = sqrt(2 rho) rounded down (the
     # upper-bound root gaussian_epsilon would not do: it errs high)
@@ -404,7 +406,6 @@ class NoisyGDLastIterate(Mechanism):
 
     def claim(self):
         """A :class:`~dpaudit.accounting.claim.PrivacyClaim` for this run of noisy GD."""
-        from dpaudit.accounting.claim import PrivacyClaim
 
         rho = self.zcdp()
 
@@ -413,7 +414,6 @@ class NoisyGDLastIterate(Mechanism):
                 return 1.0
             if rho == 0.0:
                 return 0.0
-            from dpaudit.accounting.conversions import zcdp_delta
 
             return min(1.0, float(zcdp_delta(rho, epsilon)))
 

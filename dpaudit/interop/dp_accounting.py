@@ -55,6 +55,9 @@ from dpaudit.core.validation import (
     check_probability,
 )
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms import Gaussian
+from dpaudit.mechanisms import PoissonSampled
+from dpaudit.mechanisms import SampledWithoutReplacement
 
 __all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
 
@@ -153,7 +156,6 @@ def _base(event, neighbouring: str):
 
 def _collapse_gaussians(pairs):
     """One Gaussian equivalent to the composition of Gaussian mechanisms (sensitivity 1 each)."""
-    from dpaudit.mechanisms import Gaussian
 
     if not pairs:
         return None
@@ -190,7 +192,6 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         if q == 1:
             mech = inner
         else:
-            from dpaudit.mechanisms import PoissonSampled
 
             mech = PoissonSampled(inner, q)
         out[mech] = out.get(mech, 0) + count
@@ -206,7 +207,6 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         if m == n:
             mech = inner
         else:
-            from dpaudit.mechanisms import SampledWithoutReplacement
 
             mech = SampledWithoutReplacement(inner, m / n)
         out[mech] = out.get(mech, 0) + count

@@ -50,6 +50,7 @@ from dpaudit.optimizers.base import (
     no_guarantee_claim,
 )
 from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
+from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
 
@@ -207,7 +208,6 @@ class NoisyGD(Optimizer):
         """The individual claims, keyed by source: ``"composition"`` and, when it applies, ``"langevin-theorem-1"``."""
         n = check_count(n, "n", minimum=1)
         S = self.sensitivity
-        from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
         common = dict(sensitivity=S, step_size=self.hp["step_size"], sigma=self.hp["sigma"], n=n,
                       steps=self.hp["steps"])
         details = {"sensitivity": S, "n": n, **{k: v for k, v in common.items() if k != "sensitivity"}}

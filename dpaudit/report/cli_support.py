@@ -9,6 +9,9 @@ calls ``maybe_write_report(args, audit=..., renyi=..., accountants=...)``; nothi
 from __future__ import annotations
 
 import sys
+from dpaudit.report.writer import write_report
+from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
+from dpaudit.optimizers import make_optimizer
 
 __all__ = ["add_report_argument", "maybe_write_report"]
 
@@ -30,14 +33,11 @@ def maybe_write_report(args, *, audit=None, renyi=None, accountants=None, optimi
     path = getattr(args, "report", None)
     if not path:
         return None
-    from dpaudit.report.writer import write_report
 
     if optimizer is not None and accountants is None:
-        from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
 
         opt = optimizer
         if isinstance(optimizer, str):
-            from dpaudit.optimizers import make_optimizer
 
             opt = make_optimizer(optimizer)
         mech, steps = optimizer_mechanism(opt)

@@ -29,6 +29,7 @@ from dpaudit.core.validation import (
 )
 
 from dpaudit.testing.assertions import exact_epsilon
+from dpaudit.audit.linear_instance import linear_instance_table
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
@@ -134,7 +135,6 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
     (sheet A.5), ``theorem1`` (upper bound, lambda = 1), ``theorem2`` (lower bound),
     ``composition``, ``method``, plus ``trials`` and ``confidence``.
     """
-    from dpaudit.audit.linear_instance import linear_instance_table
 
     trials = check_count(trials, "trials", minimum=2)
     step_size = check_positive("step_size", step_size)

@@ -29,6 +29,10 @@ import numpy as np
 from dpaudit.accounting.conversions import gaussian_epsilon
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
 from dpaudit.testing._config import active_config
+from dpaudit.audit.result import VIOLATION_CHECKS
+from dpaudit.audit import audit_mechanism
+from dpaudit.core.defaults import no_pure_dp
+from dpaudit.audit.verdict import advice_lines
 
 __all__ = ["assert_audit_consistent", "assert_accountant_sound", "exact_epsilon", "mechanism_sampler"]
 
@@ -42,7 +46,6 @@ _FLOAT_CAUSE = (
 )
 
 def _causes() -> str:
-    from dpaudit.audit.result import VIOLATION_CHECKS
 
     return "Common causes: " + "; ".join(VIOLATION_CHECKS[:-1]) + "."
 
@@ -132,11 +135,9 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
         "violation"); the message states the verdict, the claim, the lower bound, the method,
         the trials and seed, and likely causes. The GDP estimate never triggers it.
     """
-    from dpaudit.audit import audit_mechanism
 
     epsilon = check_epsilon(epsilon)
     if delta is None:
-        from dpaudit.core.defaults import no_pure_dp
 
         desc = no_pure_dp(sampler)
         if desc is not None:
@@ -162,7 +163,6 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
 
 
 def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
-    from dpaudit.audit.verdict import advice_lines
 
     lines = [
         "dpaudit: the audit is inconclusive: it certified nothing (lower bound 0), so it had no power to test the "
@@ -317,7 +317,6 @@ def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, 
         else:
             s, xa, xb = (_llr_sampler(mechanism, count) if mechanism is not None else None) or (None, None, None)
         if s is not None:
-            from dpaudit.audit import audit_mechanism
 
             cfg, where = _resolve(trials, confidence, seed)
             # the accountant describes the mathematical mechanism: read outputs as real numbers (no

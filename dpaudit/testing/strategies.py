@@ -21,6 +21,13 @@ from typing import NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
+from dpaudit.mechanisms import Gaussian
+from dpaudit.mechanisms import Laplace
+from dpaudit.mechanisms import PureDP
+from dpaudit.mechanisms import ExponentialMechanism
+from dpaudit.mechanisms import PoissonSampled
+from dpaudit.mechanisms import SampledWithoutReplacement
+from dpaudit.accounting.claim import PrivacyClaim
 
 __all__ = [
     "log_uniform", "epsilons", "deltas", "orders", "order_lists", "sampling_rates", "sigmas", "sensitivities",
@@ -99,7 +106,6 @@ def neighbouring_relations():
 
 def gaussian_mechanisms(sigma=None, sensitivity=None, neighbouring=None):
     """``Gaussian(sigma, sensitivity, neighbouring)``."""
-    from dpaudit.mechanisms import Gaussian
 
     return st.builds(Gaussian, sigma if sigma is not None else sigmas(),
                      sensitivity if sensitivity is not None else sensitivities(),
@@ -108,7 +114,6 @@ def gaussian_mechanisms(sigma=None, sensitivity=None, neighbouring=None):
 
 def laplace_mechanisms(scale=None, sensitivity=None, neighbouring=None):
     """``Laplace(scale, sensitivity, neighbouring)``."""
-    from dpaudit.mechanisms import Laplace
 
     return st.builds(Laplace, scale if scale is not None else sigmas(0.1, 20.0),
                      sensitivity if sensitivity is not None else sensitivities(),
@@ -117,14 +122,12 @@ def laplace_mechanisms(scale=None, sensitivity=None, neighbouring=None):
 
 def pure_dp_mechanisms(epsilon=None):
     """``PureDP(epsilon)``."""
-    from dpaudit.mechanisms import PureDP
 
     return st.builds(PureDP, epsilon if epsilon is not None else epsilons(0.01, 5.0))
 
 
 def exponential_mechanisms(epsilon=None):
     """``ExponentialMechanism(epsilon)``."""
-    from dpaudit.mechanisms import ExponentialMechanism
 
     return st.builds(ExponentialMechanism, epsilon if epsilon is not None else epsilons(0.01, 5.0))
 
@@ -147,7 +150,6 @@ def _rel(neighbouring):
 
 def poisson_sampled_mechanisms(base=None, q=None):
     """``PoissonSampled(base, q)`` with an add/remove Gaussian or Laplace base by default."""
-    from dpaudit.mechanisms import PoissonSampled
 
     if base is None:
         base = st.one_of(gaussian_mechanisms(neighbouring=st.just("add_remove")),
@@ -157,7 +159,6 @@ def poisson_sampled_mechanisms(base=None, q=None):
 
 def sampled_without_replacement_mechanisms(base=None, q=None):
     """``SampledWithoutReplacement(base, q)`` (replace-one) with a Gaussian base by default."""
-    from dpaudit.mechanisms import SampledWithoutReplacement
 
     if base is None:
         base = gaussian_mechanisms(neighbouring=st.just("replace_one"))
@@ -226,7 +227,6 @@ def _neighbouring_datasets(draw, relation, min_size, max_size, dim, elements):
 
 def privacy_claims(epsilon=None, delta=None, neighbouring=None):
     """``PrivacyClaim.approx_dp(epsilon, delta)`` single-statement claims."""
-    from dpaudit.accounting.claim import PrivacyClaim
 
     def make(e, d, rel):
         return PrivacyClaim.approx_dp(e, d, neighbouring=rel, description=f"({e:g}, {d:g})-DP")
