@@ -16,7 +16,6 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import mpmath as mp  # noqa: E402
-
 from _common import report  # noqa: E402
 
 
@@ -45,8 +44,8 @@ def _exact_delta(kind, q, direction, eps):
 
 
 def main() -> int:
-    from dpaudit.accounting.pld.distribution import delta_for_epsilon
     from dpaudit.accounting.pld.discretisation import discretise
+    from dpaudit.accounting.pld.distribution import delta_for_epsilon
     from dpaudit.mechanisms.loss_pairs import GaussianPair, LaplacePair, SubsampledPair
 
     mp.mp.dps = 25

@@ -25,7 +25,6 @@ from scipy import integrate
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
-
 CASES = [(0.01, 5.0), (0.05, 3.0), (0.2, 2.0), (0.01, 1.25), (0.5, 1.5), (0.9, 1.2), (0.002, 12.0)]
 
 

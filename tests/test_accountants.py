@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit import conversions as C
 from dpaudit.accounting.calibration import calibrate_sigma

@@ -151,7 +151,7 @@ def test_no_import_guards_against_the_package_itself():
 
 def test_every_private_import_exception_is_still_needed():
     used = set()
-    for path, layer, where, tree in _package_modules():
+    for _path, _layer_name, where, tree in _package_modules():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 used |= {(where, node.module, a.name) for a in node.names}

@@ -7,7 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.audit.binomial import cp_lower, cp_upper
 from dpaudit.audit.bounds import epsilon_lower_from_counts, epsilon_lower_from_rates

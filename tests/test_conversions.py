@@ -9,7 +9,8 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit import conversions as C
 from dpaudit.accounting.rdp import DEFAULT_ORDERS

@@ -9,13 +9,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.mechanisms.approx import ApproxDP
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.laplace import Laplace, laplace_rdp
-from dpaudit.mechanisms.pure import (ExponentialMechanism, PureDP, bounded_range_kl_max,
-                                     randomized_response_rdp)
+from dpaudit.mechanisms.pure import ExponentialMechanism, PureDP, bounded_range_kl_max, randomized_response_rdp
 from dpaudit.mechanisms.subsampled import PoissonSampled, SampledWithoutReplacement
 
 mp.mp.dps = 40

@@ -17,10 +17,9 @@ for a correct pipeline with probability at most 1e-3.
 
 import math
 
-from dpaudit.accounting.conversions import gaussian_epsilon_lower
-
 import numpy as np
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from dpaudit import (
     Gaussian,
@@ -32,6 +31,7 @@ from dpaudit import (
     TCDPAccountant,
     ZCDPAccountant,
 )
+from dpaudit.accounting.conversions import gaussian_epsilon_lower
 from dpaudit.audit import audit_mechanism
 from dpaudit.conversions import gaussian_epsilon
 

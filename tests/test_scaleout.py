@@ -22,9 +22,21 @@ from hypothesis import strategies as st
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.audit.linear_instance import linear_instance_table, simulate_noisy_gd
-from dpaudit.audit.runner import (DEFAULT_RETRIES, ChunkError, InProcessExecutor, Job, ProcessPool,
-                                  as_seed_sequence, check_merged, chunk_sizes, concat_chunks, open_executor,
-                                  run_chunks, run_jobs, spawn)
+from dpaudit.audit.runner import (
+    DEFAULT_RETRIES,
+    ChunkError,
+    InProcessExecutor,
+    Job,
+    ProcessPool,
+    as_seed_sequence,
+    check_merged,
+    chunk_sizes,
+    concat_chunks,
+    open_executor,
+    run_chunks,
+    run_jobs,
+    spawn,
+)
 from dpaudit.mechanisms import Gaussian, Laplace
 
 GAUSS = Gaussian(1.0).sample  # a bound method of a frozen dataclass: picklable

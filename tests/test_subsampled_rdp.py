@@ -11,9 +11,10 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-
 from dp_accounting.rdp import rdp_privacy_accountant as R
+from hypothesis import given
+from hypothesis import strategies as st
+
 from dpaudit.mechanisms import _subsampled_rdp as K
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.laplace import Laplace

@@ -5,7 +5,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpaudit
 from dpaudit.testing import strategies as dst
@@ -115,9 +116,15 @@ def test_exact_gaussian_reference_value():
 def _laplace_hockey_stick(b, sens, eps):
     """delta(eps) = int max(0, p - e^eps q) for p = Lap(0, b), q = Lap(sens, b), by mpmath quadrature."""
     mpmath.mp.dps = 30
-    p = lambda y: mpmath.exp(-abs(y) / b) / (2 * b)
-    q = lambda y: mpmath.exp(-abs(y - sens) / b) / (2 * b)
-    f = lambda y: max(mpmath.mpf(0), p(y) - mpmath.exp(eps) * q(y))
+    def p(y):
+        return mpmath.exp(-abs(y) / b) / (2 * b)
+
+    def q(y):
+        return mpmath.exp(-abs(y - sens) / b) / (2 * b)
+
+    def f(y):
+        return max(mpmath.mpf(0), p(y) - mpmath.exp(eps) * q(y))
+
     kink = (sens - b * eps) / 2  # where p = e^eps q (the integrand's kink)
     return float(mpmath.quad(f, [-mpmath.inf, 0, kink, sens, mpmath.inf]))
 

@@ -18,7 +18,6 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import special
-
 from test_trust_numerics_oracles import mp_gauss_delta, mp_mu, mp_subsampled_rr_rdp
 
 from dpaudit import conversions as C

@@ -22,8 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import ApproxDP, Gaussian, Laplace, PLDAccountant, PoissonSampled, PureDP
-from dpaudit.accounting.pld.distribution import delta_for_epsilon
 from dpaudit.accounting.pld.discretisation import discretise
+from dpaudit.accounting.pld.distribution import delta_for_epsilon
+from dpaudit.mechanisms import ExponentialMechanism
 from dpaudit.mechanisms.loss_pairs import (
     BR_LOWER_FRACTIONS,
     ApproxDPPair,
@@ -34,7 +35,6 @@ from dpaudit.mechanisms.loss_pairs import (
     RandomizedResponsePair,
     SubsampledPair,
 )
-from dpaudit.mechanisms import ExponentialMechanism
 
 FMAX = sys.float_info.max
 

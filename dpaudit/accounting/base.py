@@ -62,13 +62,13 @@ class Accountant(abc.ABC):
         self._events: list[tuple[object, int]] = []
 
     @classmethod
-    def quiet(cls, **options) -> "Accountant":
+    def quiet(cls, **options) -> Accountant:
         """An instance for internal use (claims, calibration, the CLI): it emits no warnings of
         its own (the RDP accountant's order-grid warning); the same numbers as ``cls()``."""
         return cls(**options)
 
     # -- composition -------------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> "Accountant":
+    def compose(self, mechanism, count=1) -> Accountant:
         """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``.
 
         ``count`` is any integer >= 0 (0 composes nothing but still checks the mechanism and its

@@ -25,7 +25,6 @@ from dpaudit.core.validation import (
     check_positive,
     check_probability,
 )
-
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.subsampled import PoissonSampled
 

@@ -131,7 +131,7 @@ class OpacusStyleAccountant:
         self.mechanism = _accountant_key(accountant)
         self.history: list[tuple[float, float, int]] = []
 
-    def step(self, *, noise_multiplier: float, sample_rate: float, count: int = 1) -> "OpacusStyleAccountant":
+    def step(self, *, noise_multiplier: float, sample_rate: float, count: int = 1) -> OpacusStyleAccountant:
         """Record ``count`` steps (default 1) with these parameters; returns the accountant."""
         nm = check_positive("noise_multiplier", noise_multiplier)
         q = check_probability("sample_rate", sample_rate)

@@ -749,7 +749,7 @@ def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> 
     (``upward``) or down."""
     import mpmath as mp
 
-    t1 = None
+    t1 = 1.0  # (the loop below runs at least once and sets it)
     cancel = min(cancel, _MAX_CANCEL_DIGITS)
     for _ in range(4):
         dps = int(40 + cancel)
@@ -800,10 +800,10 @@ def _gauss_delta_bounds(mu_num: float, mu_den: float, epsilon: float, need_lower
     lp_hi = sum(_log_phi_tail(u_lo))
     if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
         return 0.0, TINY
-    best_hi, best_lo, r = 0.0, -math.inf, 1.0
+    best_hi, best_lo = 0.0, -math.inf
     res = _gauss_log_f_double(u_lo, v_hi)
     if res is not None:
-        best_hi, r = min(best_hi, res[1]), res[2]
+        best_hi = min(best_hi, res[1])
     if v_lo > u_hi:
         res = _gauss_log_f_double(u_hi, v_lo)
         if res is not None:

@@ -20,7 +20,6 @@ from dpaudit.accounting.conversions import rdp_to_delta, rdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
     check_orders,
@@ -141,7 +140,7 @@ class RDPAccountant(Accountant):
         self.at_grid_end: bool = False
 
     @classmethod
-    def quiet(cls, **options) -> "RDPAccountant":
+    def quiet(cls, **options) -> RDPAccountant:
         """Without :class:`OrderGridWarning` (recorded in :attr:`at_grid_end` only)."""
         return cls(warn_at_grid_end=False, **options)
 

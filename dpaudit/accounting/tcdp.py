@@ -22,7 +22,6 @@ from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
     check_orders,

@@ -20,7 +20,6 @@ from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
     check_orders,

@@ -55,9 +55,8 @@ import zlib
 import numpy as np
 from scipy.optimize import minimize
 
-from dpaudit.audit.outputs import is_numeric_batch, object_features, row_keys
+from dpaudit.audit.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
 from dpaudit.core.validation import check_count
-from dpaudit.audit.outputs import as_output_batch
 
 __all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
            "FloatBitsAttack", "NaiveBayesAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features",

@@ -20,10 +20,17 @@ import math
 import numpy as np
 
 from dpaudit.audit.renyi import renyi_divergence
-from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks,
-                                  open_executor, run_jobs)
-from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
+from dpaudit.audit.runner import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_RETRIES,
+    Job,
+    as_seed_sequence,
+    concat_chunks,
+    open_executor,
+    run_jobs,
+)
 from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
+from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
 __all__ = ["linear_instance_datasets", "simulate_noisy_gd", "linear_instance_table"]
 

@@ -51,15 +51,34 @@ from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
-                                  concat_chunks, open_executor, pin_seed, run_jobs, seed_record)
-from dpaudit.audit.selection import (MAX_BOUNDARY_GRID, RULES, boundary_grid, choose_attack, describe_input,
-                                    leak_kind, resolve_families, split_train_validation, tiebreak_seed)
-from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
+from dpaudit.audit.runner import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_RETRIES,
+    Job,
+    as_seed_sequence,
+    check_picklable,
+    concat_chunks,
+    open_executor,
+    pin_seed,
+    run_jobs,
+    seed_record,
+)
+from dpaudit.audit.selection import (
+    MAX_BOUNDARY_GRID,
+    RULES,
+    boundary_grid,
+    choose_attack,
+    describe_input,
+    leak_kind,
+    resolve_families,
+    split_train_validation,
+    tiebreak_seed,
+)
+from dpaudit.audit.thresholds import ORIENTATIONS, as_scores, bonferroni_test, heldout_test, oriented_counts
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
+from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
-from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
 

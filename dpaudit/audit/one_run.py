@@ -19,11 +19,11 @@ import math
 import numpy as np
 from scipy.stats import binom
 
+from dpaudit.audit.binomial import cp_lower
 from dpaudit.audit.bounds import check_audit_delta, check_beta
+from dpaudit.audit.runner import as_seed_sequence
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_count, check_nonnegative
-from dpaudit.audit.binomial import cp_lower
-from dpaudit.audit.runner import as_seed_sequence
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit"]
 

@@ -52,16 +52,24 @@ import math
 import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
+from dpaudit.audit.bounds import check_audit_delta
 from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.bounds import check_audit_delta
-from dpaudit.audit.runner import (DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, pin_seed,
-                                  run_jobs, seed_record)
+from dpaudit.audit.runner import (
+    DEFAULT_RETRIES,
+    Job,
+    as_seed_sequence,
+    concat_chunks,
+    open_executor,
+    pin_seed,
+    run_jobs,
+    seed_record,
+)
 from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
-from dpaudit.optimizers.base import Optimizer
 from dpaudit.optimizers import make_optimizer
+from dpaudit.optimizers.base import Optimizer
 
 __all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "audit_delta",
            "claim_epsilon", "pure_dp_epsilon", "optimizer_claim", "DEFAULT_AUDIT_DELTA"]

@@ -167,7 +167,7 @@ class AuditResult:
                 f"epsilon_claimed={self.epsilon_claimed:.4g}, delta={self.delta:.3g}, confidence={self.confidence:.4g}, "
                 f"trials={self.trials}, method={self.method.split(',')[0]!r}{tail}, details=<{len(self.details)} keys>)")
 
-    def with_details(self, **details) -> "AuditResult":
+    def with_details(self, **details) -> AuditResult:
         """A copy whose ``details`` are updated with ``details`` (the result itself is immutable)."""
         return replace(self, details={**self.details, **details})
 

@@ -58,8 +58,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.core import progress as progress_bar
 from dpaudit.core.validation import check_count
-from dpaudit.core.progress import Progress
 
 __all__ = [
     "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
@@ -462,7 +462,7 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
                 submit(*queue.popleft())
 
         try:
-            with Progress(sum(job.trials for job in jobs), label=label) as progress:
+            with progress_bar.Progress(sum(job.trials for job in jobs), label=label) as progress:
                 fill()
                 while pending:
                     finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)

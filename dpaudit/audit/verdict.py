@@ -57,8 +57,8 @@ import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.audit.bounds import epsilon_lower_from_rates
-from dpaudit.audit.thresholds import ORIENTATIONS, oriented_counts
 from dpaudit.audit.one_run import one_run_epsilon_lower
+from dpaudit.audit.thresholds import ORIENTATIONS, oriented_counts
 
 __all__ = ["VERDICTS", "GDP_LABEL", "ADVICE_LABEL", "verdict_of", "verdict_text", "trials_needed",
            "threshold_ceiling", "threshold_advice", "one_run_advice", "advice_lines", "POWER_Z",

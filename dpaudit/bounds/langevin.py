@@ -28,6 +28,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.accounting.conversions import gaussian_epsilon_lower, gdp_epsilon, zcdp_delta
+from dpaudit.bounds.rgm import epsilon_from_rdp_curve
 from dpaudit.core.numeric import TINY, count_to_float, next_down, product_ratio, round_down, round_up
 from dpaudit.core.validation import (
     check_count,
@@ -37,11 +40,6 @@ from dpaudit.core.validation import (
     check_positive,
 )
 from dpaudit.mechanisms.base import Mechanism, rdp_from_zcdp
-from dpaudit.bounds.rgm import epsilon_from_rdp_curve
-from dpaudit.accounting.conversions import gdp_epsilon
-from dpaudit.accounting.conversions import gaussian_epsilon_lower
-from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.accounting.conversions import zcdp_delta
 
 __all__ = [
     "langevin_rdp",

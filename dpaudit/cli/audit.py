@@ -21,9 +21,8 @@ import argparse
 import contextlib
 import sys
 
-from dpaudit.report import cli_support
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
-
+from dpaudit.report import cli_support
 
 DESCRIPTION = """
 Audit an optimizer against its own privacy claim: run it many times on two neighbouring

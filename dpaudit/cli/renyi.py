@@ -19,8 +19,8 @@ import argparse
 import contextlib
 import math
 
-from dpaudit.report import cli_support
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
+from dpaudit.report import cli_support
 
 
 def _order(text: str) -> float:

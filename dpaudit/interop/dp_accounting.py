@@ -54,10 +54,8 @@ from dpaudit.core.validation import (
     check_orders,
     check_probability,
 )
+from dpaudit.mechanisms import Gaussian, PoissonSampled, SampledWithoutReplacement
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms import Gaussian
-from dpaudit.mechanisms import PoissonSampled
-from dpaudit.mechanisms import SampledWithoutReplacement
 
 __all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
 

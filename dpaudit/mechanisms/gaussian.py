@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import next_up, round_up
-from dpaudit.core.validation import check_orders, check_positive, check_neighbouring
+from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss
 

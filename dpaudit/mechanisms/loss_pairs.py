@@ -117,7 +117,7 @@ class LossPair(abc.ABC):
         """Q(L > e) (absolute accuracy a few ulps)."""
 
     @abc.abstractmethod
-    def reversed(self) -> "LossPair":
+    def reversed(self) -> LossPair:
         """The pair (Q, P)."""
 
     def atoms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -703,7 +703,7 @@ class SubsampledPair(LossPair):
 
     def log_q_sf(self, e):
         e = as_float_array(e)
-        q, b = self.q, self.base
+        b = self.base
         if self.direction == "add":
             v, ok = self._v(e)
             vv = np.where(ok, v, 0.0)
@@ -805,12 +805,12 @@ class PrivacyLoss:
     gaussian_sub: tuple[float, float, float] | None = None
 
     @classmethod
-    def nothing(cls) -> "PrivacyLoss":
+    def nothing(cls) -> PrivacyLoss:
         """A step that releases nothing (composes as the identity)."""
         return cls(None, (), "identity")
 
     @classmethod
-    def symmetric_pair(cls, upper: LossPair, lower=(), label: str = "", **kw) -> "PrivacyLoss":
+    def symmetric_pair(cls, upper: LossPair, lower=(), label: str = "", **kw) -> PrivacyLoss:
         """A step whose ADD and REMOVE pairs are the same symmetric pair (and lower candidates)."""
         return cls((upper, upper), tuple((lo, lo) for lo in lower), label, **kw)
 
@@ -820,6 +820,9 @@ class PrivacyLoss:
 
     @property
     def symmetric(self) -> bool:
+        """ADD and REMOVE directions are the same pairs (one direction suffices)."""
+        if self.upper is None:
+            return True
         return self.upper[0] is self.upper[1] and all(a is b for a, b in self.lower)
 
     def epsilon(self, delta: float) -> float:
@@ -829,7 +832,7 @@ class PrivacyLoss:
             return 0.0
         return max(pair.epsilon(delta) for pair in self.upper)
 
-    def subsampled(self, q_up: float, q_lo: float) -> "PrivacyLoss":
+    def subsampled(self, q_up: float, q_lo: float) -> PrivacyLoss:
         """The step under Poisson subsampling with rate q (``q_up`` >= q >= ``q_lo``, the two
         rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions."""
         if q_up == 0.0 or self.upper is None:

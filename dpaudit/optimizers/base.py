@@ -28,8 +28,8 @@ Numerical conventions shared by every optimizer:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 

@@ -59,7 +59,8 @@ from dpaudit.optimizers.base import (
     check_finite_params,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["DPGD", "DPSGD", "chunk_sizes"]
 

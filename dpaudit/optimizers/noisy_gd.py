@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
 from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
@@ -49,8 +50,8 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
-from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
 

@@ -9,9 +9,10 @@ calls ``maybe_write_report(args, audit=..., renyi=..., accountants=...)``; nothi
 from __future__ import annotations
 
 import sys
-from dpaudit.report.writer import write_report
-from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
+
 from dpaudit.optimizers import make_optimizer
+from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
+from dpaudit.report.writer import write_report
 
 __all__ = ["add_report_argument", "maybe_write_report"]
 

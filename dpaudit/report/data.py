@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
+from dpaudit.audit.linear_instance import linear_instance_table
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -27,9 +28,7 @@ from dpaudit.core.validation import (
     check_nonnegative,
     check_positive,
 )
-
 from dpaudit.testing.assertions import exact_epsilon
-from dpaudit.audit.linear_instance import linear_instance_table
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]

@@ -12,6 +12,7 @@ import io
 import math
 
 import numpy as np
+
 from dpaudit.report.data import dp_region_tpr
 
 __all__ = ["ReportDependencyError", "require_matplotlib", "accountants_figure", "renyi_figure", "roc_figure",

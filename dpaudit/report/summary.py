@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import functools
 import math
+
+from dpaudit.accounting.pld import PLDAccountant
+from dpaudit.audit.verdict import verdict_of
 from dpaudit.optimizers import make_optimizer
 from dpaudit.report.data import optimizer_mechanism
 from dpaudit.testing.assertions import exact_epsilon
-from dpaudit.accounting.pld import PLDAccountant
-from dpaudit.audit.verdict import verdict_of
 
 __all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
            "directed", "claim_source_text", "claim_source_short"]

@@ -38,8 +38,8 @@ from pathlib import Path
 
 from dpaudit.audit.result import POWER_HINTS, VIOLATION_CHECKS
 from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
-from dpaudit.report import plots
 from dpaudit.optimizers import optimizer_class
+from dpaudit.report import plots
 from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
 
 __all__ = ["write_report", "render_report"]

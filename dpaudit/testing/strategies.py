@@ -21,13 +21,16 @@ from typing import NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
-from dpaudit.mechanisms import Gaussian
-from dpaudit.mechanisms import Laplace
-from dpaudit.mechanisms import PureDP
-from dpaudit.mechanisms import ExponentialMechanism
-from dpaudit.mechanisms import PoissonSampled
-from dpaudit.mechanisms import SampledWithoutReplacement
+
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.mechanisms import (
+    ExponentialMechanism,
+    Gaussian,
+    Laplace,
+    PoissonSampled,
+    PureDP,
+    SampledWithoutReplacement,
+)
 
 __all__ = [
     "log_uniform", "epsilons", "deltas", "orders", "order_lists", "sampling_rates", "sigmas", "sensitivities",
@@ -183,7 +186,7 @@ class NeighbouringPair(NamedTuple):
     x: np.ndarray
     x_prime: np.ndarray
     relation: str
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index; the field name is public
 
 
 def neighbouring_datasets(relation=None, *, min_size: int = 1, max_size: int = 8, dim: int = 1, elements=None):

@@ -68,8 +68,14 @@ import warnings
 import numpy as np
 
 from dpaudit.accounting.base import Accountant
-from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.accounting.pld import gaussian as exact_gaussian
+from dpaudit.accounting.pld.discretisation import (
+    coarsen,
+    compose_atomic,
+    discretise,
+    grid_for,
+    loss_range,
+)
 from dpaudit.accounting.pld.distribution import (
     MAX_BINS,
     DiscretePLD,
@@ -80,13 +86,7 @@ from dpaudit.accounting.pld.distribution import (
     epsilon_for_delta,
     self_compose,
 )
-from dpaudit.accounting.pld.discretisation import (
-    coarsen,
-    compose_atomic,
-    discretise,
-    grid_for,
-    loss_range,
-)
+from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
@@ -447,7 +447,8 @@ class PLDAccountant(Accountant):
     # -- queries ---------------------------------------------------------------------------------
     def _nonprivate(self) -> bool:
         """An unsampled step whose pair is the non-private one: delta(eps) = 1 for every eps."""
-        return any(ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0 for ev, _ in self._pairs)
+        return any(ev.upper is not None and ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0
+                   for ev, _ in self._pairs)
 
     def epsilon_details(self, delta) -> dict:
         lo, up = self.epsilon_interval(delta)

@@ -197,7 +197,7 @@ def _lin_slope_x(e, a, b, i, d) -> np.ndarray:
         xi = np.exp(np.minimum(e[i], 0.0))
         left = -xi  # both ends at losses <= 0: slope -1
         # a < 0 < b: slope -(1 - x_a)/(x_b - x_a); times x_i
-        straddle = -(-np.expm1(np.minimum(e[a], 0.0))) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
+        straddle = np.expm1(np.minimum(e[a], 0.0)) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
     return np.where(e[b] <= 0, left, np.where(e[a] >= 0, 0.0, straddle))
 
 
@@ -467,13 +467,13 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
     excess = float(np.sum(p)) + inf - 1.0
     if excess > 0:  # remove mass from the lowest losses (the curve only drops)
         c0 = np.cumsum(p)
-        j = int(np.searchsorted(c0, excess))
-        if j >= n:
+        j_cut = int(np.searchsorted(c0, excess))
+        if j_cut >= n:
             p[:] = 0.0
         else:
-            p[j] -= excess - (float(c0[j - 1]) if j > 0 else 0.0)
-            p[:j] = 0.0
-            p[j] = max(p[j], 0.0)
+            p[j_cut] -= excess - (float(c0[j_cut - 1]) if j_cut > 0 else 0.0)
+            p[:j_cut] = 0.0
+            p[j_cut] = max(p[j_cut], 0.0)
     return DiscretePLD(d, -i0, p, inf, False, slack, pair.q_deficit())
 
 
