@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from dpaudit.audit import AuditResult, audit_mechanism, audit_optimizer
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.one_run import one_run_epsilon_lower
 from dpaudit.audit.verdict import (
     GDP_LABEL,

@@ -47,7 +47,7 @@ def flatten_outputs(outputs, size: int | None = None) -> np.ndarray:
 
 class _Statistic:
     """Base of the score functions below: module-level classes, so that they pickle (process
-    pools, :mod:`dpaudit.audit.runner`); ``description`` is a plain, settable attribute."""
+    pools, :mod:`dpaudit.core.runner`); ``description`` is a plain, settable attribute."""
 
     description = "statistic"
 

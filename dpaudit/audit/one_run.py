@@ -20,9 +20,9 @@ import numpy as np
 from scipy.stats import binom
 
 from dpaudit.audit.binomial import cp_lower
-from dpaudit.audit.bounds import check_audit_delta, check_beta
-from dpaudit.audit.runner import as_seed_sequence
+from dpaudit.audit.error_rates import check_audit_delta, check_beta
 from dpaudit.core.numeric import round_down
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit"]

@@ -52,21 +52,19 @@ import math
 import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
-from dpaudit.audit.bounds import check_audit_delta
+from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import (
+from dpaudit.audit.verdict import one_run_advice
+from dpaudit.core.runner import (
     DEFAULT_RETRIES,
     Job,
-    as_seed_sequence,
     concat_chunks,
     open_executor,
-    pin_seed,
     run_jobs,
-    seed_record,
 )
-from dpaudit.audit.verdict import one_run_advice
+from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.base import Optimizer

@@ -47,7 +47,7 @@ import numpy as np
 
 from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackFamily
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count

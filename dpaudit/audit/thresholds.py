@@ -16,7 +16,7 @@ orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data ar
 observed score values, so every result is invariant under strictly increasing transforms of
 the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
 
-``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.bounds`);
+``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.error_rates`);
 ``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.gdp`).
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import check_audit_delta, check_beta, epsilon_lower_from_rates
+from dpaudit.audit.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.gdp import mu_lower_from_rates
 from dpaudit.core.validation import check_count
 

@@ -56,7 +56,7 @@ from statistics import NormalDist
 import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.one_run import one_run_epsilon_lower
 from dpaudit.audit.thresholds import ORIENTATIONS, oriented_counts
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from dpaudit.accounting.base import make_accountant
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.seeds import make_rng
 from dpaudit.core.validation import (
     check_count,
     check_neighbouring,
@@ -82,13 +83,6 @@ def check_finite_params(params: np.ndarray, name: str, culprits: tuple[str, ...]
             f"{' / '.join(culprits)}: the iterates of {name} left the float range (non-finite parameters); "
             "reduce them or rescale the data")
     return params
-
-
-def make_rng(seed) -> np.random.Generator:
-    """``np.random.default_rng(seed)``; ``seed`` may be None, an int, a SeedSequence or a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
 
 
 def check_data(X, y=None, *, need_y: bool = True):

@@ -48,6 +48,8 @@ import math
 import numpy as np
 
 from dpaudit.core.numeric import l2_norm
+from dpaudit.core.runner import chunk_sizes
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_neighbouring
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.subsampled import PoissonSampled
@@ -62,27 +64,16 @@ from dpaudit.optimizers.base import (
 from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
 
-__all__ = ["DPGD", "DPSGD", "chunk_sizes"]
+__all__ = ["DPGD", "DPSGD", "trial_chunks"]
 
 #: target number of (trial, record) entries per chunk
 CHUNK_ENTRIES = 4_000_000
 
 
-def chunk_sizes(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]:
-    """Split ``trials`` into chunks of at most ``max(1, entries // n)`` trials."""
-    size = max(1, entries // max(n, 1))
-    out = [size] * (trials // size)
-    if trials % size:
-        out.append(trials % size)
-    return out
-
-
-def _seed_sequence(seed) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, np.random.Generator):
-        return np.random.SeedSequence(int(seed.integers(2**63)))
-    return np.random.SeedSequence(seed)
+def trial_chunks(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]:
+    """Split ``trials`` into chunks of at most ``max(1, entries // n)`` trials
+    (:func:`~dpaudit.core.runner.chunk_sizes`)."""
+    return chunk_sizes(trials, max(1, entries // max(n, 1)))
 
 
 class _ClippedNoisyDescent(Optimizer):
@@ -183,8 +174,8 @@ class _ClippedNoisyDescent(Optimizer):
             if norm > self.clip:
                 g_c = g_c * (self.clip / norm)
         row_norms = _row_norms(X)
-        sizes = chunk_sizes(trials, n)
-        children = _seed_sequence(seed).spawn(len(sizes))
+        sizes = trial_chunks(trials, n)
+        children = as_seed_sequence(seed, generator=True).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
         # overflow can only come from divergent iterates (huge step_size / noise): it is detected
@@ -200,8 +191,8 @@ class _ClippedNoisyDescent(Optimizer):
         n, d = X.shape
         m = G.shape[0]
         row_norms = _row_norms(X)
-        sizes = chunk_sizes(trials, n + m)
-        children = _seed_sequence(seed).spawn(len(sizes))
+        sizes = trial_chunks(trials, n + m)
+        children = as_seed_sequence(seed, generator=True).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
         with np.errstate(over="ignore", invalid="ignore"):

@@ -50,7 +50,6 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
-import numbers
 import pickle
 import sys
 import threading
@@ -59,10 +58,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core import progress as progress_bar
+from dpaudit.core.seeds import copy_seed, spawn
 from dpaudit.core.validation import check_count
 
 __all__ = [
-    "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
     "open_executor", "dask_executor",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
@@ -75,58 +75,6 @@ DEFAULT_RETRIES = 2
 #: exception types reported without retry: a rerun of a chunk with the same seed raises them again
 NOT_RETRIED = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError, AssertionError,
                NotImplementedError, pickle.PickleError)
-
-
-# ------------------------------------------------------------------------------------------ seeds
-def _copy_seed(ss: np.random.SeedSequence) -> np.random.SeedSequence:
-    """An equal SeedSequence that does not share the spawn counter of ``ss``."""
-    return np.random.SeedSequence(entropy=ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size,
-                                  n_children_spawned=ss.n_children_spawned)
-
-
-def as_seed_sequence(seed) -> np.random.SeedSequence:
-    """``seed`` (None, int >= 0, or SeedSequence) as a SeedSequence.
-
-    A SeedSequence is copied (same entropy, spawn key and spawn counter), so spawning from the
-    result never advances the caller's object: the same seed object gives the same streams on
-    every call.
-    """
-    if isinstance(seed, np.random.SeedSequence):
-        return _copy_seed(seed)
-    if seed is None:
-        return np.random.SeedSequence()
-    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
-        raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {seed!r}")
-    return np.random.SeedSequence(int(seed))
-
-
-def pin_seed(seed):
-    """``seed`` made reproducible: ``None`` becomes a ``SeedSequence`` with freshly drawn entropy (same
-    randomness as ``None``, but :func:`seed_record` can then say which seed reproduces the run); an
-    int or a SeedSequence is returned unchanged (after validation)."""
-    if seed is None:
-        return np.random.SeedSequence()
-    as_seed_sequence(seed)
-    return seed
-
-
-def seed_record(seed):
-    """A JSON-able value that reproduces ``seed``'s random streams when passed back as ``seed=``: the
-    int itself, a SeedSequence's entropy, or ``{"entropy": ..., "spawn_key": [...]}`` for a spawned
-    child (``numpy.random.SeedSequence(entropy, spawn_key=...)`` rebuilds it)."""
-    if seed is None:
-        return None
-    if isinstance(seed, np.random.SeedSequence):
-        if seed.spawn_key or seed.n_children_spawned:
-            return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key],
-                    "n_children_spawned": int(seed.n_children_spawned)}
-        return int(seed.entropy)
-    return int(seed)
-
-
-def spawn(seed, n: int) -> list[np.random.SeedSequence]:
-    """``n`` independent child seed sequences of ``seed`` (children 0..n-1 of its spawn tree)."""
-    return as_seed_sequence(seed).spawn(check_count(n, "n", minimum=1))
 
 
 def chunk_sizes(trials: int, chunk_size: int) -> list[int]:
@@ -442,12 +390,12 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
             _, _, _, size, ss = tasks[t]
             fn = jobs[tasks[t][0]].fn
             try:
-                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)  # a fresh copy: same stream
+                fut = ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)  # a fresh copy: same stream
             except cf.BrokenExecutor as exc:
                 if not callable(getattr(ex, "restart", None)):
                     raise _chunk_error(exc, reason="could not be submitted", **where(t, attempt)) from exc
                 ex.restart()
-                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)
+                fut = ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)
             pending[fut] = (t, attempt, bool(suspects))
 
         def fill():
