@@ -30,7 +30,6 @@ _REGISTRY = {
 
 #: the optimizer names of API.md
 names = tuple(_REGISTRY)
-NAMES = names
 
 
 def optimizer_class(name: str):
@@ -64,5 +63,5 @@ _EXPORTS = {
     "replace_one_pair": "dpaudit.optimizers.data",
     "NeighbouringPair": "dpaudit.optimizers.data",
 }
-__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", "NAMES", *_EXPORTS])
+__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", *_EXPORTS])
 __getattr__ = make_getattr(__name__, _EXPORTS)

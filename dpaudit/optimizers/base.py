@@ -46,6 +46,7 @@ from dpaudit.core.validation import (
     check_real_array,
 )
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
 __all__ = ["Run", "Optimizer", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
            "accountant_claim", "check_data", "check_finite_params", "make_rng"]
@@ -124,22 +125,10 @@ class CurveMechanism(Mechanism):
         return self.label
 
 
-class ZCDPStatement(Mechanism):
-    """A mechanism known only as rho-zCDP (e.g. DP-AGD, whose total budget is rho by construction)."""
-
-    def __init__(self, rho: float, label: str, neighbouring: str = "add_remove"):
-        self.rho = check_nonnegative("rho", rho)
-        self.label = label
-        self.neighbouring = check_neighbouring(neighbouring)
-
-    def zcdp(self) -> float:
-        return self.rho
-
-    def has_zcdp_guarantee(self) -> bool:
-        return math.isfinite(self.rho)
-
-    def describe(self) -> str:
-        return f"{self.label} (rho={self.rho:g})"
+def ZCDPStatement(rho: float, label: str, neighbouring: str = "add_remove") -> ZCDPMechanism:
+    """A mechanism known only as rho-zCDP (e.g. DP-AGD, whose total budget is rho by construction):
+    :class:`~dpaudit.mechanisms.zcdp.ZCDPMechanism` with a label (the name DP-AGD's module uses)."""
+    return ZCDPMechanism(check_nonnegative("rho", rho), label=label, neighbouring=neighbouring)
 
 
 def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
