@@ -26,6 +26,7 @@ from dpaudit.core.validation import (
     check_epsilon,
     check_orders,
 )
+from dpaudit.mechanisms.base import rdp_from_zcdp
 
 __all__ = ["TCDPAccountant"]
 
@@ -88,10 +89,7 @@ class TCDPAccountant(Accountant):
     def rdp_curve(self, orders) -> np.ndarray:
         """RDP curve rho*alpha for alpha < omega (alpha = omega included, by left-continuity), inf beyond."""
         orders = check_orders(orders)
-        with np.errstate(invalid="ignore"):
-            out = np.where(orders <= self.omega, self.rho * orders, math.inf)
-            out = np.where(np.isinf(orders) & (self.rho == 0) & math.isinf(self.omega), 0.0, out)
-        return out
+        return np.where(orders <= self.omega, rdp_from_zcdp(self.rho, orders), math.inf)
 
     def __repr__(self) -> str:
         return f"TCDPAccountant(rho={self.rho:g}, omega={self.omega:g})"

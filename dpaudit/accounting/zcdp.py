@@ -22,8 +22,8 @@ from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_delta,
     check_epsilon,
-    check_orders,
 )
+from dpaudit.mechanisms.base import rdp_from_zcdp
 
 __all__ = ["ZCDPAccountant"]
 
@@ -89,10 +89,7 @@ class ZCDPAccountant(Accountant):
 
     def rdp_curve(self, orders) -> np.ndarray:
         """The RDP curve rho*alpha implied by rho-zCDP."""
-        orders = check_orders(orders)
-        with np.errstate(invalid="ignore"):
-            out = np.where(np.isinf(orders), math.inf if self.rho > 0 else 0.0, self.rho * orders)
-        return out
+        return rdp_from_zcdp(self.rho, orders)
 
     def __repr__(self) -> str:
         return f"ZCDPAccountant(rho={self.rho:g})"
