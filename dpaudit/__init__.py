@@ -46,7 +46,7 @@ _EXPORTS = {
     "Estimate": "dpaudit.audit",
     "ChunkError": "dpaudit.audit",
     "make_optimizer": "dpaudit.optimizers",
-    # sub-modules named in API.md
+    # sub-modules named in the public interface
     "conversions": "dpaudit.conversions",
     "bounds": "dpaudit.bounds",
     "optimizers": "dpaudit.optimizers",

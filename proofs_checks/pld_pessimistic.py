@@ -2,7 +2,7 @@
 and Laplace, ADD and REMOVE, single step at several epsilons).
 
 The exact hockey-stick divergence delta(eps) = int (p(x) - e^eps q(x))_+ dx of the mixture pair
-(reference sheet accounting.md 8.1) is computed independently by mpmath quadrature on the
+(Sommer, Meiser, Mohammadi 2019, Lemma 5) is computed independently by mpmath quadrature on the
 output space (no privacy-loss inverse, no discretisation), split at the crossing point of
 p and e^eps q (found by mpmath root finding) so the integrand is smooth on each piece. The PLD values come from
 dpaudit.accounting.pld (connect-the-dots / merge-and-round-down discretisation + composition).

@@ -30,7 +30,7 @@ from dpaudit.bounds.ridge import (
 from dpaudit.core.gaussian_divergence import renyi_gaussians
 from dpaudit.mechanisms.relative_gaussian import RelativeGaussian
 
-# --------------------------------------------------------------------------- Lemma 2 (accounting.md 10.6)
+# --------------------------------------------------------------------------- Lemma 2 (Gil, Alajaji, Linder 2013 closed form = quadrature)
 GAUSS_REF = [
     ((0, 1, 1, 1, 3), 1.5),
     ((0, 1.2, 0.5, 1, 2.5), 1.09639931072),

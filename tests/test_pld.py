@@ -29,7 +29,7 @@ from dp_accounting.pld import pld_privacy_accountant as dpa_pld  # noqa: E402
 COARSE = 1e-3  # discretization for property tests (fast)
 
 
-# -- reference values (accounting.md section 10) -------------------------------------------------
+# -- reference values (closed forms and dp_accounting 0.6.0) -------------------------------------------------
 
 
 @pytest.fixture(scope="module")

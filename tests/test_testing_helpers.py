@@ -107,9 +107,9 @@ def test_config_precedence_and_reset():
 
 # -- exact curves ---------------------------------------------------------------------------------
 def test_exact_gaussian_reference_value():
-    # accounting.md 10.1: sigma/Delta = 1, delta = 1e-5 -> 4.377178095681 (closed form; = dp_accounting)
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: sigma/Delta = 1, delta = 1e-5 -> 4.377178095681 (closed form; = dp_accounting)
     assert exact_epsilon(dpaudit.Gaussian(1.0), 1e-5) == pytest.approx(4.377178095681, rel=1e-9)
-    # accounting.md 10.1: 1000 steps at sigma/Delta = 20 -> one Gaussian with 20/sqrt(1000): 7.511275900745
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: 1000 steps at sigma/Delta = 20 -> one Gaussian with 20/sqrt(1000): 7.511275900745
     assert exact_epsilon(dpaudit.Gaussian(20.0), 1e-5, count=1000) == pytest.approx(7.511275900745, rel=1e-9)
 
 

@@ -1,6 +1,6 @@
 """Noise calibration: the smallest Gaussian sigma that meets a target (epsilon, delta).
 
-Every accountant's epsilon is non-increasing in sigma (accounting.md section 6.3), so the
+Every accountant's epsilon is non-increasing in sigma (monotone in the noise: Balle & Wang 2018), so the
 smallest feasible sigma is found by bracketing and bisection in log(sigma). The returned
 sigma is always a point at which the accountant was evaluated and met the target (the upper
 end of the final bracket), so the guarantee holds for the returned value itself.

@@ -22,7 +22,7 @@ References
 [TV]    Bretagnolle-Huber: TV(P, Q) <= sqrt(1 - exp(-KL(P||Q))); with KL <= D_alpha (alpha > 1)
         an RDP point (alpha, r) gives (0, sqrt(1 - exp(-r)))-DP.
 
-The formulas are those of ``../shared/reference/accounting.md`` sections 5, 6 and 7.
+The formulas are those of Bun, Dwork, Rothblum, Steinke 2018; Balle et al. 2020; Canonne, Kamath, Steinke 2020; Balle & Wang 2018.
 """
 
 from __future__ import annotations
@@ -458,7 +458,7 @@ def tcdp_delta(rho, omega, epsilon) -> float:
 def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
     """epsilon such that a (rho, omega)-tCDP mechanism is (epsilon, delta)-DP.
 
-    ``method="bs"`` (default): the closed form of accounting.md section 5 [BDRS18], i.e. the
+    ``method="bs"`` (default): the closed form of Bun, Dwork, Rothblum, Steinke 2018 [BDRS18], i.e. the
     [M17, Prop. 3] conversion ``alpha*rho + log(1/delta)/(alpha-1)`` minimised over
     alpha in (1, omega]:
 

@@ -27,7 +27,7 @@ from dpaudit.core.validation import (
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "DPA_DEFAULT_ORDERS", "OrderGridWarning"]
 
-#: dp_accounting 0.6.0 ``DEFAULT_RDP_ORDERS`` (accounting.md section 3): 156 orders.
+#: dp_accounting 0.6.0 ``DEFAULT_RDP_ORDERS`` (Mironov 2017): 156 orders.
 DPA_DEFAULT_ORDERS = np.array(
     [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
 )

@@ -7,7 +7,7 @@
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
 probability >= confidence for every mechanism; GDP numbers are estimates labelled with their
-assumption (auditing.md sec. 4). Attacks: ``statistic="auto"`` fits the attack families of
+assumption (Dong, Roth, Su 2019; Nasr et al. 2023). Attacks: ``statistic="auto"`` fits the attack families of
 :mod:`dpaudit.audit.attack_families` (value, projection, exact empirical likelihood ratio,
 logistic regression, a small neural network with the ``learn`` extra, bit-level float features)
 on the selection sample and keeps the best (:mod:`dpaudit.audit.selection`); outputs of any form

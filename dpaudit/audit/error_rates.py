@@ -7,7 +7,7 @@ with false-positive rate FPR and false-negative rate FNR satisfies
     FPR + e^epsilon * FNR >= 1 - delta   and   FNR + e^epsilon * FPR >= 1 - delta,
 
 hence epsilon >= max{ log((1 - delta - FNR) / FPR), log((1 - delta - FPR) / FNR) }.
-The sound version (auditing.md sec. 2; Jagielski, Ullman, Oprea 2020; Nasr et al. 2021)
+The sound version (Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020; Nasr et al. 2021)
 replaces both rates by Clopper-Pearson upper bounds, each at level beta/2 (union bound over
 the two rates, so that both hold at once with probability >= 1 - beta).
 """
@@ -62,7 +62,7 @@ def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
 
 
 def epsilon_lower_from_counts(k_fp, n0, k_fn, n1, delta: float = 0.0, beta: float = 0.05):
-    """Sound epsilon lower bound from test counts (auditing.md sec. 2).
+    """Sound epsilon lower bound from test counts (Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020).
 
     ``k_fp`` false positives among ``n0`` runs on D, ``k_fn`` false negatives among ``n1`` runs
     on D'. FPR+ and FNR+ are Clopper-Pearson upper bounds at ``beta/2`` each, so the bound holds

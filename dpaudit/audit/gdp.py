@@ -9,7 +9,7 @@ Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022 (arXiv:1905.02383):
   delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
 
 With Clopper-Pearson upper bounds on the rates, ``mu_lower`` is a lower confidence bound on
-mu *if* the mechanism's trade-off curve is exactly G_mu (auditing.md sec. 4; Nasr et al. 2023,
+mu *if* the mechanism's trade-off curve is exactly G_mu (Dong, Roth, Su 2019; Nasr et al. 2023,
 arXiv:2302.07956). Without that assumption the resulting epsilon can be too high or too low:
 it is an estimate, labelled ``GDP_ASSUMPTION``, never a certified lower bound.
 """

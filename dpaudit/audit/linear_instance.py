@@ -1,7 +1,7 @@
 """Renyi audit of noisy GD with hidden state on the linear-gradient Gaussian instance.
 
 Chourasia, Ye, Shokri, NeurIPS 2021 (arXiv:2102.05855), Theorem 2 and its instance
-(seed-theorems.md A.5): loss l(theta; x) = ||theta - x||^2 / 2 (lambda = beta = 1), theta_0 = 0,
+(Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md): loss l(theta; x) = ||theta - x||^2 / 2 (lambda = beta = 1), theta_0 = 0,
 replace-one neighbours D = (x_1, ..., x_n), D' = D with x_1 replaced by x_1 + S_g e_1, so that
 grad L_D(theta) = theta - mean(D) and ||mean(D) - mean(D')|| = S_g / n. Noisy GD
 

@@ -1,6 +1,6 @@
 """``audit_mechanism``: an epsilon lower bound for any black-box mechanism.
 
-Method (auditing.md sec. 2-4):
+Method (Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020; Nasr et al. 2023):
 
 1. Draw ``trials`` outputs on each neighbouring input, split into a *selection* part
    (``selection_fraction``) and an *evaluation* part, from independent random streams.

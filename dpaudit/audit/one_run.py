@@ -1,6 +1,6 @@
 """Auditing in one training run (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846).
 
-Protocol (auditing.md sec. 5): m canaries, each included independently with probability 1/2 by
+Protocol (Steinke, Nasr, Jagielski 2023): m canaries, each included independently with probability 1/2 by
 the auditor's own fair coins; after a single run the auditor makes r <= m guesses (here "in"
 for the k_in highest scores, "out" for the k_out lowest, abstaining on the rest) and counts the
 v correct ones. Under (epsilon, delta)-DP with respect to every canary (Theorem 3.1 there, with

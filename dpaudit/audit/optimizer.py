@@ -23,7 +23,7 @@ the optimizer's own ``run.claim`` at ``delta`` (default: the optimizer's ``delta
 hyper-parameter if it has one, else 1e-5).
 
 ``method="one-run"`` (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846, Theorem 3.1 with
-the delta term of their Theorem 5.2; auditing.md sec. 5), for optimizers that host many canaries
+the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimizers that host many canaries
 (``max_canaries > 1``: dp-gd, dp-sgd) under add/remove neighbours:
 
 * the model has ``dim + m`` coordinates: the ``dim`` data features of the usual data set followed

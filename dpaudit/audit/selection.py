@@ -1,6 +1,6 @@
 """Choosing the attack, the neighbouring pair and the threshold rule on the SELECTION sample.
 
-Validity (auditing.md sec. 3; Bichsel et al., "DP-Sniper", S&P 2021, sec. IV): everything chosen
+Validity (held-out or Bonferroni threshold selection; Bichsel et al., "DP-Sniper", S&P 2021, sec. IV): everything chosen
 here -- the attack family and its fitted parameters, the features, the neighbouring pair, the
 tie-breaking table, the threshold rule -- depends only on selection draws, which are independent
 of the evaluation draws that certify the bound. The selection sample of each candidate pair is

@@ -4,8 +4,7 @@ References
 ----------
 Chourasia, Ye, Shokri, "Differential Privacy Dynamics of Langevin Diffusion and Noisy Gradient
 Descent", NeurIPS 2021, arXiv:2102.05855: Algorithm 1, Theorem 1 (RDP of the last iterate),
-Theorem 2 (lower bound), Theorem 3 (utility settings). Formulas as in ``seed-theorems.md``
-section A (A.3 reconstructs the lambda in Theorem 1's exponent; checked numerically in
+Theorem 2 (lower bound), Theorem 3 (utility settings). Formulas as in docs/theorems/langevin.md (the lambda in Theorem 1's exponent is reconstructed; checked numerically in
 ``proofs_checks/langevin_theorem1.py``).
 Mironov, "Renyi differential privacy", CSF 2017, Prop. 3 (conversion used by Theorem 3).
 
@@ -113,7 +112,7 @@ def langevin_rho(*, sensitivity, strong_convexity, step_size, sigma, n, steps, s
 
 
 def composition_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
-    """Slope of the composition baseline (all iterates released, seed-theorems.md A.4).
+    """Slope of the composition baseline (all iterates released, Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md).
 
     Each step is a Gaussian mechanism with sensitivity ``eta S_g / n`` and variance
     ``2 eta sigma^2``; K steps compose to ``eta K S_g^2 / (4 sigma^2 n^2)``. Needs neither
@@ -144,7 +143,7 @@ def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
 
 
 def linear_gaussian_moments(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
-    """``(||mu_K - mu'_K||, s_K^2)`` of the squared-loss instance (seed-theorems.md A.5).
+    """``(||mu_K - mu'_K||, s_K^2)`` of the squared-loss instance (Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md).
 
     Loss ``0.5 ||theta - x||^2`` (lambda = beta = 1), neighbours with ``||xbar - xbar'|| = S_g/n``,
     ``theta_0 ~ N(0, init_variance I)`` shared by both runs (0: deterministic start). Then
@@ -215,7 +214,7 @@ def langevin_rdp(alpha, *, sensitivity, strong_convexity, step_size, sigma, n, s
 
         eps(alpha, K) = alpha S_g^2 / (lambda sigma^2 n^2) * (1 - exp(-lambda eta K / 2))
 
-    (the lambda in the exponent per seed-theorems.md A.3). Hypotheses: lambda-strongly convex,
+    (the lambda in the exponent per Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md). Hypotheses: lambda-strongly convex,
     beta-smooth losses, ``eta < 1/beta`` (``inf`` when ``smoothness`` is given and violated),
     ``theta_0 ~ N(0, (2 sigma^2/lambda) I)``. Converges to ``alpha S_g^2/(lambda sigma^2 n^2)``
     as K grows. Vectorised over ``alpha``; rounded up.
@@ -450,7 +449,7 @@ def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_c
 
     With ``S_g = 2L`` the K -> inf slope of Theorem 1 is ``epsilon^2 / (2 (epsilon + 2 log(1/delta)))``,
     and Mironov's conversion at ``alpha = 1 + 2 log(1/delta)/epsilon`` gives exactly epsilon
-    (seed-theorems.md A.6); every finite K gives less. ``sigma`` is rounded up (more noise).
+    (Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md); every finite K gives less. ``sigma`` is rounded up (more noise).
     Raises ``ValueError`` when ``n^2 epsilon^2 <= 4 log(1/delta) d`` (K* would not be positive).
     """
     epsilon = check_positive("epsilon", epsilon)

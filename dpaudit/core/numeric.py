@@ -1,6 +1,6 @@
 """Numerical helpers: directed rounding and log-space arithmetic.
 
-Conventions (``API.md``): an upper bound is rounded *up* and a lower bound *down*, so that a
+Conventions of the public interface: an upper bound is rounded *up* and a lower bound *down*, so that a
 floating-point error never moves a guarantee towards less privacy loss. ``round_up`` and
 ``round_down`` move a value outwards by a few units in the last place, which dominates the
 relative error (a few 1e-16) of the closed forms evaluated here.

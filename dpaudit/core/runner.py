@@ -11,7 +11,7 @@ Layout (fixed before anything runs, independent of where the chunks run):
   exactly (concatenated scores, summed counts) -- never by averaging per-chunk estimates.
 
 Hence the merged result depends only on ``seed``, ``trials`` and ``chunk_size``: not on the number
-of workers, the completion order or the executor (``API.md``: "the same seed gives the same
+of workers, the completion order or the executor (the public interface: "the same seed gives the same
 result whatever the number of workers").
 
 Executors (``executor=`` / ``workers=``):

@@ -2,7 +2,7 @@
 
 Every public function validates its arguments with these helpers, so that a bad value
 raises :class:`ValueError` whose message names the argument and its allowed range
-(``API.md``, "Conventions"). Nothing here clamps: an out-of-range value is an error.
+(the public interface's conventions). Nothing here clamps: an out-of-range value is an error.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ Event mapping (``dp_accounting`` 0.6.0 attribute names):
 
 A sampled event needs a single base mechanism: a composition of Gaussians inside it is
 collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
-Gaussian mechanisms on the same query is one Gaussian mechanism; accounting.md sec. 4.1); other
+Gaussian mechanisms on the same query is one Gaussian mechanism; Dong, Roth, Su 2019, Cor. 3.3); other
 compositions inside a sampled event are refused. A Gaussian with ``noise_multiplier == 0`` is
 non-private and one with ``noise_multiplier == inf`` costs nothing; degenerate events map to
 zero cost (sampling probability 0, sample size 0, count 0). Out-of-range parameters raise

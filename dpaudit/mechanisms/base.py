@@ -1,6 +1,6 @@
 """The mechanism protocol: immutable descriptions that know their privacy curves.
 
-A mechanism (``API.md``, "Mechanisms") is a frozen description. It states
+A mechanism (the public interface, docs/api.md) is a frozen description. It states
 
 * ``neighbouring``: the neighbouring relation its curves refer to (``"add_remove"`` or
   ``"replace_one"``);

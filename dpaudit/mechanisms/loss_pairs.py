@@ -16,7 +16,7 @@ of ``x = e^e`` it is ``H(x) = int (dP - x dQ)_+``: convex, non-increasing, ``H(0
 * ``q_sf(e) = Q(L > e)`` (the slope of H, used to bound chord gaps), the atoms of the loss,
   the masses at ``+inf`` (P) and ``-inf`` (Q), and loss ranges holding all but a tail mass.
 
-Pairs (``accounting.md`` 8.1; every base pair below is symmetric, ``reversed() is self``):
+Pairs (Sommer, Meiser, Mohammadi 2019; every base pair below is symmetric, ``reversed() is self``):
 
 * Gaussian, mu = sensitivity/sigma: P = N(0, 1), Q = N(mu, 1), L = mu^2/2 - mu x (Balle & Wang
   2018, Thm. 8 gives (1) in closed form).

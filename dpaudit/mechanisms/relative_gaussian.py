@@ -8,7 +8,7 @@ Definition 2 (eq. 3, relative L2 sensitivity), Definition 3 (eq. 4, the mechanis
 Lemma 1 (variance ratio), Lemma 2 (eq. 13, Renyi divergence of Gaussians), Theorem 1 (RDP).
 
 The paper's formulas were not available verbatim; the forms below are the reconstruction of
-``seed-theorems.md`` section D (marked "reconstructed; verify numerically" there) and are
+Hendrikx, Mangold, Bellet 2024 (docs/theorems/rgm.md; reconstructed forms, verified numerically) and are
 checked against exact divergences in ``proofs_checks/rgm_theorem1.py`` and ``rgm_tcdp.py``.
 
 Setting
@@ -56,7 +56,7 @@ __all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair"
 
 
 def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float, float]:
-    """Effective ``(b, m)`` of the general-sigma bound (seed-theorems.md D.4).
+    """Effective ``(b, m)`` of the general-sigma bound (Hendrikx, Mangold, Bellet 2024; docs/theorems/rgm.md).
 
     ``b = max(B, gamma A / sigma)`` bounds the log-ratio of neighbouring noise scales through
     ``1/(1+b) <= sigma_D / sigma_D' <= 1 + b``; ``m = max(B / gamma, A / sigma)`` bounds the mean
@@ -153,7 +153,7 @@ def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim
 
 
 def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -> tuple[float, float]:
-    """``(K, omega)``-tCDP of the RGM (seed-theorems.md D.4, derived; checked in rgm_tcdp.py).
+    """``(K, omega)``-tCDP of the RGM (Hendrikx, Mangold, Bellet 2024; docs/theorems/rgm.md, derived; checked in rgm_tcdp.py).
 
     ``omega = 1 + 1/(2 b (2 + b))`` (so u <= 1/2 on (1, omega)) and
     ``K = m^2 + d b^2 (2 + b)^2 / 2``. Proof: on u <= 1/2, 1/(1-u) <= 2 gives the main term

@@ -6,7 +6,7 @@
 
 Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
 "output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
-(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``API.md``.
+(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``docs/api.md``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ _REGISTRY = {
     "bias-reduced-sgd": ("dpaudit.optimizers.sparse", "BiasReducedSGD"),
 }
 
-#: the optimizer names of API.md
+#: the optimizer names of the public interface
 names = tuple(_REGISTRY)
 
 

@@ -1,6 +1,6 @@
 """Hypothesis strategies for privacy parameters, mechanisms and neighbouring datasets.
 
-Every strategy draws values inside the legal range of the dpaudit API (``API.md``):
+Every strategy draws values inside the legal range of the public dpaudit interface (docs/api.md):
 epsilon >= 0, delta in (0, 1), orders alpha > 1, sampling rate q in [0, 1], sigma > 0.
 Parameters that span decades (delta, sigma, q) are drawn log-uniformly, so small values are
 exercised as often as large ones. Use them in your own property tests::

@@ -8,7 +8,7 @@ guarantee); ``lower`` is the value of a composition that some members of the cla
 no accountant can certify less than ``lower``. For the Gaussian, Laplace, pure / approximate DP
 and their Poisson-subsampled versions the two ends bracket the exact optimal composition.
 
-How (``accounting.md`` 8.1-8.3). On the first query the accountant builds, for each direction
+How (Koskela, Jalko, Honkela 2020; Doroshenko et al. 2022). On the first query the accountant builds, for each direction
 (ADD and REMOVE neighbours; one suffices when every pair is symmetric),
 
 * a *pessimistic* discrete PLD from each step's dominating pair (connect-the-dots; curve above

@@ -6,8 +6,7 @@ A discrete PLD on the grid ``{k * d}`` is a vector of masses ``p[i]`` at losses
 
     delta(epsilon) = inf + sum_{L_i > epsilon} p_i (1 - exp(epsilon - L_i))         (1)
 
-(Sommer, Meiser, Mohammadi 2019, "Privacy loss classes", Lemma 5; reference sheet
-``accounting.md`` section 8.1). The composition of mechanisms is the convolution of their PLDs
+(Sommer, Meiser, Mohammadi 2019, "Privacy loss classes", Lemma 5). The composition of mechanisms is the convolution of their PLDs
 (ibid., Thm. 1), computed here by FFT.
 
 Two kinds of discrete PLD are carried and every approximation is charged in the direction that
