@@ -96,6 +96,22 @@ def log1mexp(x: float) -> float:
     return math.log1p(-math.exp(-x))
 
 
+def log_expm1(x):
+    """log(e^x - 1) for x > 0 without overflow (``-inf`` at 0 for arrays).
+
+    A numpy array is evaluated element-wise by numpy; anything else as one float by the math
+    module (the two agree to an ulp; each caller keeps the evaluation it was validated with).
+    """
+    if isinstance(x, np.ndarray):
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 700.0))),
+                            np.log(np.expm1(np.minimum(x, 30.0))))
+    x = float(x)
+    if x > 30.0:
+        return x + math.log1p(-math.exp(-x))
+    return math.log(math.expm1(x))
+
+
 def signed_logsumexp(log_abs, signs) -> tuple[float, float]:
     """Return (log|S|, sign(S)) for S = sum_i signs_i * exp(log_abs_i)."""
     log_abs = np.asarray(log_abs, dtype=float)

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from dpaudit.core.numeric import log_expm1
+
 __all__ = [
     "LossPair",
     "GaussianPair",
@@ -83,13 +85,6 @@ _LOG2 = math.log(2.0)
 def as_float_array(e) -> np.ndarray:
     """``e`` as a float array of at least one dimension."""
     return np.atleast_1d(np.asarray(e, dtype=float))
-
-
-def _log_expm1(x: float) -> float:
-    """log(e^x - 1) for x > 0 without overflow."""
-    if x > 30.0:
-        return x + math.log1p(-math.exp(-x))
-    return math.log(math.expm1(x))
 
 
 class LossPair(abc.ABC):
@@ -307,7 +302,7 @@ class GaussianPair(LossPair):
         return (c - w, c + w), (-c - w, -c + w)
 
     def log_chi2(self):
-        return _log_expm1(self.mu * self.mu)
+        return log_expm1(self.mu * self.mu)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -366,7 +361,7 @@ class LaplacePair(LossPair):
 
     def log_chi2(self):
         # E_Q[e^{-L}] <= e^{eps0}
-        return _log_expm1(self.eps0)
+        return log_expm1(self.eps0)
 
     def epsilon(self, delta: float) -> float:
         """Closed form: delta(e) = 1 - e^{(e - eps0)/2} on [0, eps0] gives
@@ -458,7 +453,7 @@ class DiscretePair(LossPair):
             return math.inf
         # E_Q[e^{-L}] = sum q e^{-l} = sum p e^{-2l}
         lse = float(special.logsumexp(self.log_p - 2.0 * self.losses))
-        return _log_expm1(lse) if lse > 0 else -math.inf
+        return log_expm1(lse) if lse > 0 else -math.inf
 
 
 def _log_sigmoid(x: float) -> float:
@@ -495,7 +490,7 @@ def GeneralizedRRPair(eta: float, t: float) -> DiscretePair:
         return DiscretePair([0.0], [1.0])
     # log p = log(1 - e^{t - eta}) - log(1 - e^{-eta}); log(1 - p) = log(expm1(t)) - log(expm1(eta))
     lp = math.log(-math.expm1(t - eta)) - math.log(-math.expm1(-eta))
-    l1p = _log_expm1(t) - _log_expm1(eta)
+    l1p = log_expm1(t) - log_expm1(eta)
     return DiscretePair([t, t - eta], None, log_p=[lp, l1p])
 
 
@@ -565,7 +560,7 @@ class BoundedRangePair(LossPair):
         x = 0.5 * (a - np.clip(e, -a, a))
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             lx = np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 745.0))), np.log(np.expm1(np.minimum(x, 30.0))))
-        return np.where(e < -a, 0.0, np.where(e < a, lx - _log_expm1(a), -np.inf))
+        return np.where(e < -a, 0.0, np.where(e < a, lx - log_expm1(a), -np.inf))
 
     def log_p_sf(self, e):
         # P(L > e) = e^{(eta + e)/2} Q(L > e)
@@ -580,7 +575,7 @@ class BoundedRangePair(LossPair):
         return self.support, self.support
 
     def log_chi2(self):
-        return _log_expm1(self.eta)
+        return log_expm1(self.eta)
 
 
 # ------------------------------------------------------------------------------------------------
