@@ -18,7 +18,7 @@ import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_confidence, check_real
+from dpaudit.core.validation import check_confidence, check_rates, check_real
 
 __all__ = ["epsilon_lower_from_rates", "epsilon_lower_from_counts", "check_audit_delta", "check_beta"]
 
@@ -43,12 +43,8 @@ def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
     rounded down. Vectorised; returns a float for scalar input.
     """
     delta = check_audit_delta(delta)
-    fpr = np.asarray(fpr, dtype=float)
-    fnr = np.asarray(fnr, dtype=float)
-    if np.any(~np.isfinite(fpr)) or np.any((fpr < 0) | (fpr > 1)):
-        raise ValueError("fpr must be in [0, 1]")
-    if np.any(~np.isfinite(fnr)) or np.any((fnr < 0) | (fnr > 1)):
-        raise ValueError("fnr must be in [0, 1]")
+    fpr = check_rates("fpr", fpr)
+    fnr = check_rates("fnr", fnr)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(1.0 - delta - fnr) - np.log(fpr)
         b = np.log(1.0 - delta - fpr) - np.log(fnr)
