@@ -26,10 +26,6 @@ from dpaudit.cli._args import count
 from dpaudit.cli._checks import UsageError
 from dpaudit.cli._output import emit_json
 from dpaudit.core.validation import UnsupportedMechanismError, check_probability
-from dpaudit.mechanisms.gaussian import Gaussian
-from dpaudit.mechanisms.laplace import Laplace
-from dpaudit.mechanisms.pure import ExponentialMechanism, PureDP
-from dpaudit.mechanisms.subsampled import PoissonSampled
 
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
 #: what "all" means: every accountant of the registry, then the closed form
@@ -114,6 +110,9 @@ def _fmt(x) -> str:
 
 def _build_mechanism(args):
     """The per-step mechanism described by the arguments (ValueError on missing/bad values)."""
+    # (mechanisms are imported when a command runs, not when the parser is built: fast --help)
+    from dpaudit.mechanisms import ExponentialMechanism, Gaussian, Laplace, PureDP
+
     name = args.mechanism
     if name == "gaussian":
         if args.sigma is None:
@@ -131,6 +130,8 @@ def _build_mechanism(args):
 
 
 def _subsample(mech, q):
+    from dpaudit.mechanisms import PoissonSampled
+
     q = check_probability("q", q)
     if q == 1.0:
         return mech
@@ -356,6 +357,7 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
             continue
         results[name] = {"sigma": sigma, "noise_multiplier": sigma / args.sensitivity}
         if name in ("zcdp", "tcdp") and q < 1.0:
+            from dpaudit.mechanisms import Gaussian
             from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
 
             results[name]["ignores_sampling"] = ignores_sampling(name, _subsample(Gaussian(1.0), q))

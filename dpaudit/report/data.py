@@ -19,7 +19,6 @@ import math
 import numpy as np
 
 from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
-from dpaudit.audit.linear_instance import linear_instance_table
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -28,9 +27,8 @@ from dpaudit.core.validation import (
     check_nonnegative,
     check_positive,
 )
-from dpaudit.testing.assertions import exact_epsilon
 
-__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
+__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
 
 #: note shown wherever a notion gives a subsampled mechanism no amplification
@@ -51,8 +49,6 @@ def ignores_sampling(notion: str, mechanism) -> bool:
         return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
     return False
 
-#: accountant key -> (class name in dpaudit, label in plots), from the accountant registry
-ACCOUNTANT_LABELS = {name: (accountant_class(name).__name__, accountant_class(name).label) for name in ACCOUNTANTS}
 
 
 def default_steps(max_steps: int, points: int = 9) -> list[int]:
@@ -79,8 +75,8 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         raise ValueError("steps must not be empty")
     curves, notes, ignoring = {}, {}, []
     for key in accountants:
-        if key not in ACCOUNTANT_LABELS:
-            raise ValueError(f"accountants must be among {sorted(ACCOUNTANT_LABELS)}, got {key!r}")
+        if key not in ACCOUNTANTS:
+            raise ValueError(f"accountants must be among {sorted(ACCOUNTANTS)}, got {key!r}")
         cls = accountant_class(key)
         label = cls.label
         try:
@@ -92,6 +88,9 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
             notes[label] = f"not applicable: {exc}"
     exact_label = None
     if exact:
+        # (imported here, like the audit below: the CLI imports this module to build its parser)
+        from dpaudit.testing.assertions import exact_epsilon
+
         values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
@@ -141,6 +140,8 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
         raise ValueError(f"step_size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {step_size}")
     confidence = check_confidence(confidence)
     steps = sorted({check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()})
+    from dpaudit.audit.linear_instance import linear_instance_table  # (heavy: not at CLI start)
+
     rows = linear_instance_table(steps, alphas, step_size=step_size, sigma=check_positive("sigma", sigma),
                                  n=check_count(n, "n", minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
                                  trials=trials, confidence=confidence, seed=seed, methods=("gaussian",))
