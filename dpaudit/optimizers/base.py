@@ -245,7 +245,7 @@ class Optimizer:
     def _check_canary(self, canary_gradient, dim: int):
         if canary_gradient is None:
             return None
-        if self.max_canaries < 1:
+        if not self.supports_canary:
             raise ValueError(f"canary_gradient is not supported by optimizer {self.name!r}")
         g = check_real_array("canary_gradient", canary_gradient)
         if g.shape != (dim,):
