@@ -126,7 +126,8 @@ def fft_error_rows(ts=(10**3, 10**4, 10**5, 10**6)) -> list[dict]:
     from scipy import fft as sfft
 
     from dpaudit.accounting.pld import distribution as D
-    from dpaudit.accounting.pld.mechanisms import GaussianPair, SubsampledPair, discretise
+    from dpaudit.accounting.pld.discretisation import discretise
+    from dpaudit.mechanisms.loss_pairs import GaussianPair, SubsampledPair
 
     pair = SubsampledPair(GaussianPair(1.0 / SIGMA), Q, "remove")
     pld = discretise(pair, 4.8545939466960074e-05, 1e-20, True)

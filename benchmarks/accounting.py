@@ -7,7 +7,7 @@ every timed run, so repeated runs do not profit from it.
 
 Cases
 -----
-* homogeneous: q = 0.01, sigma = 1.1, 1000 steps, delta = 1e-5 (accounting.md 10.2);
+* homogeneous: q = 0.01, sigma = 1.1, 1000 steps, delta = 1e-5 (Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0);
 * heterogeneous: 500 steps (q=0.01, sigma=1.1) + 500 steps (q=0.02, sigma=2.0)
   + 10 full-batch Gaussian steps (sigma=5.0), delta = 1e-5.
 

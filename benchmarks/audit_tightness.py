@@ -15,7 +15,6 @@ import argparse
 import math
 import time
 
-
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.gdp import gdp_epsilon_of
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.linear_instance import simulate_noisy_gd
-from dpaudit.audit.runner import InProcessExecutor, ProcessPool, run_chunks
+from dpaudit.core.runner import InProcessExecutor, ProcessPool, run_chunks
 from dpaudit.mechanisms import Gaussian
 
 

@@ -1,7 +1,7 @@
 """Speed: 10^4 trials of DP-SGD (logistic, n = 1000, d = 10, q = 0.1, 100 steps) as one batched run.
 
 Run from the repository root: ``python benchmarks/trials.py [trials]``. Trials are processed in
-chunks bounding the (chunk, n) arrays (``dpaudit.optimizers.dp_gd.chunk_sizes``); there is no
+chunks bounding the (chunk, n) arrays (``dpaudit.optimizers.dp_gd.trial_chunks``); there is no
 Python loop over individual trials.
 """
 
@@ -12,7 +12,7 @@ import time
 
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.data import make_dense
-from dpaudit.optimizers.dp_gd import chunk_sizes
+from dpaudit.optimizers.dp_gd import trial_chunks
 
 
 def main() -> int:
@@ -27,7 +27,7 @@ def main() -> int:
     dt = time.perf_counter() - t0
     print("| trials | n | d | q | steps | chunks | seconds | trials/s | epsilon(1e-5) |")
     print("|---|---|---|---|---|---|---|---|---|")
-    print(f"| {trials} | {n} | {d} | {q} | {steps} | {len(chunk_sizes(trials, n))} | {dt:.2f} | "
+    print(f"| {trials} | {n} | {d} | {q} | {steps} | {len(trial_chunks(trials, n))} | {dt:.2f} | "
           f"{trials / dt:.0f} | {run.claim.epsilon(1e-5):.4f} |")
     print(f"params shape {run.params.shape}; mean of trial means {run.params.mean():.4f}")
     return 0

@@ -24,6 +24,8 @@ _EXPORTS = {
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
     # accounting
+    "Accountant": "dpaudit.accounting.base",
+    "make_accountant": "dpaudit.accounting.base",
     "RDPAccountant": "dpaudit.accounting.rdp",
     "ZCDPAccountant": "dpaudit.accounting.zcdp",
     "TCDPAccountant": "dpaudit.accounting.tcdp",
@@ -44,7 +46,7 @@ _EXPORTS = {
     "Estimate": "dpaudit.audit",
     "ChunkError": "dpaudit.audit",
     "make_optimizer": "dpaudit.optimizers",
-    # sub-modules named in API.md
+    # sub-modules named in the public interface
     "conversions": "dpaudit.conversions",
     "bounds": "dpaudit.bounds",
     "optimizers": "dpaudit.optimizers",

@@ -1,6 +1,6 @@
 """Conversions between privacy notions (facade of :mod:`dpaudit.accounting.conversions`).
 
-``API.md`` names this module ``dpaudit.conversions``; the implementation lives in the
+The public interface names this module ``dpaudit.conversions``; the implementation lives in the
 accounting layer. See that module for the papers and equations behind each function.
 """
 

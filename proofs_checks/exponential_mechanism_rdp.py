@@ -1,6 +1,6 @@
 """Exponential mechanism / eta-bounded range: D_alpha <= min(xi + alpha eta^2/8, eta, RR curve).
 
-Claim (Cesar & Rogers 2021; accounting.md section 2): an eta-BR pair (privacy loss in [t, t+eta])
+Claim (Cesar & Rogers 2021; Bun & Steinke 2016): an eta-BR pair (privacy loss in [t, t+eta])
 satisfies D_alpha <= xi + alpha eta^2/8 with xi = KL_max - eta^2/8, and KL <= KL_max.
 
 Independent computation: (i) brute force over the two-point BR pairs with losses exactly t and

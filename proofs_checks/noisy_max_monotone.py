@@ -67,7 +67,8 @@ def main() -> int:
             for _ in range(4):
                 vs.append(rng.uniform(0, delta_s, size=k))
             for j in range(k):
-                e = np.zeros(k); e[j] = delta_s
+                e = np.zeros(k)
+                e[j] = delta_s
                 vs.append(e)
                 vs.append(delta_s - e)
             vs.append(np.full(k, delta_s))

@@ -2,7 +2,7 @@
 and Laplace, ADD and REMOVE, single step at several epsilons).
 
 The exact hockey-stick divergence delta(eps) = int (p(x) - e^eps q(x))_+ dx of the mixture pair
-(reference sheet accounting.md 8.1) is computed independently by mpmath quadrature on the
+(Sommer, Meiser, Mohammadi 2019, Lemma 5) is computed independently by mpmath quadrature on the
 output space (no privacy-loss inverse, no discretisation), split at the crossing point of
 p and e^eps q (found by mpmath root finding) so the integrand is smooth on each piece. The PLD values come from
 dpaudit.accounting.pld (connect-the-dots / merge-and-round-down discretisation + composition).
@@ -16,7 +16,6 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 
 import mpmath as mp  # noqa: E402
-
 from _common import report  # noqa: E402
 
 
@@ -45,8 +44,9 @@ def _exact_delta(kind, q, direction, eps):
 
 
 def main() -> int:
+    from dpaudit.accounting.pld.discretisation import discretise
     from dpaudit.accounting.pld.distribution import delta_for_epsilon
-    from dpaudit.accounting.pld.mechanisms import GaussianPair, LaplacePair, SubsampledPair, discretise
+    from dpaudit.mechanisms.loss_pairs import GaussianPair, LaplacePair, SubsampledPair
 
     mp.mp.dps = 25
     rows, margins = [], []

@@ -1,6 +1,6 @@
 """Pure eps-DP: the randomized-response curve is the supremum of D_alpha over all eps-DP pairs.
 
-Claim (Steinke 2024; accounting.md section 2): for every pair (P, Q) with |log P/Q| <= eps,
+Claim (Steinke 2024; Bun & Steinke 2016): for every pair (P, Q) with |log P/Q| <= eps,
 D_alpha(P || Q) <= r_RR(alpha), with equality at randomized response; and
 sup_alpha r_RR(alpha)/alpha = eps tanh(eps/2) = ``PureDP.zcdp()`` (attained as alpha -> 1).
 

@@ -10,7 +10,7 @@ the pair, and D_alpha(P || Q) = log(sum_j P_j^alpha Q_j^(1-alpha)) / (alpha - 1)
 on a grid of orders alpha in (1, 200]. Randomized response (the extremal pair,
 P = (e^eps, 1)/(1 + e^eps), Q reversed) is included for eps in {0.01, ..., 5}.
 Margin = alpha eps^2/2 - D_alpha, and also (reported separately) the randomized-response
-divergence against the tight curve of accounting.md section 2 (Steinke 2024).
+divergence against the tight curve of Bun & Steinke 2016 (Steinke 2024).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def main() -> int:
             bound = a * e**2 / 2
             margins.append(float(bound - d))
             wr = max(wr, float(d / bound))
-            # tight curve (accounting.md section 2): eps - log((1+e^-eps)/(1+e^-(2a-1)eps))/(a-1)
+            # tight curve (Bun & Steinke 2016): eps - log((1+e^-eps)/(1+e^-(2a-1)eps))/(a-1)
             am = mp.mpf(a)
             tight = e - mp.log((1 + mp.exp(-e)) / (1 + mp.exp(-(2 * am - 1) * e))) / (am - 1)
             rr_margins.append(float(1e-20 - abs(tight - d)))

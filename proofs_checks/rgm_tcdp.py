@@ -1,4 +1,4 @@
-"""tCDP form of the RGM (seed-theorems.md D.4, derived; the paper's constants are unknown).
+"""tCDP form of the RGM (Hendrikx, Mangold, Bellet 2024; docs/theorems/rgm.md, derived; the paper's constants are unknown).
 
 Claim: the RGM is (K, omega)-tCDP with K = m^2 + d b^2 (2+b)^2 / 2 and omega = 1 + 1/(2 b (2+b))
 (b = B, m = B/gamma for sigma = gamma A / B). Checked over the WHOLE order range 1 < alpha < omega

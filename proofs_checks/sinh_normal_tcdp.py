@@ -1,6 +1,6 @@
 """Sinh-normal mechanism is (16 rho, omega)-tCDP (Bun, Dwork, Rothblum, Steinke 2018).
 
-Claim checked (accounting.md section 5, constants [unconfirmed]): M(x) = f(x) + A arsinh(Z/A),
+Claim checked (Bun, Dwork, Rothblum, Steinke 2018, constants [unconfirmed]): M(x) = f(x) + A arsinh(Z/A),
 Z ~ N(0, D^2/(2 rho)), A = 8 D omega; if 1 < 1/sqrt(rho) <= 8 omega then
 D_alpha(M(x) || M(x')) <= 16 rho alpha for every 1 < alpha < omega and |f(x) - f(x')| <= D.
 
@@ -24,7 +24,6 @@ from scipy import integrate
 
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
-
 
 CASES = [(0.01, 5.0), (0.05, 3.0), (0.2, 2.0), (0.01, 1.25), (0.5, 1.5), (0.9, 1.2), (0.002, 12.0)]
 

@@ -1,6 +1,6 @@
 """tCDP amplification by subsampling (Bun, Dwork, Rothblum, Steinke 2018), Gaussian base.
 
-Claim checked (accounting.md section 5, constants [unconfirmed]): a (rho, omega)-tCDP mechanism
+Claim checked (Bun, Dwork, Rothblum, Steinke 2018, constants [unconfirmed]): a (rho, omega)-tCDP mechanism
 run on a uniform without-replacement subsample of fraction s is (13 s^2 rho, log(1/s)/(4 rho))-tCDP
 when rho, s in (0, 0.1], log(1/s) >= 3 rho (2 + log2(1/rho)) and omega >= log(1/s)/(2 rho) >= 3.
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit import conversions as C
 from dpaudit.accounting.calibration import calibrate_sigma
@@ -58,7 +59,7 @@ def test_default_orders_superset_of_dp_accounting():
 
 
 def test_gaussian_reference_rdp_and_zcdp():
-    # accounting.md 10.1: rho = 0.5
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: rho = 0.5
     acc = RDPAccountant(orders=DPA_DEFAULT_ORDERS).compose(Gaussian(1.0))
     eps, order = acc.epsilon_and_order(1e-5)
     assert eps == pytest.approx(4.728507067218, rel=1e-11) and order == 5.4
@@ -76,7 +77,7 @@ def test_gaussian_reference_rdp_and_zcdp():
 
 
 def test_subsampled_gaussian_reference_1000_steps():
-    # accounting.md 10.2: q = 0.01, sigma = 1.1, T = 1000, delta = 1e-5.
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0: q = 0.01, sigma = 1.1, T = 1000, delta = 1e-5.
     # dp-accounting 0.6.0 (conservative fractional orders): 1.711770166 at 9.6; exact RDP at 9.6
     # with the same conversion: 1.71177009. PLD (pessimistic, d=1e-4): 1.5153702.
     PoissonSampled = _subsampled()
@@ -102,7 +103,7 @@ def test_subsampled_gaussian_reference_rdp_values():
 
 
 def test_ten_fold_laplace_reference():
-    # accounting.md 10.4: Laplace b/D = 1, ten-fold, delta = 1e-5: dp-accounting RDP 9.99033, PLD 9.98996
+    # Mironov 2017, Prop. 6; dp_accounting 0.6.0: Laplace b/D = 1, ten-fold, delta = 1e-5: dp-accounting RDP 9.99033, PLD 9.98996
     from dpaudit.mechanisms.laplace import Laplace
 
     on_dpa_grid = RDPAccountant(orders=DPA_DEFAULT_ORDERS).compose(Laplace(1.0), count=10).epsilon(1e-5)
@@ -141,7 +142,7 @@ def test_compose_k_times_equals_count(sigma, k, delta):
 
 @given(st.floats(0.3, 50.0), st.floats(0.3, 50.0), st.integers(1, 100), st.floats(1e-12, 0.1))
 def test_heterogeneous_gaussians_collapse_to_one(s1, s2, k, delta):
-    # Gaussians with sigma_i compose to one Gaussian with (sum sigma_i^-2)^-1/2 (exact; accounting.md 4.1)
+    # Gaussians with sigma_i compose to one Gaussian with (sum sigma_i^-2)^-1/2 (exact; Dong, Roth, Su 2019, Cor. 3.3)
     acc = RDPAccountant().compose(Gaussian(s1), count=k).compose(Gaussian(s2))
     s_eff = (k / s1**2 + 1 / s2**2) ** -0.5
     one = RDPAccountant().compose(Gaussian(s_eff))
@@ -295,7 +296,7 @@ def test_rdp_curve_on_other_orders():
 # calibration
 # ---------------------------------------------------------------------------------------------
 def test_calibrate_exact_reference():
-    # accounting.md 10.1: sigma/D for (1, 1e-5) = 3.7306316348 (= dp-accounting get_sigma_gaussian)
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: sigma/D for (1, 1e-5) = 3.7306316348 (= dp-accounting get_sigma_gaussian)
     s = calibrate_sigma(1.0, 1e-5, accountant="exact")
     assert abs(s - 3.7306316348) <= 5e-11
     assert C.gaussian_epsilon(s, 1e-5) <= 1.0
@@ -325,7 +326,7 @@ def test_calibrate_subsampled_rdp():
     s = calibrate_sigma(1.5, 1e-5, q=0.01, steps=1000, accountant="rdp")
     eps = RDPAccountant().compose(PoissonSampled(Gaussian(s), 0.01), 1000).epsilon(1e-5)
     assert eps <= 1.5
-    assert 1.0 < s < 1.2  # sigma = 1.1 gives 1.71 (accounting.md 10.2)
+    assert 1.0 < s < 1.2  # sigma = 1.1 gives 1.71 (Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0)
 
 
 def test_calibrate_pld_if_available():

@@ -15,8 +15,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpaudit
-from dpaudit.accounting.convenience import (OpacusStyleAccountant, get_epsilon, get_noise_multiplier,
-                                            sampling_from_epochs)
+from dpaudit.accounting.convenience import (
+    OpacusStyleAccountant,
+    get_epsilon,
+    get_noise_multiplier,
+    sampling_from_epochs,
+)
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.core import defaults
 from dpaudit.testing import assert_audit_consistent

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.runner import ProcessPool, check_picklable
+from dpaudit.core.runner import ProcessPool, check_picklable
 
 
 def dumps(result) -> str:

@@ -1,4 +1,4 @@
-"""The public interface of ../shared/API.md: every promised name exists with the promised arguments."""
+"""The public interface promised to users: every promised name exists with the promised arguments."""
 
 import inspect
 import math

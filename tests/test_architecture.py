@@ -7,6 +7,8 @@ core -> mechanisms -> accounting (+ conversions) -> bounds -> optimizers -> audi
 import ast
 import pathlib
 
+import pytest
+
 import dpaudit
 
 ORDER = ["core", "mechanisms", "accounting", "bounds", "optimizers", "audit", "testing", "report", "interop", "cli"]
@@ -46,3 +48,163 @@ def test_no_upward_imports():
 def test_every_module_is_in_a_known_layer():
     unknown = sorted({_layer(p) for p in ROOT.rglob("*.py")} - set(RANK) - {"__init__", "__main__", "_lazy"})
     assert not unknown, f"modules outside the documented layers: {unknown}"
+
+
+# -- private names across packages; import guards against the package itself ------------------------
+
+#: (importing module, imported module, name) allowed with a reason
+PRIVATE_IMPORT_EXCEPTIONS = {
+    # bounds/rgm.py is being rewritten by another engineer this session (issue 16 left it alone);
+    # relative_gaussian._finish is to become public when that lands
+    ("bounds/rgm.py", "dpaudit.mechanisms.relative_gaussian", "_finish"),
+}
+
+
+def _package(module: str) -> str:
+    """The top-level package of a dotted dpaudit module name ("dpaudit.audit.x" -> "audit")."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def private_imports_across_packages(tree, layer: str, where: str = "") -> list[str]:
+    """Imports, from a module of package ``layer``, of a private name (leading underscore) or of a
+    private module of another dpaudit package (``dpaudit._lazy``, the facades' table, excepted)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "dpaudit":
+            if node.module == "dpaudit._lazy" or _package(node.module) in ("", layer):
+                continue
+            private_module = any(p.startswith("_") for p in node.module.split(".")[1:])
+            for alias in node.names:
+                if (private_module or alias.name.startswith("_")) and \
+                        (where, node.module, alias.name) not in PRIVATE_IMPORT_EXCEPTIONS:
+                    found.append(f"{where}:{node.lineno} imports {alias.name} from {node.module}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if parts[0] == "dpaudit" and _package(alias.name) not in ("", layer) and \
+                        any(p.startswith("_") for p in parts[1:]):
+                    found.append(f"{where}:{node.lineno} imports {alias.name}")
+    return found
+
+
+def _catches_import_error(handler) -> bool:
+    names = []
+    typ = handler.type
+    if typ is None:
+        return True  # a bare except swallows ImportError too
+    for t in (typ.elts if isinstance(typ, ast.Tuple) else [typ]):
+        if isinstance(t, ast.Name):
+            names.append(t.id)
+        elif isinstance(t, ast.Attribute):
+            names.append(t.attr)
+    return bool({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"} & set(names))
+
+
+def _imports_dpaudit(nodes) -> bool:
+    for stmt in nodes:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").split(".")[0] == "dpaudit"):
+                return True
+            if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "dpaudit" for a in node.names):
+                return True
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                    isinstance(node.args[0].value, str) and node.args[0].value.startswith("dpaudit") and \
+                    getattr(node.func, "attr", getattr(node.func, "id", "")) in ("import_module", "__import__"):
+                return True
+            if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) \
+                    and str(node.values[0].value).startswith("dpaudit."):
+                return True
+    return False
+
+
+def import_guards_on_the_package(tree, where: str = "") -> list[str]:
+    """``try: <import of a dpaudit module> except ImportError`` (or ModuleNotFoundError, a bare or
+    broad except), and the ``__import__("dpaudit....")`` idiom: dpaudit's own modules are always
+    there; only optional third-party packages may be guarded."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and _imports_dpaudit(node.body) and \
+                any(_catches_import_error(h) for h in node.handlers):
+            found.append(f"{where}:{node.lineno} guards an import of dpaudit with except ImportError")
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "__import__" and node.args and \
+                isinstance(node.args[0], ast.Constant) and str(node.args[0].value).startswith("dpaudit"):
+            found.append(f"{where}:{node.lineno} __import__({node.args[0].value!r}): use a plain import")
+    return found
+
+
+def _package_modules():
+    for path in ROOT.rglob("*.py"):
+        yield path, _layer(path), str(path.relative_to(ROOT)), ast.parse(path.read_text())
+
+
+def test_no_private_names_imported_across_packages():
+    found = [f for path, layer, where, tree in _package_modules()
+             for f in private_imports_across_packages(tree, layer, where)]
+    assert not found, "private names imported across packages:\n" + "\n".join(found)
+
+
+def test_no_import_guards_against_the_package_itself():
+    found = [f for _, _, where, tree in _package_modules() for f in import_guards_on_the_package(tree, where)]
+    assert not found, "dpaudit guarded against its own modules:\n" + "\n".join(found)
+
+
+def test_every_private_import_exception_is_still_needed():
+    used = set()
+    for _path, _layer_name, where, tree in _package_modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                used |= {(where, node.module, a.name) for a in node.names}
+    assert PRIVATE_IMPORT_EXCEPTIONS <= used, PRIVATE_IMPORT_EXCEPTIONS - used
+
+
+# the rules fail on synthetic bad modules (a rule that cannot fail is a defect)
+BAD_PRIVATE = [
+    "from dpaudit.accounting.conversions import _helper",
+    "from dpaudit.mechanisms._subsampled_rdp import expm1mx",
+    "from dpaudit.mechanisms import _subsampled_rdp as K",
+    "import dpaudit.mechanisms._subsampled_rdp",
+    "def f():\n    from dpaudit.audit.optimizer import _declared\n    return _declared",
+]
+GOOD_PRIVATE = [
+    "from dpaudit.audit._private import thing",  # same package
+    "from dpaudit.audit.optimizer import _declared",  # same package
+    "from dpaudit.accounting.conversions import gaussian_epsilon",
+    "from dpaudit._lazy import make_getattr",
+    "from numpy import _private",
+]
+BAD_GUARDS = [
+    "try:\n    from dpaudit.accounting.pld import PLDAccountant\nexcept ImportError:\n    PLDAccountant = None",
+    "try:\n    import dpaudit.report.plots\nexcept (ImportError, AttributeError):\n    pass",
+    "def f():\n    try:\n        from dpaudit.mechanisms import x\n    except ModuleNotFoundError:\n        return None",
+    "import importlib\ntry:\n    m = importlib.import_module('dpaudit.cli.audit')\nexcept ImportError:\n    m = None",
+    "def f(name):\n    try:\n        return importlib.import_module(f'dpaudit.cli.{name}')\n    except ImportError:\n        return None",
+    "x = __import__('dpaudit.report.cli_support').report.cli_support",
+    "try:\n    from . import sibling\nexcept ImportError:\n    sibling = None",
+]
+GOOD_GUARDS = [
+    "try:\n    import matplotlib\nexcept ImportError:\n    matplotlib = None",
+    "try:\n    from distributed import Client\nexcept ImportError:\n    Client = None",
+    "from dpaudit.report import cli_support",
+    "try:\n    from dpaudit.core import numeric\nexcept ValueError:\n    pass",
+]
+
+
+@pytest.mark.parametrize("source", BAD_PRIVATE)
+def test_private_rule_refuses_a_bad_module(source):
+    assert private_imports_across_packages(ast.parse(source), "report", "bad.py")
+
+
+@pytest.mark.parametrize("source", GOOD_PRIVATE)
+def test_private_rule_accepts_a_good_module(source):
+    assert not private_imports_across_packages(ast.parse(source), "audit", "good.py")
+
+
+@pytest.mark.parametrize("source", BAD_GUARDS)
+def test_guard_rule_refuses_a_bad_module(source):
+    assert import_guards_on_the_package(ast.parse(source), "bad.py")
+
+
+@pytest.mark.parametrize("source", GOOD_GUARDS)
+def test_guard_rule_accepts_a_good_module(source):
+    assert not import_guards_on_the_package(ast.parse(source), "good.py")

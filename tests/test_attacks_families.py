@@ -8,8 +8,14 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.attack_families import (empirical_lr_statistic, float_bit_codes, float_bits_statistic,
-                                           float_reachability_statistic, logistic_statistic, sklearn_available)
+from dpaudit.audit.attack_families import (
+    empirical_lr_statistic,
+    float_bit_codes,
+    float_bits_statistic,
+    float_reachability_statistic,
+    logistic_statistic,
+    sklearn_available,
+)
 from dpaudit.audit.outputs import as_output_batch
 from dpaudit.testing import assert_audit_consistent
 

@@ -1,4 +1,4 @@
-"""One-run auditing of dp-gd / dp-sgd (Steinke, Nasr, Jagielski 2023; auditing.md sec. 5).
+"""One-run auditing of dp-gd / dp-sgd (Steinke, Nasr, Jagielski 2023).
 
 Covers: the optimizers' ``canary_gradients``/``canary_mask`` semantics, bit-identical single-canary
 behaviour (values recorded before the multi-canary change), ``audit_optimizer(method="one-run")``
@@ -264,7 +264,7 @@ def test_power_broken_dp_sgd_flagged_in_one_run():
 
 def test_low_noise_reaches_the_ceiling():
     """Low-noise dp-gd (mu = 100): the calibrated one-run audit reaches >= 90% of the all-correct ceiling
-    epsilon_LB(m=1000, r=1000, v=1000, delta=1e-5) = 5.78 (auditing.md sec. 5); measured 5.68 (98%)."""
+    epsilon_LB(m=1000, r=1000, v=1000, delta=1e-5) = 5.78 (Steinke, Nasr, Jagielski 2023); measured 5.68 (98%)."""
     ceiling = one_run_epsilon_lower(m=1000, r=1000, v=1000, delta=1e-5)
     res = audit_optimizer("dp-gd", method="one-run", canaries=1000, noise_multiplier=0.1, seed=0)
     assert res.epsilon_lower >= 0.9 * ceiling

@@ -1,4 +1,4 @@
-"""audit_optimizer: every optimizer of API.md runs; broken optimizers are flagged; true claims hold."""
+"""audit_optimizer: every optimizer of the public interface runs; broken optimizers are flagged; true claims hold."""
 
 import dataclasses
 import json
@@ -149,7 +149,8 @@ class BrokenTwin:
         self.good, self.quiet = good, quiet
         self.name, self.hp, self.neighbouring = good.name, good.hp, good.neighbouring
         self.supports_canary = getattr(good, "supports_canary", False)
-        for attr in ("sensitivity", "loss"):
+        for attr in ("sensitivity", "loss", "max_canaries", "canary_semantics", "audit_scenario", "audit_dim",
+                     "canary_norm"):
             if hasattr(good, attr):
                 setattr(self, attr, getattr(good, attr))
 
@@ -332,7 +333,7 @@ def test_true_claims_soundness_repeated_small(name):
     if name == "dp-agd":  # a soundness check that can fail: the bound is clearly positive in every audit
         assert lower.mean() >= AGD_MIN_RATIO * claimed and np.mean(lower > 0) >= 0.9, (lower.mean(), claimed)
     # dp-agd's claim (6.86) is close to what 6000 trials/side can certify at all (~7.0 with no false positive,
-    # sec. 2 of auditing.md; the broken twin reaches ~6.2 there), so its twin is audited with 5x the trials
+    # Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020; the broken twin reaches ~6.2 there), so its twin is audited with 5x the trials
     bad_trials = AGD_BROKEN_TRIALS if name == "dp-agd" else trials
     bad_hits, bad_lower, bad_claimed = _repeated(bad, bad_trials, kw, range(9000, 9020))
     assert bad_claimed == claimed

@@ -1,4 +1,4 @@
-"""renyi_divergence and the linear Gaussian instance of Chourasia et al. (seed-theorems.md A.5, A.7)."""
+"""renyi_divergence and the linear Gaussian instance of Chourasia, Ye, Shokri 2021 (docs/theorems/langevin.md)."""
 
 import math
 

@@ -7,15 +7,16 @@ from concurrent.futures import ThreadPoolExecutor
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_counts, epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_counts, epsilon_lower_from_rates
 from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of, mu_lower_from_rates
 from dpaudit.audit.one_run import one_run_audit, one_run_epsilon_lower, one_run_p_value
 from dpaudit.audit.result import AuditResult, Estimate
-from dpaudit.audit.runner import chunk_sizes, concat_chunks, run_chunks
 from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts
+from dpaudit.core.runner import chunk_sizes, concat_chunks, run_chunks
 
 
 # ------------------------------------------------------------------ Clopper-Pearson
@@ -52,7 +53,7 @@ def test_cp_closed_forms_and_edges():
 
 
 def test_cp_coverage():
-    """auditing.md sec. 8: miss rate P[p > p+] <= beta' + 3 sqrt(beta'(1-beta')/R)."""
+    """Coverage of the auditor at its stated confidence: miss rate P[p > p+] <= beta' + 3 sqrt(beta'(1-beta')/R)."""
     rng = np.random.default_rng(1)
     R, beta = 10_000, 0.05
     slack = 3 * math.sqrt(beta * (1 - beta) / R)
@@ -91,7 +92,7 @@ def test_epsilon_from_rates_formula():
 
 
 def test_epsilon_ceiling_reference():
-    """auditing.md sec. 2: k_FP = 0, N0 = 1e4, beta' = 0.025: about log(N0 (1 - delta - FNR+) / log(1/beta'))."""
+    """Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020: k_FP = 0, N0 = 1e4, beta' = 0.025: about log(N0 (1 - delta - FNR+) / log(1/beta'))."""
     fpr_u = cp_upper(0, 10_000, 0.025)
     assert epsilon_lower_from_rates(fpr_u, 0.0, 0.0) == math.inf  # FNR = 0 known exactly: no finite bound
     assert epsilon_lower_from_rates(fpr_u, 0.5, 0.0) == pytest.approx(math.log(5_000 / math.log(40)), rel=1e-3)
@@ -160,7 +161,7 @@ def test_mu_lower_formula():
                                             (10_000, 1000, 900, 2.02), (10_000, 1000, 750, 0.97),
                                             (10_000, 1000, 600, 0.30)])
 def test_one_run_ceilings_reference(m, r, v, expected):
-    """auditing.md sec. 5 ceilings (delta = 1e-5, beta = 0.05)."""
+    """Steinke, Nasr, Jagielski 2023 ceilings (delta = 1e-5, beta = 0.05)."""
     assert one_run_epsilon_lower(m=m, r=r, v=v, delta=1e-5, confidence=0.95) == pytest.approx(expected, abs=0.006)
 
 
@@ -199,7 +200,7 @@ def test_oriented_counts():
 
 
 def test_heldout_null_soundness():
-    """auditing.md sec. 8(a): identical distributions, P[eps_LB > 0] <= beta, with selection over many thresholds."""
+    """Coverage on identical distributions: P[eps_LB > 0] <= beta, with selection over many thresholds."""
     rng = np.random.default_rng(4)
     R, beta = 200, 0.05
     hits_dp = hits_gdp = 0

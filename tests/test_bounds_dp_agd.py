@@ -5,7 +5,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.bounds.dp_agd import (
     BudgetExceededError,
@@ -20,7 +21,7 @@ from dpaudit.bounds.dp_agd import (
     noisy_max_scale,
 )
 
-# seed-theorems.md B.1, delta = 1e-8 (closed form, 4 significant digits)
+# Lee & Kifer 2018; docs/theorems/dp_agd.md, delta = 1e-8 (closed form, 4 significant digits)
 B1_TABLE = [(0.05, 3.388e-5), (0.1, 1.353e-4), (0.2, 5.399e-4), (0.4, 2.148e-3), (0.8, 8.502e-3), (1.6, 3.331e-2)]
 
 

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.bounds.langevin import (
     NoisyGDLastIterate,
@@ -21,7 +22,7 @@ from dpaudit.bounds.langevin import (
     linear_gaussian_rdp,
 )
 
-# seed-theorems.md A.7: alpha = 2, S_g = 1, sigma^2 = 1, n = 1, lambda = 1 (closed forms)
+# Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md: alpha = 2, S_g = 1, sigma^2 = 1, n = 1, lambda = 1 (closed forms)
 A7 = [
     # eta, K, exact instance, Theorem 1, Theorem 2, composition
     (0.1, 10, 0.458786515383, 0.786938680575, 0.316060279414, 0.5),
@@ -99,7 +100,7 @@ def test_lower_le_exact_le_theorem1_and_composition(eta, K, alpha, S, sigma, n):
     assert exact_gauss_start <= exact + tol
     assert exact <= upper + tol
     assert exact <= comp + tol
-    assert exact <= upper * 0.64  # seed-theorems.md A.5: max ratio 0.635
+    assert exact <= upper * 0.64  # Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md: max ratio 0.635
 
 
 @given(eta=params["eta"], K=st.integers(0, 10_000), lam=st.floats(1e-3, 1.0))

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.bounds.ptr import (
     gram_matrix,
@@ -29,7 +30,7 @@ from dpaudit.bounds.ridge import (
 from dpaudit.core.gaussian_divergence import renyi_gaussians
 from dpaudit.mechanisms.relative_gaussian import RelativeGaussian
 
-# --------------------------------------------------------------------------- Lemma 2 (accounting.md 10.6)
+# --------------------------------------------------------------------------- Lemma 2 (Gil, Alajaji, Linder 2013 closed form = quadrature)
 GAUSS_REF = [
     ((0, 1, 1, 1, 3), 1.5),
     ((0, 1.2, 0.5, 1, 2.5), 1.09639931072),

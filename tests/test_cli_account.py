@@ -85,7 +85,7 @@ def test_ten_fold_laplace_value(capsys):
     code, out, _ = run_cli(capsys, "laplace", "--scale", "1", "--steps", "10", "--delta", "1e-5",
                            "--accountant", "rdp", "--json")
     eps = json.loads(out)["results"]["rdp"]["epsilon"]
-    assert 9.98996 - 1e-3 <= eps <= 9.990335  # accounting.md 10.4 (RDP 9.99033, PLD 9.98996)
+    assert 9.98996 - 1e-3 <= eps <= 9.990335  # Mironov 2017, Prop. 6; dp_accounting 0.6.0 (RDP 9.99033, PLD 9.98996)
 
 
 def test_calibration_mode(capsys):
@@ -169,7 +169,7 @@ def test_help(capsys):
 
 
 def test_target_epsilon_without_delta_uses_stated_default(capsys):
-    """API.md lists --delta and --target-epsilon as alternatives: calibration then uses delta = 1e-5
+    """The CLI lists --delta and --target-epsilon as alternatives: calibration then uses delta = 1e-5
     and says so in the table and in the JSON (never silently)."""
     from dpaudit.accounting.calibration import calibrate_sigma
     from dpaudit.cli.account import DEFAULT_CALIBRATION_DELTA

@@ -1,4 +1,4 @@
-"""Tests of dpaudit.conversions: reference values (accounting.md section 10), mpmath oracles,
+"""Tests of dpaudit.conversions: reference values (closed forms and dp_accounting 0.6.0), mpmath oracles,
 dp_accounting's conversion on the same RDP vectors, inverse pairs, monotonicity, bad input."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit import conversions as C
 from dpaudit.accounting.rdp import DEFAULT_ORDERS
@@ -22,7 +23,7 @@ def rel_close(a, b, rel):
 
 
 # ---------------------------------------------------------------------------------------------
-# reference values, accounting.md 10.1 and 10.5
+# reference values, closed forms and dp_accounting 0.6.0
 # ---------------------------------------------------------------------------------------------
 def test_gaussian_reference_values():
     assert rel_close(C.gaussian_delta(1.0, 1.0), 0.126936737506644, REL)
@@ -51,7 +52,7 @@ def test_zcdp_reference_values():
 
 
 def test_tcdp_reference_values():
-    # accounting.md 10.5, printed to 8 decimals: agree to half a unit in the last place
+    # closed form of Bun, Dwork, Rothblum, Steinke 2018, printed to 8 decimals: agree to half a unit in the last place
     assert abs(C.tcdp_to_dp(0.1, 5.0, 1e-6) - 3.95387764) <= 5e-9
     assert abs(C.tcdp_to_dp(0.1, 100.0, 1e-6) - 2.45078800) <= 5e-9
     assert abs(C.tcdp_to_dp(0.01, 20.0, 1e-6) - 0.92713213) <= 5e-9
@@ -60,7 +61,7 @@ def test_tcdp_reference_values():
 
 
 def test_rdp_to_dp_reference_gaussian_on_dp_accounting_grid():
-    # accounting.md 10.1: dp-accounting RdpAccountant, default orders, rho = 0.5 -> 4.728507067218 at 5.4
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: dp-accounting RdpAccountant, default orders, rho = 0.5 -> 4.728507067218 at 5.4
     from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
 
     orders = np.array(DEFAULT_RDP_ORDERS, dtype=float)
@@ -68,7 +69,7 @@ def test_rdp_to_dp_reference_gaussian_on_dp_accounting_grid():
     assert rel_close(eps, 4.728507067218, 1e-11)
     assert order == 5.4
     d, order_d = C.rdp_to_delta(orders, 0.5 * orders, 3.0)
-    assert rel_close(d, 0.005143252151, 1e-9)  # dp-accounting get_delta(3.0), accounting.md 10.1
+    assert rel_close(d, 0.005143252151, 1e-9)  # dp-accounting get_delta(3.0), closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,9 +2,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dpaudit.core import numeric, validation as v
+from dpaudit.core import numeric
+from dpaudit.core import validation as v
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf, "1", None, True])

@@ -26,8 +26,7 @@ FENCE = re.compile(r"(?P<skip><!-- docs-test: skip \((?P<reason>[^)]+)\) -->\n)?
 
 
 def blocks(text: str):
-    for m in FENCE.finditer(text):
-        yield m
+    yield from FENCE.finditer(text)
 
 
 def run_page(path: Path, tmp: Path):
@@ -129,5 +128,5 @@ def test_api_reference_is_built_from_live_docstrings():
     api = ROOT / "docs" / "api.md"
     if not api.exists() or api.read_text() != text:
         api.write_text(text)
-        warnings.warn("docs/api.md was out of date and has been regenerated; commit it", UserWarning)
+        warnings.warn("docs/api.md was out of date and has been regenerated; commit it", UserWarning, stacklevel=2)
     assert api.read_text() == text

@@ -4,7 +4,7 @@ On a grid of 54 (q, sigma, steps, delta) cases of the Poisson-subsampled Gaussia
 
 * at integer orders our per-step RDP equals dp_accounting's to 1e-10 relative (at fractional
   orders dp_accounting sums absolute values of the series terms and is conservative, so the
-  comparison is one-sided: ours <= theirs, accounting.md 4.1);
+  comparison is one-sided: ours <= theirs, Mironov, Talwar, Zhang 2019);
 * our final epsilon (RDPAccountant, default orders) is never above dp_accounting's RDP epsilon
   by more than 1e-9 relative (ours is at least as tight);
 * and never below dp_accounting's pessimistic PLD epsilon (d = 1e-4) minus 1e-3 (soundness).

@@ -87,7 +87,7 @@ def dpa_rdp(event, relation=None):
 
 
 LEDGERS = {
-    # accounting.md 10.1 / 10.2 / 10.4 cases
+    # closed forms and dp_accounting 0.6.0 cases
     "gaussian": dpa.GaussianDpEvent(1.0),
     "dp-sgd": dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000),
     "laplace x10": dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(1.0), 10),
@@ -103,13 +103,13 @@ def test_rdp_matches_dp_accounting_and_is_never_larger(name):
     ours = accountant_from_dp_event(ev, "rdp").epsilon(DELTA)
     theirs = dpa_rdp(ev)
     # dpaudit's default orders include dp_accounting's; its fractional-order subsampled RDP is exact
-    # where dp_accounting's is conservative (accounting.md 4.1), so ours <= theirs, and close.
+    # where dp_accounting's is conservative (Mironov, Talwar, Zhang 2019), so ours <= theirs, and close.
     assert ours <= theirs * (1 + 1e-9)
     assert ours >= theirs * (1 - 0.02)
 
 
 def test_rdp_reference_numbers():
-    # accounting.md 10.2: dp_accounting 0.6.0 gives 1.711770166 for DP-SGD q=0.01, sigma=1.1, T=1000
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0 gives 1.711770166 for DP-SGD q=0.01, sigma=1.1, T=1000
     assert dpa_rdp(LEDGERS["dp-sgd"]) == pytest.approx(1.711770166, rel=1e-8)
     ours = accountant_from_dp_event(LEDGERS["dp-sgd"], "rdp").epsilon(DELTA)
     assert ours == pytest.approx(1.711770166, rel=5e-3)
@@ -142,7 +142,7 @@ def test_pld_matches_dp_accounting(name):
 def test_pld_subsampled_gaussian_reference():
     ev = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.1)), 1000)
     ours = accountant_from_dp_event(ev, "pld").epsilon(DELTA)
-    # accounting.md 10.2: dp_accounting 0.6.0 pessimistic PLD, d = 1e-4: 1.5153702; PRV eps_up 1.525376
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0 pessimistic PLD, d = 1e-4: 1.5153702; PRV eps_up 1.525376
     assert 1.5153702 * (1 - 2e-3) <= ours <= 1.525376
 
 

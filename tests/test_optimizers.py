@@ -6,11 +6,19 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpaudit.optimizers import make_optimizer, names, optimizer_defaults
-from dpaudit.optimizers.data import (add_remove_pair, bank_path, load_dat, make_dense, make_sparse_gradient,
-                                     make_two_node_ridge, replace_one_pair)
+from dpaudit.optimizers.data import (
+    add_remove_pair,
+    bank_path,
+    load_dat,
+    make_dense,
+    make_sparse_gradient,
+    make_two_node_ridge,
+    replace_one_pair,
+)
 from dpaudit.optimizers.losses import Logistic, SmoothHinge, Squared, clipped_gradient_sum, get_loss
 from dpaudit.optimizers.sparse import project_l1_ball
 

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers import dp_agd as dp_agd_module
+from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.data import make_dense, make_two_node_ridge
 from dpaudit.optimizers.dp_agd import DPAGD
 from dpaudit.optimizers.losses import get_loss

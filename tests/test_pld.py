@@ -29,7 +29,7 @@ from dp_accounting.pld import pld_privacy_accountant as dpa_pld  # noqa: E402
 COARSE = 1e-3  # discretization for property tests (fast)
 
 
-# -- reference values (accounting.md section 10) -------------------------------------------------
+# -- reference values (closed forms and dp_accounting 0.6.0) -------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -151,10 +151,10 @@ def _rr_composed_delta(eps0, k, eps, delta0=0.0):
     pm = binom.pmf(j, k, p_hi)
     losses = (2 * j - k) * eps0
     rr = float(np.sum(pm * np.clip(1 - np.exp(eps - losses), 0, None)))
-    # 1 - (1 - delta0)^k without cancellation (the plain form is off by ~1e-16 absolute, more
-    # than the certified interval's width when only the delta atoms remain)
-    one_minus_s = -math.expm1(k * math.log1p(-delta0))
-    return one_minus_s + (1 - one_minus_s) * rr
+    # (1 - delta0)^k and its complement without cancellation: 1 - (1 - 1e-6)^5 in floats loses 11 digits,
+    # which put this reference 2.6e-11 (relative) above the true delta, and above the PLD's lower end
+    log_s = k * math.log1p(-delta0)
+    return -math.expm1(log_s) + math.exp(log_s) * rr
 
 
 @pytest.mark.parametrize("eps0,k", [(0.8, 1), (0.5, 7), (0.1, 50)])
@@ -177,7 +177,7 @@ def test_approx_dp_brackets_brute_force():
     # 5 * 0.5 = 2.5 is the largest loss: beyond it only the delta atoms remain; the upper end
     # also carries the FFT round-off charge (n_bins * u * log2(N) * peak, ~1e-10 here)
     lo, up = acc.delta_interval(2.6)
-    exact = -math.expm1(5 * math.log1p(-1e-6))
+    exact = -math.expm1(5 * math.log1p(-1e-6))  # 1 - (1 - 1e-6)^5 without cancellation
     assert lo <= exact <= up <= exact + 1e-10
 
 

@@ -17,10 +17,9 @@ for a correct pipeline with probability at most 1e-3.
 
 import math
 
-from dpaudit.accounting.conversions import _gaussian_epsilon_lower
-
 import numpy as np
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from dpaudit import (
     Gaussian,
@@ -32,6 +31,7 @@ from dpaudit import (
     TCDPAccountant,
     ZCDPAccountant,
 )
+from dpaudit.accounting.conversions import gaussian_epsilon_lower
 from dpaudit.audit import audit_mechanism
 from dpaudit.conversions import gaussian_epsilon
 
@@ -77,7 +77,7 @@ def test_gaussian_accountants_exact_audit_chain(sigma, k, delta):
     lo, up = pld.epsilon_interval(delta)
     # `exact` is a certified upper bound on the exact epsilon and `exact_lo` a certified lower
     # bound (both from the error-bracketed Gaussian delta); the PLD interval must meet both
-    exact_lo = _gaussian_epsilon_lower(1.0, sigma / math.sqrt(k), delta)
+    exact_lo = gaussian_epsilon_lower(1.0, sigma / math.sqrt(k), delta)
     assert exact_lo <= exact
     assert lo <= exact and up >= exact_lo and up <= exact + 1e-3
     assert rdp >= exact and zcdp >= exact and tcdp >= exact

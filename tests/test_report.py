@@ -51,7 +51,7 @@ def test_accountant_comparison_values(accountants):
         # every accountant is an upper bound of the exact curve, and grows with T
         assert all(u >= e for u, e in zip(c[lab], c["exact"]))
         assert np.all(np.diff(c[lab]) > 0)
-    # accounting.md 10.1 scaling: T Gaussians at sigma = one Gaussian at sigma / sqrt(T)
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0 scaling: T Gaussians at sigma = one Gaussian at sigma / sqrt(T)
     assert c["exact"][0] == pytest.approx(dpaudit.conversions.gaussian_epsilon(3.0, 1e-5), rel=1e-12)
 
 

@@ -22,9 +22,20 @@ from hypothesis import strategies as st
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.audit.linear_instance import linear_instance_table, simulate_noisy_gd
-from dpaudit.audit.runner import (DEFAULT_RETRIES, ChunkError, InProcessExecutor, Job, ProcessPool,
-                                  as_seed_sequence, check_merged, chunk_sizes, concat_chunks, open_executor,
-                                  run_chunks, run_jobs, spawn)
+from dpaudit.core.runner import (
+    DEFAULT_RETRIES,
+    ChunkError,
+    InProcessExecutor,
+    Job,
+    ProcessPool,
+    check_merged,
+    chunk_sizes,
+    concat_chunks,
+    open_executor,
+    run_chunks,
+    run_jobs,
+)
+from dpaudit.core.seeds import as_seed_sequence, spawn
 from dpaudit.mechanisms import Gaussian, Laplace
 
 GAUSS = Gaussian(1.0).sample  # a bound method of a frozen dataclass: picklable
@@ -339,7 +350,7 @@ def test_functions_of_an_interactive_main_are_refused_for_process_pools(monkeypa
     import sys
     import types
 
-    from dpaudit.audit.runner import check_picklable
+    from dpaudit.core.runner import check_picklable
 
     main = types.ModuleType("__main__")  # no __file__, like an interactive session
     exec("def sampler(x, rng, size):\n    return rng.normal(x, 1.0, size)\n", main.__dict__)

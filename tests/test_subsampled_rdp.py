@@ -1,6 +1,6 @@
 """Tests of the subsampled RDP kernels (dpaudit/mechanisms/_subsampled_rdp.py).
 
-Oracles: accounting.md 10.2 / 10.3 reference values, mpmath quadrature (exact divergence),
+Oracles: Mironov, Talwar, Zhang 2019; Wang, Balle, Kasiviswanathan 2019; dp_accounting 0.6.0 reference values, mpmath quadrature (exact divergence),
 dp-accounting 0.6.0 (integer orders to 1e-10 relative; fractional orders and WOR one-sidedly).
 """
 
@@ -11,9 +11,10 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
-
 from dp_accounting.rdp import rdp_privacy_accountant as R
+from hypothesis import given
+from hypothesis import strategies as st
+
 from dpaudit.mechanisms import _subsampled_rdp as K
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.laplace import Laplace
@@ -37,7 +38,7 @@ def _mp_poisson_gaussian(q, s, a):
 
 # ----------------------------------------------------------------------------- reference values
 def test_poisson_gaussian_reference_integer_orders():
-    # accounting.md 10.2 (closed form, binomial sum)
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0 (closed form, binomial sum)
     r = PoissonSampled(Gaussian(1.1), 0.01).rdp([2, 3, 8, 32])
     ref = [1.2851008160516e-4, 1.96277889915e-4, 5.8407033552e-4, 8.4694164337]
     np.testing.assert_allclose(r, ref, rtol=1e-10)
@@ -45,7 +46,7 @@ def test_poisson_gaussian_reference_integer_orders():
 
 
 def test_poisson_gaussian_reference_fractional_orders():
-    # accounting.md 10.2 (quadrature): 9.55452857e-5, 1.62077409e-4, 1.116644471e-3
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0 (quadrature): 9.55452857e-5, 1.62077409e-4, 1.116644471e-3
     r = PoissonSampled(Gaussian(1.1), 0.01).rdp([1.5, 2.5, 10.7])
     np.testing.assert_allclose(r, [9.55452857e-5, 1.62077409e-4, 1.116644471e-3], rtol=6e-9)
     lib = R._compute_rdp_poisson_subsampled_gaussian(0.01, 1.1, [1.5, 2.5, 10.7])
@@ -54,7 +55,7 @@ def test_poisson_gaussian_reference_fractional_orders():
 
 
 def test_poisson_gaussian_thousand_steps_library_epsilon():
-    # accounting.md 10.2: T=1000, delta=1e-5, default orders, Balle et al. conversion:
+    # Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0: T=1000, delta=1e-5, default orders, Balle et al. conversion:
     # dp-accounting 1.711770166 at alpha = 9.6; exact RDP at 9.6 gives 1.71177009
     orders = np.array(R.DEFAULT_RDP_ORDERS, dtype=float)
     ours = 1000 * PoissonSampled(Gaussian(1.1), 0.01).rdp(orders)
@@ -68,7 +69,7 @@ def test_poisson_gaussian_thousand_steps_library_epsilon():
 
 
 def test_wor_gaussian_reference():
-    # accounting.md 10.3: 4.5693e-4 (closed form), 6.9700e-4 and 1.09271e-3 (dp-accounting)
+    # Wang, Balle, Kasiviswanathan 2019; dp_accounting 0.6.0: 4.5693e-4 (closed form), 6.9700e-4 and 1.09271e-3 (dp-accounting)
     m = SampledWithoutReplacement(Gaussian(1.1, neighbouring="replace_one"), 0.01)
     r = m.rdp([2, 3, 4.5])
     c = 1 / 1.21

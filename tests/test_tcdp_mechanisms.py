@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp, subsampling_conditions_hold

@@ -5,7 +5,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dpaudit
 from dpaudit.testing import strategies as dst
@@ -106,18 +107,24 @@ def test_config_precedence_and_reset():
 
 # -- exact curves ---------------------------------------------------------------------------------
 def test_exact_gaussian_reference_value():
-    # accounting.md 10.1: sigma/Delta = 1, delta = 1e-5 -> 4.377178095681 (closed form; = dp_accounting)
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: sigma/Delta = 1, delta = 1e-5 -> 4.377178095681 (closed form; = dp_accounting)
     assert exact_epsilon(dpaudit.Gaussian(1.0), 1e-5) == pytest.approx(4.377178095681, rel=1e-9)
-    # accounting.md 10.1: 1000 steps at sigma/Delta = 20 -> one Gaussian with 20/sqrt(1000): 7.511275900745
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: 1000 steps at sigma/Delta = 20 -> one Gaussian with 20/sqrt(1000): 7.511275900745
     assert exact_epsilon(dpaudit.Gaussian(20.0), 1e-5, count=1000) == pytest.approx(7.511275900745, rel=1e-9)
 
 
 def _laplace_hockey_stick(b, sens, eps):
     """delta(eps) = int max(0, p - e^eps q) for p = Lap(0, b), q = Lap(sens, b), by mpmath quadrature."""
     mpmath.mp.dps = 30
-    p = lambda y: mpmath.exp(-abs(y) / b) / (2 * b)
-    q = lambda y: mpmath.exp(-abs(y - sens) / b) / (2 * b)
-    f = lambda y: max(mpmath.mpf(0), p(y) - mpmath.exp(eps) * q(y))
+    def p(y):
+        return mpmath.exp(-abs(y) / b) / (2 * b)
+
+    def q(y):
+        return mpmath.exp(-abs(y - sens) / b) / (2 * b)
+
+    def f(y):
+        return max(mpmath.mpf(0), p(y) - mpmath.exp(eps) * q(y))
+
     kink = (sens - b * eps) / 2  # where p = e^eps q (the integrand's kink)
     return float(mpmath.quad(f, [-mpmath.inf, 0, kink, sens, mpmath.inf]))
 

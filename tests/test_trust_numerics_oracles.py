@@ -243,7 +243,7 @@ def mp_poisson_gaussian_rdp_int(q, sigma, alpha: int):
 
 
 def test_oracle_gaussian_reference_values():
-    # accounting.md 10.1: delta(1) at sigma = 1 is 0.126936737506644
+    # closed forms (Balle & Wang 2018; Bun & Steinke 2016) = dp_accounting 0.6.0: delta(1) at sigma = 1 is 0.126936737506644
     assert float(mp_gauss_delta(1.0, 1.0)) == pytest.approx(0.126936737506644, rel=1e-13)
     # GDP closed form at eps = 0: 2 Phi(mu/2) - 1
     with mp.workdps(40):

@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from test_trust_numerics_oracles import (
     mp_balle_delta,
     mp_balle_epsilon,
@@ -405,8 +404,7 @@ def test_langevin_bounds(S, eta, sigma, n, K, lam, alpha):
 @FAST
 @given(nonneg, moderate(-3, -0.01), positive, st.integers(1, 10**6), counts, deltas)
 def test_langevin_epsilons(S, eta, sigma, n, K, delta):
-    from dpaudit.bounds import (composition_epsilon, langevin_epsilon, langevin_lower_epsilon,
-                                linear_gaussian_epsilon)
+    from dpaudit.bounds import composition_epsilon, langevin_epsilon, langevin_lower_epsilon, linear_gaussian_epsilon
 
     kw = dict(sensitivity=S, step_size=eta, sigma=sigma, n=n, steps=K)
     up = langevin_epsilon(delta, strong_convexity=1.0, **kw)
@@ -455,8 +453,11 @@ def test_dp_agd_bounds(eps, delta, splits):
 @given(positive, st.one_of(st.integers(1, 50), counts.filter(lambda c: c >= 1)),
        st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 4)), moderate(-4, -0.01), deltas)
 def test_sparse_calibrations(L, s, n, eps, delta):
-    from dpaudit.bounds import (output_perturbation_calibration, projection_mechanism_calibration,
-                                sparse_mean_sensitivity)
+    from dpaudit.bounds import (
+        output_perturbation_calibration,
+        projection_mechanism_calibration,
+        sparse_mean_sensitivity,
+    )
 
     for norm in ("l1", "l2", "linf"):
         _finite_nonneg(sparse_mean_sensitivity(L, s, n, norm))
@@ -597,11 +598,22 @@ def test_sparse_calibrations_many(L, s, n, eps, delta):
 @given(positive, deltas, positive, positive, moderate(-3, 0), st.one_of(st.integers(1, 10**6), counts.filter(lambda c: c >= 1)),
        st.one_of(st.integers(1, 100), counts.filter(lambda c: c >= 1)))
 def test_bounds_misc(eps, delta, x, y_, lam_frac, n, d):
-    from dpaudit.bounds import (ZCDPFilter, gradavg_charge, gradavg_variance, gradient_noise_sigma,
-                                langevin_utility_settings, noisy_max_charge, noisy_max_scale,
-                                rgm_local_sensitivity_rdp)
-    from dpaudit.bounds.sparse import (RandomStoppingFilter, bias_reduced_level_probabilities,
-                                       bias_reduced_step_cost, l1_recovery_calibration)
+    from dpaudit.bounds import (
+        ZCDPFilter,
+        gradavg_charge,
+        gradavg_variance,
+        gradient_noise_sigma,
+        langevin_utility_settings,
+        noisy_max_charge,
+        noisy_max_scale,
+        rgm_local_sensitivity_rdp,
+    )
+    from dpaudit.bounds.sparse import (
+        RandomStoppingFilter,
+        bias_reduced_level_probabilities,
+        bias_reduced_step_cost,
+        l1_recovery_calibration,
+    )
 
     try:
         s = langevin_utility_settings(eps, delta, lipschitz=x, smoothness=y_, strong_convexity=y_ * lam_frac, n=n,

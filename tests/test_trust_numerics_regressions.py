@@ -15,7 +15,6 @@ from contextlib import contextmanager
 import mpmath as mp
 import numpy as np
 import pytest
-
 from test_trust_numerics_oracles import (
     mp_balle_delta,
     mp_balle_epsilon,
@@ -384,7 +383,7 @@ def test_subsampled_gaussian_extreme_noise_multiplier():
             r = mech.rdp([1.5, 2.0, 1e6])
             assert np.all(r >= 0) and not np.any(np.isnan(r))
             with mp.workdps(40):
-                for a, v in zip([1.5, 2.0, 1e6], r):  # at most the unsampled curve, at least 0
+                for _a, v in zip([1.5, 2.0, 1e6], r):  # at most the unsampled curve, at least 0
                     assert mp.mpf(v) >= 0
 
 

@@ -18,7 +18,6 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import special
-
 from test_trust_numerics_oracles import mp_gauss_delta, mp_mu, mp_subsampled_rr_rdp
 
 from dpaudit import conversions as C
@@ -107,7 +106,7 @@ def _gaussian_roots_sweep(n, seed):
         mu = float(10 ** rng.uniform(-6, 2))
         delta = float(10 ** rng.uniform(-300, -0.3))
         hi = C.gdp_epsilon(mu, delta)
-        lo = K._gaussian_epsilon_lower(mu, 1.0, delta)
+        lo = K.gaussian_epsilon_lower(mu, 1.0, delta)
         assert 0.0 <= lo <= hi
         if hi == 0.0:
             assert mp_gauss_delta(mu, 0.0) <= delta

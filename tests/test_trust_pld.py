@@ -22,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import ApproxDP, Gaussian, Laplace, PLDAccountant, PoissonSampled, PureDP
+from dpaudit.accounting.pld.discretisation import discretise
 from dpaudit.accounting.pld.distribution import delta_for_epsilon
-from dpaudit.accounting.pld.mechanisms import (
+from dpaudit.mechanisms import ExponentialMechanism
+from dpaudit.mechanisms.loss_pairs import (
     BR_LOWER_FRACTIONS,
     ApproxDPPair,
     BoundedRangePair,
@@ -32,9 +34,7 @@ from dpaudit.accounting.pld.mechanisms import (
     LaplacePair,
     RandomizedResponsePair,
     SubsampledPair,
-    discretise,
 )
-from dpaudit.mechanisms import ExponentialMechanism
 
 FMAX = sys.float_info.max
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from dpaudit import ApproxDP, PLDAccountant, PureDP
-from dpaudit.accounting.pld.mechanisms import _binomial_window
+from dpaudit.accounting.pld.discretisation import _binomial_window
 
 
 def _mp_pmf(j, k, p, q=None):

@@ -13,7 +13,8 @@ import warnings
 import mpmath as mp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpaudit.audit import renyi_divergence
 from dpaudit.audit.renyi import gaussian_renyi

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-from scipy import special as sc, stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special as sc
+from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).parent))
 import _noncentral_reference as R  # noqa: E402

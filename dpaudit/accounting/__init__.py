@@ -3,6 +3,9 @@
 from dpaudit._lazy import make_getattr
 
 _EXPORTS = {
+    "Accountant": "dpaudit.accounting.base",
+    "make_accountant": "dpaudit.accounting.base",
+    "ACCOUNTANTS": "dpaudit.accounting.base",
     "RDPAccountant": "dpaudit.accounting.rdp",
     "ZCDPAccountant": "dpaudit.accounting.zcdp",
     "TCDPAccountant": "dpaudit.accounting.tcdp",

@@ -1,6 +1,6 @@
 """Noise calibration: the smallest Gaussian sigma that meets a target (epsilon, delta).
 
-Every accountant's epsilon is non-increasing in sigma (accounting.md section 6.3), so the
+Every accountant's epsilon is non-increasing in sigma (monotone in the noise: Balle & Wang 2018), so the
 smallest feasible sigma is found by bracketing and bisection in log(sigma). The returned
 sigma is always a point at which the accountant was evaluated and met the target (the upper
 end of the final bracket), so the guarantee holds for the returned value itself.
@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import sys
 
+from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
+from dpaudit.accounting.conversions import gaussian_epsilon
 from dpaudit.core.numeric import count_to_float, next_down, next_up
 from dpaudit.core.validation import (
     check_count,
@@ -23,11 +25,13 @@ from dpaudit.core.validation import (
     check_positive,
     check_probability,
 )
+from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.subsampled import PoissonSampled
 
 __all__ = ["calibrate_sigma", "CALIBRATION_ACCOUNTANTS"]
 
 #: accountants understood by :func:`calibrate_sigma`
-CALIBRATION_ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact")
+CALIBRATION_ACCOUNTANTS = (*ACCOUNTANTS, "exact")
 
 #: the search for sigma is confined to [start * _SIGMA_MIN, start * _SIGMA_MAX] with
 #: start = sensitivity * sqrt(steps)
@@ -46,16 +50,8 @@ def _sqrt_count_up(steps: int) -> float:
 
 
 def _gaussian_step(sigma: float, sensitivity: float, q: float):
-    from dpaudit.mechanisms.gaussian import Gaussian
-
     mech = Gaussian(sigma, sensitivity)
-    if q < 1.0:
-        try:
-            from dpaudit.mechanisms.subsampled import PoissonSampled
-        except ImportError as exc:  # pragma: no cover - depends on another module being present
-            raise ValueError("q < 1 needs dpaudit.mechanisms.subsampled.PoissonSampled, which is unavailable") from exc
-        mech = PoissonSampled(mech, q)
-    return mech
+    return PoissonSampled(mech, q) if q < 1.0 else mech
 
 
 def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensitivity: float):
@@ -63,8 +59,6 @@ def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensi
     if accountant == "exact":
         if q != 1.0:
             raise ValueError("accountant='exact' needs q = 1 (no closed form for the subsampled Gaussian)")
-        from dpaudit.accounting.conversions import gaussian_epsilon
-
         # T Gaussians with std sigma compose to one Gaussian with std sigma/sqrt(T) (exact);
         # sigma/sqrt(T) is rounded down (less noise: a larger, conservative epsilon)
         root = _sqrt_count_up(steps)
@@ -76,23 +70,10 @@ def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensi
             return gaussian_epsilon(s_eff, delta, sensitivity)
 
         return exact
-    if accountant == "rdp":
-        from dpaudit.accounting.rdp import RDPAccountant
-
-        def make():
-            return RDPAccountant(warn_at_grid_end=False)
-    elif accountant == "zcdp":
-        from dpaudit.accounting.zcdp import ZCDPAccountant as make
-    elif accountant == "tcdp":
-        from dpaudit.accounting.tcdp import TCDPAccountant as make
-    else:  # pld
-        try:
-            from dpaudit.accounting.pld import PLDAccountant as make
-        except ImportError as exc:
-            raise ValueError("accountant='pld' needs dpaudit.accounting.pld, which is unavailable") from exc
+    cls = accountant_class(accountant)
 
     def eps(sigma: float) -> float:
-        return make().compose(_gaussian_step(sigma, sensitivity, q), count=steps).epsilon(delta)
+        return cls.quiet().compose(_gaussian_step(sigma, sensitivity, q), count=steps).epsilon(delta)
 
     return eps
 

@@ -9,7 +9,7 @@ A claim is produced by the accounting layer (an accountant, a seed theorem, or a
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class PrivacyClaim:
     # -- constructors --------------------------------------------------------------------
     @classmethod
     def from_accountant(cls, accountant, *, neighbouring: str, description: str, source: str | None = None,
-                        details: dict | None = None) -> "PrivacyClaim":
+                        details: dict | None = None) -> PrivacyClaim:
         """Wrap an accountant (anything with ``epsilon(delta)`` and ``delta(epsilon)``)."""
         rdp_fn = None
         if hasattr(accountant, "rdp_curve"):
@@ -102,7 +102,7 @@ class PrivacyClaim:
 
     @classmethod
     def approx_dp(cls, epsilon: float, delta: float, *, neighbouring: str, description: str,
-                  source: str = "approx-dp", details: dict | None = None) -> "PrivacyClaim":
+                  source: str = "approx-dp", details: dict | None = None) -> PrivacyClaim:
         """A single (epsilon, delta)-DP statement.
 
         ``epsilon(d)`` is ``epsilon`` for ``d >= delta`` and ``inf`` below; ``delta(e)`` is
@@ -122,7 +122,7 @@ class PrivacyClaim:
         )
 
     @classmethod
-    def best_of(cls, claims: Sequence["PrivacyClaim"], *, description: str | None = None) -> "PrivacyClaim":
+    def best_of(cls, claims: Sequence[PrivacyClaim], *, description: str | None = None) -> PrivacyClaim:
         """The pointwise minimum of several valid claims about the same algorithm.
 
         Each query is answered by the claim that gives the smallest bound;

@@ -27,7 +27,11 @@ from __future__ import annotations
 
 import math
 
+from dpaudit.accounting.base import make_accountant
+from dpaudit.accounting.calibration import calibrate_sigma
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_positive, check_probability
+from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.subsampled import PoissonSampled
 
 __all__ = ["sampling_from_epochs", "get_epsilon", "get_noise_multiplier", "OpacusStyleAccountant",
            "ACCOUNTANT_NAMES"]
@@ -73,24 +77,10 @@ def _steps(steps, epochs, sample_rate) -> int:
 
 
 def _step_mechanism(noise_multiplier: float, sample_rate: float):
-    from dpaudit.mechanisms.gaussian import Gaussian
-
     base = Gaussian(check_positive("noise_multiplier", noise_multiplier), 1.0)
     if sample_rate == 1.0:
         return base
-    from dpaudit.mechanisms.subsampled import PoissonSampled
-
     return PoissonSampled(base, sample_rate)
-
-
-def _new_accountant(key: str):
-    if key == "rdp":
-        from dpaudit.accounting.rdp import RDPAccountant
-
-        return RDPAccountant()
-    from dpaudit.accounting.pld import PLDAccountant
-
-    return PLDAccountant()
 
 
 def get_epsilon(*, noise_multiplier: float, sample_rate: float, delta: float, steps: int | None = None,
@@ -104,7 +94,7 @@ def get_epsilon(*, noise_multiplier: float, sample_rate: float, delta: float, st
     if q == 0.0:
         return 0.0
     t = _steps(steps, epochs, q)
-    return float(_new_accountant(key).compose(_step_mechanism(noise_multiplier, q), t).epsilon(delta))
+    return float(make_accountant(key).compose(_step_mechanism(noise_multiplier, q), t).epsilon(delta))
 
 
 def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_rate: float,
@@ -119,8 +109,6 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
     """
     if kwargs:
         raise ValueError(f"unknown arguments {sorted(kwargs)}")
-    from dpaudit.accounting.calibration import calibrate_sigma
-
     key = _accountant_key(accountant)
     target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
     target_delta = check_delta(target_delta, "target_delta")
@@ -143,7 +131,7 @@ class OpacusStyleAccountant:
         self.mechanism = _accountant_key(accountant)
         self.history: list[tuple[float, float, int]] = []
 
-    def step(self, *, noise_multiplier: float, sample_rate: float, count: int = 1) -> "OpacusStyleAccountant":
+    def step(self, *, noise_multiplier: float, sample_rate: float, count: int = 1) -> OpacusStyleAccountant:
         """Record ``count`` steps (default 1) with these parameters; returns the accountant."""
         nm = check_positive("noise_multiplier", noise_multiplier)
         q = check_probability("sample_rate", sample_rate)
@@ -160,7 +148,7 @@ class OpacusStyleAccountant:
     def get_epsilon(self, delta: float) -> float:
         """Upper bound on epsilon at ``delta`` for every step recorded so far (0 before any step)."""
         delta = check_delta(delta)
-        acc = _new_accountant(self.mechanism)
+        acc = make_accountant(self.mechanism)
         steps = [(nm, q, c) for nm, q, c in self.history if q > 0.0]
         if not steps:
             return 0.0

@@ -22,7 +22,7 @@ References
 [TV]    Bretagnolle-Huber: TV(P, Q) <= sqrt(1 - exp(-KL(P||Q))); with KL <= D_alpha (alpha > 1)
         an RDP point (alpha, r) gives (0, sqrt(1 - exp(-r)))-DP.
 
-The formulas are those of ``../shared/reference/accounting.md`` sections 5, 6 and 7.
+The formulas are those of Bun, Dwork, Rothblum, Steinke 2018; Balle et al. 2020; Canonne, Kamath, Steinke 2020; Balle & Wang 2018.
 """
 
 from __future__ import annotations
@@ -458,7 +458,7 @@ def tcdp_delta(rho, omega, epsilon) -> float:
 def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
     """epsilon such that a (rho, omega)-tCDP mechanism is (epsilon, delta)-DP.
 
-    ``method="bs"`` (default): the closed form of accounting.md section 5 [BDRS18], i.e. the
+    ``method="bs"`` (default): the closed form of Bun, Dwork, Rothblum, Steinke 2018 [BDRS18], i.e. the
     [M17, Prop. 3] conversion ``alpha*rho + log(1/delta)/(alpha-1)`` minimised over
     alpha in (1, omega]:
 
@@ -749,7 +749,7 @@ def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> 
     (``upward``) or down."""
     import mpmath as mp
 
-    t1 = None
+    t1 = 1.0  # (the loop below runs at least once and sets it)
     cancel = min(cancel, _MAX_CANCEL_DIGITS)
     for _ in range(4):
         dps = int(40 + cancel)
@@ -800,10 +800,10 @@ def _gauss_delta_bounds(mu_num: float, mu_den: float, epsilon: float, need_lower
     lp_hi = sum(_log_phi_tail(u_lo))
     if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
         return 0.0, TINY
-    best_hi, best_lo, r = 0.0, -math.inf, 1.0
+    best_hi, best_lo = 0.0, -math.inf
     res = _gauss_log_f_double(u_lo, v_hi)
     if res is not None:
-        best_hi, r = min(best_hi, res[1]), res[2]
+        best_hi = min(best_hi, res[1])
     if v_lo > u_hi:
         res = _gauss_log_f_double(u_hi, v_lo)
         if res is not None:
@@ -891,7 +891,7 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
     return _gauss_delta_up(sensitivity, sigma, epsilon)
 
 
-def _gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
+def gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
     """A certified LOWER bound on the exact epsilon(delta) of the Gaussian mechanism with
     mu = mu_num/mu_den: a float e with certified lower bound on delta(e) > delta (so the exact
     root lies above e), within 2^-46 relative of the upper root :func:`_gaussian_min_epsilon`

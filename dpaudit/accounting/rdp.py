@@ -15,12 +15,11 @@ import warnings
 
 import numpy as np
 
-from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.conversions import rdp_to_delta, rdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
     check_orders,
@@ -28,7 +27,7 @@ from dpaudit.core.validation import (
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "DPA_DEFAULT_ORDERS", "OrderGridWarning"]
 
-#: dp_accounting 0.6.0 ``DEFAULT_RDP_ORDERS`` (accounting.md section 3): 156 orders.
+#: dp_accounting 0.6.0 ``DEFAULT_RDP_ORDERS`` (Mironov 2017): 156 orders.
 DPA_DEFAULT_ORDERS = np.array(
     [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
 )
@@ -108,7 +107,7 @@ def _add_scaled(total: np.ndarray, count: int, curve: np.ndarray) -> np.ndarray:
     return np.where(inc == 0.0, total, new)
 
 
-class RDPAccountant:
+class RDPAccountant(Accountant):
     """Renyi-DP accountant (Mironov 2017).
 
     Parameters
@@ -124,7 +123,11 @@ class RDPAccountant:
     up. ``compose(m, count=k)`` evaluates ``m.rdp(orders)`` once and multiplies it by ``k``.
     """
 
+    name = "rdp"
+    label = "RDP"
+
     def __init__(self, orders=None, *, warn_at_grid_end: bool = True):
+        super().__init__()
         if orders is None:
             self.orders = np.array(DEFAULT_ORDERS)
         else:
@@ -132,22 +135,22 @@ class RDPAccountant:
         self.orders.flags.writeable = False
         self.warn_at_grid_end = bool(warn_at_grid_end)
         self._curve = np.zeros(self.orders.shape)
-        self._events: list[tuple[object, int]] = []
-        self.neighbouring: str | None = None
         #: order that attained the last epsilon/delta query, and whether it was a grid end
         self.last_order: float | None = None
         self.at_grid_end: bool = False
 
-    # -- composition ---------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> "RDPAccountant":
-        """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``.
+    @classmethod
+    def quiet(cls, **options) -> RDPAccountant:
+        """Without :class:`OrderGridWarning` (recorded in :attr:`at_grid_end` only)."""
+        return cls(warn_at_grid_end=False, **options)
 
-        Raises :class:`UnsupportedMechanismError` for a mechanism described only by an
-        (epsilon, delta) statement (``rdp`` all inf and ``approx_dp()`` not None): such a
-        mechanism has no RDP guarantee. A mechanism whose RDP curve is infinite for a genuine
-        reason (e.g. sigma = 0) is accepted and makes the result inf.
-        """
-        count = check_count(count)
+    # -- composition ---------------------------------------------------------------------
+    def _step(self, mechanism) -> np.ndarray:
+        """The mechanism's RDP curve on the grid. Raises :class:`UnsupportedMechanismError` for a
+        mechanism described only by an (epsilon, delta) statement (``rdp`` all inf and
+        ``approx_dp()`` not None): such a mechanism has no RDP guarantee. A mechanism whose RDP
+        curve is infinite for a genuine reason (e.g. sigma = 0) is accepted and makes the
+        result inf."""
         curve = _mechanism_curve(mechanism, self.orders)
         if np.all(np.isinf(curve)):
             approx = getattr(mechanism, "approx_dp", None)
@@ -156,12 +159,11 @@ class RDPAccountant:
                     f"{mechanism!r} is described only by an (epsilon, delta)-DP statement and has no RDP "
                     "guarantee; RDPAccountant cannot compose it (use PrivacyClaim.approx_dp or a PLD accountant)"
                 )
-        self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count == 0:
-            return self
+        return curve
+
+    def _add(self, mechanism, curve, count: int) -> bool:
         self._curve = _add_scaled(self._curve, count, curve)
-        self._events.append((mechanism, count))
-        return self
+        return True
 
     # -- queries -------------------------------------------------------------------------
     def rdp_curve(self, orders=None) -> np.ndarray:
@@ -219,10 +221,9 @@ class RDPAccountant:
         """Upper bound on delta at ``epsilon`` (at most 1)."""
         return self._delta_and_order(epsilon, stacklevel=4)[0]
 
-    @property
-    def events(self) -> list[tuple[object, int]]:
-        """The composed (mechanism, count) pairs, in order."""
-        return list(self._events)
+    def epsilon_details(self, delta) -> dict:
+        eps, order = self.epsilon_and_order(delta)
+        return {"epsilon": eps, "order": order, "at_grid_end": self.at_grid_end}
 
     def __repr__(self) -> str:
         return f"RDPAccountant({len(self._events)} events, {self.orders.size} orders)"

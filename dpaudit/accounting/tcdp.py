@@ -17,16 +17,16 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
     check_orders,
 )
+from dpaudit.mechanisms.base import rdp_from_zcdp
 
 __all__ = ["TCDPAccountant"]
 
@@ -47,29 +47,27 @@ def _mechanism_tcdp(mechanism) -> tuple[float, float]:
     return rho, omega
 
 
-class TCDPAccountant:
+class TCDPAccountant(Accountant):
     """(rho, omega)-tCDP accountant: ``rho`` adds up (rounded up), ``omega`` is the minimum."""
 
+    name = "tcdp"
+    label = "tCDP"
+
     def __init__(self):
+        super().__init__()
         self.rho = 0.0
         self.omega = math.inf
-        self.neighbouring: str | None = None
-        self._events: list[tuple[object, int]] = []
 
-    def compose(self, mechanism, count=1) -> "TCDPAccountant":
-        """Compose ``count`` runs of ``mechanism`` (uses ``mechanism.tcdp()``); returns ``self``.
+    def _step(self, mechanism) -> tuple[float, float]:
+        """``mechanism.tcdp()``; raises :class:`UnsupportedMechanismError` when its rho is inf."""
+        return _mechanism_tcdp(mechanism)
 
-        Raises :class:`UnsupportedMechanismError` when the mechanism's tCDP rho is inf.
-        """
-        count = check_count(count)
-        rho, omega = _mechanism_tcdp(mechanism)
-        self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count:
-            if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
-                self.rho = round_up(self.rho + scale_by_count(count, rho))
-            self.omega = min(self.omega, omega)
-            self._events.append((mechanism, count))
-        return self
+    def _add(self, mechanism, step, count: int) -> bool:
+        rho, omega = step
+        if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
+            self.rho = round_up(self.rho + scale_by_count(count, rho))
+        self.omega = min(self.omega, omega)
+        return True
 
     def epsilon(self, delta) -> float:
         """Best Balle/CKS conversion over alpha in (1, omega] (rounded up; inf when rho is)."""
@@ -85,13 +83,13 @@ class TCDPAccountant:
             return 1.0
         return tcdp_delta(self.rho, self.omega, epsilon)
 
+    def epsilon_details(self, delta) -> dict:
+        return {"epsilon": self.epsilon(delta), "rho": self.rho, "omega": self.omega}
+
     def rdp_curve(self, orders) -> np.ndarray:
         """RDP curve rho*alpha for alpha < omega (alpha = omega included, by left-continuity), inf beyond."""
         orders = check_orders(orders)
-        with np.errstate(invalid="ignore"):
-            out = np.where(orders <= self.omega, self.rho * orders, math.inf)
-            out = np.where(np.isinf(orders) & (self.rho == 0) & math.isinf(self.omega), 0.0, out)
-        return out
+        return np.where(orders <= self.omega, rdp_from_zcdp(self.rho, orders), math.inf)
 
     def __repr__(self) -> str:
         return f"TCDPAccountant(rho={self.rho:g}, omega={self.omega:g})"

@@ -15,16 +15,15 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
-    check_count,
     check_delta,
     check_epsilon,
-    check_orders,
 )
+from dpaudit.mechanisms.base import rdp_from_zcdp
 
 __all__ = ["ZCDPAccountant"]
 
@@ -46,34 +45,30 @@ def _mechanism_rho(mechanism) -> float:
     return rho
 
 
-class ZCDPAccountant:
+class ZCDPAccountant(Accountant):
     """rho-zCDP accountant: ``rho`` is the sum of the composed mechanisms' rho (rounded up).
 
     ``epsilon(delta)`` uses the Canonne-Kamath-Steinke conversion (optimal for a generic
     rho-zCDP mechanism), ``delta(epsilon)`` its inverse :func:`zcdp_delta`.
     """
 
+    name = "zcdp"
+    label = "zCDP"
+
     def __init__(self):
+        super().__init__()
         self.rho = 0.0
-        self.neighbouring: str | None = None
-        self._events: list[tuple[object, int]] = []
 
-    def compose(self, mechanism, count=1) -> "ZCDPAccountant":
-        """Add ``count`` times ``mechanism.zcdp()`` to rho (BS16 Lemma 2.3); returns ``self``.
+    def _step(self, mechanism) -> float:
+        """``mechanism.zcdp()``; raises :class:`UnsupportedMechanismError` when it is inf."""
+        return _mechanism_rho(mechanism)
 
-        ``count`` may be any integer >= 0 (beyond the float range rho becomes inf); a mechanism
-        with rho = 0 leaves rho exactly 0.
-
-        Raises :class:`UnsupportedMechanismError` when ``mechanism.zcdp()`` is inf.
-        """
-        count = check_count(count)
-        rho = _mechanism_rho(mechanism)
-        self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count:
-            if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
-                self.rho = round_up(self.rho + scale_by_count(count, rho))
-            self._events.append((mechanism, count))
-        return self
+    def _add(self, mechanism, rho: float, count: int) -> bool:
+        """Add ``count`` times rho (BS16 Lemma 2.3); any integer count (beyond the float range
+        rho becomes inf); a mechanism with rho = 0 leaves rho exactly 0."""
+        if rho > 0.0:  # a zero-cost mechanism leaves rho exactly unchanged
+            self.rho = round_up(self.rho + scale_by_count(count, rho))
+        return True
 
     def epsilon(self, delta) -> float:
         """CKS epsilon at ``delta`` (rounded up)."""
@@ -89,12 +84,12 @@ class ZCDPAccountant:
             return 1.0
         return zcdp_delta(self.rho, epsilon)
 
+    def epsilon_details(self, delta) -> dict:
+        return {"epsilon": self.epsilon(delta), "rho": self.rho}
+
     def rdp_curve(self, orders) -> np.ndarray:
         """The RDP curve rho*alpha implied by rho-zCDP."""
-        orders = check_orders(orders)
-        with np.errstate(invalid="ignore"):
-            out = np.where(np.isinf(orders), math.inf if self.rho > 0 else 0.0, self.rho * orders)
-        return out
+        return rdp_from_zcdp(self.rho, orders)
 
     def __repr__(self) -> str:
         return f"ZCDPAccountant(rho={self.rho:g})"

@@ -7,13 +7,13 @@
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
 probability >= confidence for every mechanism; GDP numbers are estimates labelled with their
-assumption (auditing.md sec. 4). Attacks: ``statistic="auto"`` fits the attack families of
+assumption (Dong, Roth, Su 2019; Nasr et al. 2023). Attacks: ``statistic="auto"`` fits the attack families of
 :mod:`dpaudit.audit.attack_families` (value, projection, exact empirical likelihood ratio,
 logistic regression, a small neural network with the ``learn`` extra, bit-level float features)
 on the selection sample and keeps the best (:mod:`dpaudit.audit.selection`); outputs of any form
 are accepted (:mod:`dpaudit.audit.outputs`). Trials run in
 seed-deterministic chunks on any ``concurrent.futures`` executor (``workers=N``, ``executor=``;
-:mod:`dpaudit.audit.runner`, docs/scaling.md): the result never depends on where they ran.
+:mod:`dpaudit.core.runner`, docs/scaling.md): the result never depends on where they ran.
 """
 
 from dpaudit._lazy import make_getattr
@@ -27,8 +27,8 @@ _EXPORTS = {
     "Estimate": "dpaudit.audit.result",
     "cp_upper": "dpaudit.audit.binomial",
     "cp_lower": "dpaudit.audit.binomial",
-    "epsilon_lower_from_rates": "dpaudit.audit.bounds",
-    "epsilon_lower_from_counts": "dpaudit.audit.bounds",
+    "epsilon_lower_from_rates": "dpaudit.audit.error_rates",
+    "epsilon_lower_from_counts": "dpaudit.audit.error_rates",
     "mu_lower_from_counts": "dpaudit.audit.gdp",
     "gdp_epsilon_of": "dpaudit.audit.gdp",
     "heldout_test": "dpaudit.audit.thresholds",
@@ -36,11 +36,11 @@ _EXPORTS = {
     "one_run_epsilon_lower": "dpaudit.audit.one_run",
     "one_run_p_value": "dpaudit.audit.one_run",
     "one_run_audit": "dpaudit.audit.one_run",
-    "run_chunks": "dpaudit.audit.runner",
-    "run_jobs": "dpaudit.audit.runner",
-    "ChunkError": "dpaudit.audit.runner",
-    "ProcessPool": "dpaudit.audit.runner",
-    "InProcessExecutor": "dpaudit.audit.runner",
+    "run_chunks": "dpaudit.core.runner",
+    "run_jobs": "dpaudit.core.runner",
+    "ChunkError": "dpaudit.core.runner",
+    "ProcessPool": "dpaudit.core.runner",
+    "InProcessExecutor": "dpaudit.core.runner",
     "one_run_protocol": "dpaudit.audit.one_run",
     "choose_guesses": "dpaudit.audit.one_run",
     "projection_statistic": "dpaudit.audit.attacks",

@@ -55,7 +55,7 @@ import zlib
 import numpy as np
 from scipy.optimize import minimize
 
-from dpaudit.audit.outputs import is_numeric_batch, object_features, row_keys
+from dpaudit.audit.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
 from dpaudit.core.validation import check_count
 
 __all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
@@ -251,7 +251,6 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
     ``max_categories`` buckets if the grid is still larger; object outputs are hashed. The
     description says which.
     """
-    from dpaudit.audit.outputs import as_output_batch
 
     max_categories = check_count(max_categories, "max_categories", minimum=2)
     a = train0 if isinstance(train0, np.ndarray) and (is_numeric_batch(train0) or train0.dtype == object) \

@@ -1,7 +1,7 @@
 """Attack statistics: maps from mechanism/optimizer outputs to one real score per run.
 
 A distinguishing test thresholds a score (``dpaudit.audit.thresholds``); by post-processing,
-any score gives a valid test, so the choice only affects power (auditing.md sec. 9):
+any score gives a valid test, so the choice only affects power (Nasr et al. 2021, 2023 (canaries)):
 
 * black box: the projection of the released parameters on the canary direction
   (:func:`projection_statistic`) or the loss on the canary record (:func:`loss_statistic`);
@@ -47,7 +47,7 @@ def flatten_outputs(outputs, size: int | None = None) -> np.ndarray:
 
 class _Statistic:
     """Base of the score functions below: module-level classes, so that they pickle (process
-    pools, :mod:`dpaudit.audit.runner`); ``description`` is a plain, settable attribute."""
+    pools, :mod:`dpaudit.core.runner`); ``description`` is a plain, settable attribute."""
 
     description = "statistic"
 
@@ -155,7 +155,7 @@ def gaussian_lr_statistic(mean0, mean1, sigma0: float, sigma1: float | None = No
     """log p1(o)/p0(o) for P0 = N(mean0, sigma0^2 I), P1 = N(mean1, sigma1^2 I).
 
     Neyman-Pearson optimal test statistic for a known Gaussian family; with sigma0 != sigma1
-    it combines the mean shift with the norm of the output (RGM, auditing.md sec. 9).
+    it combines the mean shift with the norm of the output (RGM, Nasr et al. 2021, 2023 (canaries)).
     """
     m0 = np.asarray(mean0, dtype=float).ravel()
     m1 = np.asarray(mean1, dtype=float).ravel()

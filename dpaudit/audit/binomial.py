@@ -2,7 +2,7 @@
 
 Clopper & Pearson, "The use of confidence or fiducial limits illustrated in the case of the
 binomial", Biometrika 26 (1934). For ``k`` successes in ``n`` trials at level ``beta``
-(auditing.md sec. 1):
+(Clopper & Pearson 1934):
 
     upper p+ = Beta^{-1}(1 - beta; k + 1, n - k)     (p+ = 1 if k = n)
     lower p- = Beta^{-1}(beta;     k,     n - k + 1) (p- = 0 if k = 0)

@@ -9,7 +9,7 @@ Dong, Roth, Su, "Gaussian differential privacy", JRSS-B 2022 (arXiv:1905.02383):
   delta(epsilon) = Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2).
 
 With Clopper-Pearson upper bounds on the rates, ``mu_lower`` is a lower confidence bound on
-mu *if* the mechanism's trade-off curve is exactly G_mu (auditing.md sec. 4; Nasr et al. 2023,
+mu *if* the mechanism's trade-off curve is exactly G_mu (Dong, Roth, Su 2019; Nasr et al. 2023,
 arXiv:2302.07956). Without that assumption the resulting epsilon can be too high or too low:
 it is an estimate, labelled ``GDP_ASSUMPTION``, never a certified lower bound.
 """
@@ -22,7 +22,7 @@ from scipy.special import ndtri
 from dpaudit.accounting.conversions import gdp_delta, gdp_epsilon
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_delta, check_nonnegative
+from dpaudit.core.validation import check_delta, check_nonnegative, check_rates
 
 __all__ = ["GDP_ASSUMPTION", "mu_lower_from_rates", "mu_lower_from_counts", "gdp_delta_of", "gdp_epsilon_of"]
 
@@ -37,12 +37,8 @@ def mu_lower_from_rates(fpr, fnr):
 
     Symmetric in (FPR, FNR). Vectorised; scalar in, float out.
     """
-    fpr = np.asarray(fpr, dtype=float)
-    fnr = np.asarray(fnr, dtype=float)
-    if np.any(~np.isfinite(fpr)) or np.any((fpr < 0) | (fpr > 1)):
-        raise ValueError("fpr must be in [0, 1]")
-    if np.any(~np.isfinite(fnr)) or np.any((fnr < 0) | (fnr > 1)):
-        raise ValueError("fnr must be in [0, 1]")
+    fpr = check_rates("fpr", fpr)
+    fnr = check_rates("fnr", fnr)
     with np.errstate(all="ignore"):
         mu = -ndtri(fpr) - ndtri(fnr)
     mu = np.where(np.isnan(mu), 0.0, mu)  # fpr = fnr = 0 cannot come from CP upper bounds

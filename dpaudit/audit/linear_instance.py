@@ -1,7 +1,7 @@
 """Renyi audit of noisy GD with hidden state on the linear-gradient Gaussian instance.
 
 Chourasia, Ye, Shokri, NeurIPS 2021 (arXiv:2102.05855), Theorem 2 and its instance
-(seed-theorems.md A.5): loss l(theta; x) = ||theta - x||^2 / 2 (lambda = beta = 1), theta_0 = 0,
+(Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md): loss l(theta; x) = ||theta - x||^2 / 2 (lambda = beta = 1), theta_0 = 0,
 replace-one neighbours D = (x_1, ..., x_n), D' = D with x_1 replaced by x_1 + S_g e_1, so that
 grad L_D(theta) = theta - mean(D) and ||mean(D) - mean(D')|| = S_g / n. Noisy GD
 
@@ -20,8 +20,16 @@ import math
 import numpy as np
 
 from dpaudit.audit.renyi import renyi_divergence
-from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks,
-                                  open_executor, run_jobs)
+from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
+from dpaudit.core.runner import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_RETRIES,
+    Job,
+    concat_chunks,
+    open_executor,
+    run_jobs,
+)
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
 __all__ = ["linear_instance_datasets", "simulate_noisy_gd", "linear_instance_table"]
@@ -75,7 +83,7 @@ def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trial
 
     Gradient of L_D is computed from the records: (1/n) sum_i (theta - x_i) = theta - mean(D).
     Trials run in chunks (``chunk_size``, ``executor``, ``workers``, ``retries``: see
-    :func:`dpaudit.audit.runner.run_jobs`); the result depends only on ``seed``, ``trials`` and
+    :func:`dpaudit.core.runner.run_jobs`); the result depends only on ``seed``, ``trials`` and
     ``chunk_size``.
     """
     fn = _noisy_gd_chunk(data, steps, step_size, sigma, trials)
@@ -95,10 +103,9 @@ def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *,
     ``trials`` runs per neighbouring dataset and number of steps; estimates use
     :func:`dpaudit.audit.renyi.renyi_divergence` with each of ``methods``. The simulations of
     every step count and both datasets run as one batch of chunks on ``executor`` (or a pool of
-    ``workers`` processes; see :func:`dpaudit.audit.runner.run_jobs`); the rows depend only on
+    ``workers`` processes; see :func:`dpaudit.core.runner.run_jobs`); the rows depend only on
     ``seed``, ``trials`` and ``chunk_size``.
     """
-    from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
 
     check_real("step_size", step_size)
     confidence = check_confidence(confidence)

@@ -1,6 +1,6 @@
 """``audit_mechanism``: an epsilon lower bound for any black-box mechanism.
 
-Method (auditing.md sec. 2-4):
+Method (Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020; Nasr et al. 2023):
 
 1. Draw ``trials`` outputs on each neighbouring input, split into a *selection* part
    (``selection_fraction``) and an *evaluation* part, from independent random streams.
@@ -46,18 +46,36 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.bounds import check_audit_delta
+from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.runner import (DEFAULT_CHUNK_SIZE, DEFAULT_RETRIES, Job, as_seed_sequence, check_picklable,
-                                  concat_chunks, open_executor, pin_seed, run_jobs, seed_record)
-from dpaudit.audit.selection import (MAX_BOUNDARY_GRID, RULES, boundary_grid, choose_attack, describe_input,
-                                    leak_kind, resolve_families, split_train_validation, tiebreak_seed)
-from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts, ORIENTATIONS, as_scores
+from dpaudit.audit.selection import (
+    MAX_BOUNDARY_GRID,
+    RULES,
+    boundary_grid,
+    choose_attack,
+    describe_input,
+    leak_kind,
+    resolve_families,
+    split_train_validation,
+    tiebreak_seed,
+)
+from dpaudit.audit.thresholds import ORIENTATIONS, as_scores, bonferroni_test, heldout_test, oriented_counts
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
+from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
+from dpaudit.core.runner import (
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_RETRIES,
+    Job,
+    check_picklable,
+    concat_chunks,
+    open_executor,
+    run_jobs,
+)
+from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
@@ -91,7 +109,6 @@ def _fixed_grid(sel0, sel1, size: int) -> np.ndarray:
 
 def _warn_pure_dp_claim(sampler) -> None:
     """delta = 0 (the default) audits a pure-DP claim: say so when the mechanism has none (a Gaussian)."""
-    from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 
     desc = no_pure_dp(sampler)
     if desc is not None:
@@ -291,7 +308,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         process pool needs ``sampler`` and ``statistic`` to be picklable: module-level functions
         (or bound methods such as ``Gaussian(1.0).sample``), not lambdas or closures.
     retries : int
-        Resubmissions of a failed chunk (see :func:`dpaudit.audit.runner.run_jobs`).
+        Resubmissions of a failed chunk (see :func:`dpaudit.core.runner.run_jobs`).
     """
     if not callable(sampler):
         raise ValueError("sampler must be callable as sampler(x, rng, size)")

@@ -1,6 +1,6 @@
 """Auditing in one training run (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846).
 
-Protocol (auditing.md sec. 5): m canaries, each included independently with probability 1/2 by
+Protocol (Steinke, Nasr, Jagielski 2023): m canaries, each included independently with probability 1/2 by
 the auditor's own fair coins; after a single run the auditor makes r <= m guesses (here "in"
 for the k_in highest scores, "out" for the k_out lowest, abstaining on the rest) and counts the
 v correct ones. Under (epsilon, delta)-DP with respect to every canary (Theorem 3.1 there, with
@@ -19,8 +19,10 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from dpaudit.audit.bounds import check_audit_delta, check_beta
+from dpaudit.audit.binomial import cp_lower
+from dpaudit.audit.error_rates import check_audit_delta, check_beta
 from dpaudit.core.numeric import round_down
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit"]
@@ -134,7 +136,6 @@ def correct_counts(scores, coins):
 
 def _proxy_epsilon(r, v, beta):
     """sup{eps : P[Bin(r, q(eps)) >= v] <= beta} = logit of the Clopper-Pearson lower bound (vectorised)."""
-    from dpaudit.audit.binomial import cp_lower
 
     r = np.asarray(r)
     v = np.asarray(v)
@@ -230,7 +231,6 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
     Returns arrays over audits: ``epsilon_lower``, ``r``, ``v``, ``k_in``, ``k_out``, ``included``,
     plus the calibration record.
     """
-    from dpaudit.audit.runner import as_seed_sequence
 
     m = check_count(m, "m", minimum=2)
     audits = check_count(audits, "audits", minimum=1)

@@ -1,8 +1,10 @@
 """``audit_optimizer``: distinguishing attacks on every optimizer of ``dpaudit.optimizers``.
 
-For each optimizer a worst-case-ish neighbouring pair and canary are built (auditing.md sec. 9):
+For each optimizer a worst-case-ish neighbouring pair and canary are built from what the optimizer
+declares (:class:`~dpaudit.optimizers.base.Optimizer`: ``audit_scenario``, ``canary_semantics``,
+``canary_norm()``, ``max_canaries``, ``audit_dim``); nothing here knows an optimizer by name:
 
-* gradient-based optimizers (``supports_canary``): the white-box Dirac gradient canary of
+* ``"gradient-canary"`` (optimizers hosting a canary, ``max_canaries >= 1``): the white-box Dirac gradient canary of
   Nasr et al. 2023 (arXiv:2302.07956), a constant per-example gradient of norm equal to the
   clip bound / gradient-sensitivity bound on coordinate 0. The data set's coordinate 0 is zero
   for every record, so no data gradient interacts with the canary. The pair follows the
@@ -10,9 +12,9 @@ For each optimizer a worst-case-ish neighbouring pair and canary are built (audi
   ``"record"`` (an extra record with that gradient): add/remove -> (no canary, +g),
   replace-one -> (-g, +g); ``"offset"`` (noisy-gd: grad L_D' = grad L_D + g/n, ||g|| <= S_g)
   -> (no canary, +g); ``"replace"`` (bias-reduced-sgd: record 0's gradient replaced) -> (-g, +g).
-* mean estimation (``projection``, ``l1-recovery``): rows are zero except row 0, which is
+* ``"mean-estimation"`` (``projection``, ``l1-recovery``): rows are zero except row 0, which is
   -L e_0 on D and +L e_0 on D' (replace-one, the largest allowed change);
-* ``output-perturbation``: record 0 is (R e_0, label 0) on D and (R e_0, label 1) on D'.
+* ``"input-canary"`` (the others, e.g. ``output-perturbation``): record 0 is (R e_0, label 0) on D and (R e_0, label 1) on D'.
 
 The score is the final parameter's coordinate 0 (projection on the canary direction, fixed in
 advance), and the epsilon lower bound comes from :func:`dpaudit.audit.mechanism.audit_scores`
@@ -21,8 +23,8 @@ the optimizer's own ``run.claim`` at ``delta`` (default: the optimizer's ``delta
 hyper-parameter if it has one, else 1e-5).
 
 ``method="one-run"`` (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846, Theorem 3.1 with
-the delta term of their Theorem 5.2; auditing.md sec. 5), for optimizers that host many canaries
-(``supports_canaries``: dp-gd, dp-sgd) under add/remove neighbours:
+the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimizers that host many canaries
+(``max_canaries > 1``: dp-gd, dp-sgd) under add/remove neighbours:
 
 * the model has ``dim + m`` coordinates: the ``dim`` data features of the usual data set followed
   by m zero columns; canary j is the Dirac gradient ``C e_{dim+j}`` (norm the clip bound). Distinct
@@ -50,21 +52,26 @@ import math
 import numpy as np
 
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
+from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
 from dpaudit.audit.result import AuditResult
-from dpaudit.audit.bounds import check_audit_delta
-from dpaudit.audit.runner import (DEFAULT_RETRIES, Job, as_seed_sequence, concat_chunks, open_executor, pin_seed,
-                                  run_jobs, seed_record)
 from dpaudit.audit.verdict import one_run_advice
+from dpaudit.core.runner import (
+    DEFAULT_RETRIES,
+    Job,
+    concat_chunks,
+    open_executor,
+    run_jobs,
+)
+from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
+from dpaudit.optimizers import make_optimizer
+from dpaudit.optimizers.base import Optimizer
 
-__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "CANARY_SEMANTICS", "audit_delta",
+__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "audit_delta",
            "claim_epsilon", "pure_dp_epsilon", "optimizer_claim", "DEFAULT_AUDIT_DELTA"]
 
-#: how ``canary_gradient`` enters each optimizer (see the module docstring)
-CANARY_SEMANTICS = {"noisy-gd": "offset", "bias-reduced-sgd": "replace"}
-_MEAN_ESTIMATION = ("projection", "l1-recovery")
 _AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim", "chunk_size", "executor",
                "workers", "retries", "canaries", "guesses")
 DEFAULT_OPTIMIZER_CHUNK = 2_000
@@ -133,14 +140,22 @@ def _claim_dict(claim, delta: float, eps_claimed: float) -> dict:
 def optimizer_claim(opt, *, n: int = 20, dim: int | None = None, seed=0):
     """The claim an audit of ``opt`` checks (from a one-trial run of its audit scenario; claims do
     not depend on the random draws). Cheap: lets callers validate a request before any trial."""
-    return optimizer_scenario(opt, n=n, dim=_default_dim(opt) if dim is None else dim)["run0"](
+    return optimizer_scenario(opt, n=n, dim=dim)["run0"](
         1, as_seed_sequence(seed)).claim
 
 
-def _default_dim(opt) -> int:
-    if opt.name == "l1-recovery":  # compressed sensing needs sparsity < dim
-        return max(20, 4 * int(opt.hp.get("sparsity", 5)))
-    return 5
+def _declared(opt, attribute: str):
+    """What ``opt`` declares about its audit scenario (:class:`~dpaudit.optimizers.base.Optimizer`);
+    an object that does not subclass ``Optimizer`` gets the base class's declaration."""
+    if hasattr(opt, attribute):
+        return getattr(opt, attribute)
+    default = getattr(Optimizer, attribute)
+    return default.fget(opt) if isinstance(default, property) else default
+
+
+def _canary_norm(opt) -> float:
+    method = getattr(opt, "canary_norm", None)
+    return float(method()) if callable(method) else Optimizer.canary_norm(opt)
 
 
 def _base_data(n: int, dim: int, seed: int = 0):
@@ -152,24 +167,6 @@ def _base_data(n: int, dim: int, seed: int = 0):
     X = np.where(norms > 0, X / np.where(norms > 0, norms, 1.0), 0.0)
     y = (rng.random(n) < 0.5).astype(float)
     return X, y
-
-
-def _canary_norm(opt) -> float:
-    hp = opt.hp
-    if opt.name == "noisy-gd" or ("clip" in hp and not math.isfinite(float(hp["clip"]))):
-        s = getattr(opt, "sensitivity", None)
-        if s is not None and math.isfinite(float(s)):
-            return float(s)
-    if "clip" in hp and math.isfinite(float(hp["clip"])):
-        return float(hp["clip"])
-    if "feature_bound" in hp:
-        loss = getattr(opt, "loss", None)
-        bound = getattr(loss, "derivative_bound", 1.0)
-        return float(hp["feature_bound"]) * float(bound if math.isfinite(bound) else 1.0)
-    s = getattr(opt, "sensitivity", None)
-    if s is not None and math.isfinite(float(s)):
-        return float(s)
-    return 1.0
 
 
 class _OptimizerRun:
@@ -184,7 +181,7 @@ class _OptimizerRun:
         return self.opt.run(self.X, self.y, trials=size, seed=seed, canary_gradient=self.canary)
 
 
-class _OptimizerScores:
+class OptimizerScores:
     """Chunk function: run the optimizer ``size`` times, return only the scores of the parameters."""
 
     def __init__(self, run, statistic):
@@ -194,20 +191,22 @@ class _OptimizerScores:
         return np.asarray(self.statistic(self.run(size, seed).params), dtype=float)
 
 
-def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
-    """The neighbouring pair, canary and statistic used to audit ``opt``.
+def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
+    """The neighbouring pair, canary and statistic used to audit ``opt`` (the scenario it
+    declares: ``audit_scenario``, ``canary_semantics``, ``canary_norm()``; ``dim`` defaults to its
+    ``audit_dim``).
 
     Returns a dict with ``run0(size, seed)``, ``run1(size, seed)`` (parameters of shape
     (size, dim) on D and D'), ``statistic`` and a ``description``.
     """
     n = check_count(n, "n", minimum=2)
-    dim = check_count(dim, "dim", minimum=1)
-    name = opt.name
+    dim = check_count(_declared(opt, "audit_dim") if dim is None else dim, "dim", minimum=1)
+    scenario = _declared(opt, "audit_scenario")
     e0 = np.zeros(dim)
     e0[0] = 1.0
     stat = projection_statistic(e0)
     stat.description = "final parameter along the canary coordinate e_0"
-    if name in _MEAN_ESTIMATION:
+    if scenario == "mean-estimation":
         L = float(opt.hp.get("lipschitz", 1.0))
         Z0 = np.zeros((n, dim))
         Z0[0, 0] = -L
@@ -217,7 +216,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
                 "statistic": stat, "description": f"mean estimation, row 0 = -{L:g} e_0 vs +{L:g} e_0 (replace-one)",
                 "n": n}
     X, y = _base_data(n, dim)
-    if not getattr(opt, "supports_canary", False):
+    if scenario == "input-canary":
         R = float(opt.hp.get("feature_bound", 1.0))
         X0, y0 = X.copy(), y.copy()
         X0[0] = R * e0
@@ -232,7 +231,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
         return {"run0": _OptimizerRun(opt, X0, y0), "run1": _OptimizerRun(opt, X1, y1),
                 "statistic": stat, "description": desc, "n": n}
     g = dirac_canary(dim, _canary_norm(opt))
-    semantics = CANARY_SEMANTICS.get(name, "record")
+    semantics = _declared(opt, "canary_semantics")
     if semantics == "offset" or (semantics == "record" and opt.neighbouring == "add_remove"):
         g0 = None
         desc = f"white-box Dirac gradient canary of norm {g[0]:g}: absent vs present"
@@ -246,7 +245,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int = 5) -> dict:
 
 def _one_run_scenario(opt, m: int, n: int, dim: int):
     """Data padded with m zero columns and the m Dirac canaries ``C e_{dim+j}`` (see the module docstring)."""
-    if not getattr(opt, "supports_canaries", False):
+    if _declared(opt, "max_canaries") <= 1:
         raise ValueError(f"method='one-run' needs an optimizer that hosts many canaries in one run "
                          f"(dp-gd, dp-sgd); {opt.name!r} accepts at most a single canary_gradient")
     if opt.neighbouring != "add_remove":
@@ -371,7 +370,6 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
     delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
     """
-    from dpaudit.optimizers import make_optimizer
 
     trials = check_count(trials, "trials", minimum=2)
     confidence = check_confidence(confidence)
@@ -400,7 +398,7 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
                               audit_opts=audit_opts).with_details(seed=seed_record(seed))
     if "canaries" in audit_opts or "guesses" in audit_opts:
         raise ValueError("options 'canaries' and 'guesses' apply only to method='one-run'")
-    sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim", _default_dim(opt)))
+    sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim"))
     stat = sc["statistic"]
     n_sel, n_eval = _split(trials, frac)
     root = as_seed_sequence(seed)
@@ -409,7 +407,7 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     # the claim comes from a one-trial run here (claims may hold closures, which do not pickle)
     claim = sc["run0"](1, s_claim).claim
     eps_claimed = claim_epsilon(claim, delta, repr(opt.name))  # before any trial runs
-    f0, f1 = _OptimizerScores(sc["run0"], stat), _OptimizerScores(sc["run1"], stat)
+    f0, f1 = OptimizerScores(sc["run0"], stat), OptimizerScores(sc["run1"], stat)
     jobs = [Job(f0, n_sel, s_sel0, "selection runs on D"), Job(f1, n_sel, s_sel1, "selection runs on D'"),
             Job(f0, n_eval, s_ev0, "evaluation runs on D"), Job(f1, n_eval, s_ev1, "evaluation runs on D'")]
     with open_executor(executor, workers) as ex:  # all four jobs at once: one pool, no idle phase

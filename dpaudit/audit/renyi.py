@@ -69,11 +69,11 @@ from scipy import special as sc
 
 from dpaudit.audit.binomial import cp_lower, cp_upper
 from dpaudit.audit.result import Estimate
-from dpaudit.audit.runner import as_seed_sequence
 from dpaudit.audit.thresholds import candidate_thresholds
 from dpaudit.core.gaussian_divergence import renyi_gaussians_moments
 from dpaudit.core.noncentral import invert_noncentrality, noncentrality_interval
 from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
 __all__ = ["renyi_divergence", "gaussian_renyi", "bernoulli_renyi", "RENYI_METHODS", "equal_interval",

@@ -1,9 +1,9 @@
 """Result types of the auditors: :class:`AuditResult` and :class:`Estimate`.
 
-``AuditResult`` carries a *lower confidence bound* on epsilon (``API.md``, "Auditing"): on a
+``AuditResult`` carries a *lower confidence bound* on epsilon (the public interface, docs/api.md): on a
 mechanism that truly satisfies its claim, ``violation`` is True with probability at most
 ``1 - confidence``. ``Estimate`` carries a point value with an interval and states the
-assumption under which the interval holds (auditing.md sec. 4, 6, 7: lower bounds and
+assumption under which the interval holds (Dong, Roth, Su 2019; Nasr et al. 2023: lower bounds and
 estimates must never be confused).
 """
 
@@ -167,7 +167,7 @@ class AuditResult:
                 f"epsilon_claimed={self.epsilon_claimed:.4g}, delta={self.delta:.3g}, confidence={self.confidence:.4g}, "
                 f"trials={self.trials}, method={self.method.split(',')[0]!r}{tail}, details=<{len(self.details)} keys>)")
 
-    def with_details(self, **details) -> "AuditResult":
+    def with_details(self, **details) -> AuditResult:
         """A copy whose ``details`` are updated with ``details`` (the result itself is immutable)."""
         return replace(self, details={**self.details, **details})
 

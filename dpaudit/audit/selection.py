@@ -1,6 +1,6 @@
 """Choosing the attack, the neighbouring pair and the threshold rule on the SELECTION sample.
 
-Validity (auditing.md sec. 3; Bichsel et al., "DP-Sniper", S&P 2021, sec. IV): everything chosen
+Validity (held-out or Bonferroni threshold selection; Bichsel et al., "DP-Sniper", S&P 2021, sec. IV): everything chosen
 here -- the attack family and its fitted parameters, the features, the neighbouring pair, the
 tie-breaking table, the threshold rule -- depends only on selection draws, which are independent
 of the evaluation draws that certify the bound. The selection sample of each candidate pair is
@@ -46,10 +46,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackFamily
-from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
+from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
+from dpaudit.core.validation import check_count
 
 __all__ = ["BIT_LEVEL_FAMILIES", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
            "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
@@ -238,7 +239,6 @@ def statdp_pairs(n: int, base: float = 1.0):
     one above / one below / one above rest below / one below rest above / half half /
     all above / all below / x shape.
     """
-    from dpaudit.core.validation import check_count
 
     n = check_count(n, "n", minimum=1)
     b = float(base)

@@ -1,4 +1,4 @@
-"""Valid threshold selection for distinguishing tests (auditing.md sec. 3).
+"""Valid threshold selection for distinguishing tests (held-out or Bonferroni threshold selection; Bichsel et al. 2021).
 
 Maximising an epsilon lower bound over thresholds *on the data that certify it* is invalid
 (winner's curse: on identical distributions some threshold shows a spurious ratio). Two valid
@@ -16,7 +16,7 @@ orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data ar
 observed score values, so every result is invariant under strictly increasing transforms of
 the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
 
-``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.bounds`);
+``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.error_rates`);
 ``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.gdp`).
 """
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import check_audit_delta, check_beta, epsilon_lower_from_rates
+from dpaudit.audit.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.gdp import mu_lower_from_rates
 from dpaudit.core.validation import check_count
 
@@ -139,7 +139,7 @@ def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta
 
 def heldout_test(sel0, sel1, eval0, eval1, *, delta: float, beta: float, kind: str = "dp",
                  max_candidates: int = 2000) -> dict:
-    """Held-out split (auditing.md sec. 3, fix 1): select on (sel0, sel1), certify on (eval0, eval1)."""
+    """Held-out split: select on (sel0, sel1), certify on (eval0, eval1)."""
     eval0 = as_scores(eval0, "eval0")
     eval1 = as_scores(eval1, "eval1")
     choice = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, max_candidates=max_candidates)
@@ -150,7 +150,7 @@ def heldout_test(sel0, sel1, eval0, eval1, *, delta: float, beta: float, kind: s
 
 
 def bonferroni_test(scores0, scores1, grid, *, delta: float, beta: float, kind: str = "dp") -> dict:
-    """Bonferroni over a FIXED grid (auditing.md sec. 3, fix 2).
+    """Bonferroni over a FIXED grid (a union bound over the grid's thresholds).
 
     ``grid`` must not depend on ``scores0``/``scores1``. All G = 2*len(grid) (threshold,
     orientation) tests are bounded at level beta/G (beta/(2G) per rate) and the largest bound

@@ -56,7 +56,8 @@ from statistics import NormalDist
 import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.bounds import epsilon_lower_from_rates
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
+from dpaudit.audit.one_run import one_run_epsilon_lower
 from dpaudit.audit.thresholds import ORIENTATIONS, oriented_counts
 
 __all__ = ["VERDICTS", "GDP_LABEL", "ADVICE_LABEL", "verdict_of", "verdict_text", "trials_needed",
@@ -299,7 +300,6 @@ def one_run_advice(*, m: int, r: int, v: int, epsilon: float, delta: float, conf
     same guess fraction r/m and the observed precision v/r (moved ``POWER_Z`` standard deviations
     down) give a positive bound / one above ``target_fraction * epsilon``.
     """
-    from dpaudit.audit.one_run import one_run_epsilon_lower
 
     out = {"label": ADVICE_LABEL, "canaries": int(m), "guesses": int(r), "correct": int(v),
            "target_fraction": float(target_fraction)}

@@ -1,4 +1,4 @@
-"""The theorems of the seed papers as privacy bounds (``API.md``, ``dpaudit.bounds``)."""
+"""The theorems of the seed papers as privacy bounds (``dpaudit.bounds``)."""
 
 from dpaudit._lazy import make_getattr
 

@@ -4,8 +4,7 @@ References
 ----------
 Chourasia, Ye, Shokri, "Differential Privacy Dynamics of Langevin Diffusion and Noisy Gradient
 Descent", NeurIPS 2021, arXiv:2102.05855: Algorithm 1, Theorem 1 (RDP of the last iterate),
-Theorem 2 (lower bound), Theorem 3 (utility settings). Formulas as in ``seed-theorems.md``
-section A (A.3 reconstructs the lambda in Theorem 1's exponent; checked numerically in
+Theorem 2 (lower bound), Theorem 3 (utility settings). Formulas as in docs/theorems/langevin.md (the lambda in Theorem 1's exponent is reconstructed; checked numerically in
 ``proofs_checks/langevin_theorem1.py``).
 Mironov, "Renyi differential privacy", CSF 2017, Prop. 3 (conversion used by Theorem 3).
 
@@ -28,6 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.accounting.conversions import gaussian_epsilon_lower, gdp_epsilon, zcdp_delta
+from dpaudit.bounds.rgm import epsilon_from_rdp_curve
 from dpaudit.core.numeric import TINY, count_to_float, next_down, product_ratio, round_down, round_up
 from dpaudit.core.validation import (
     check_count,
@@ -110,7 +112,7 @@ def langevin_rho(*, sensitivity, strong_convexity, step_size, sigma, n, steps, s
 
 
 def composition_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
-    """Slope of the composition baseline (all iterates released, seed-theorems.md A.4).
+    """Slope of the composition baseline (all iterates released, Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md).
 
     Each step is a Gaussian mechanism with sensitivity ``eta S_g / n`` and variance
     ``2 eta sigma^2``; K steps compose to ``eta K S_g^2 / (4 sigma^2 n^2)``. Needs neither
@@ -141,7 +143,7 @@ def langevin_lower_rho(*, sensitivity, step_size, sigma, n, steps) -> float:
 
 
 def linear_gaussian_moments(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
-    """``(||mu_K - mu'_K||, s_K^2)`` of the squared-loss instance (seed-theorems.md A.5).
+    """``(||mu_K - mu'_K||, s_K^2)`` of the squared-loss instance (Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md).
 
     Loss ``0.5 ||theta - x||^2`` (lambda = beta = 1), neighbours with ``||xbar - xbar'|| = S_g/n``,
     ``theta_0 ~ N(0, init_variance I)`` shared by both runs (0: deterministic start). Then
@@ -212,7 +214,7 @@ def langevin_rdp(alpha, *, sensitivity, strong_convexity, step_size, sigma, n, s
 
         eps(alpha, K) = alpha S_g^2 / (lambda sigma^2 n^2) * (1 - exp(-lambda eta K / 2))
 
-    (the lambda in the exponent per seed-theorems.md A.3). Hypotheses: lambda-strongly convex,
+    (the lambda in the exponent per Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md). Hypotheses: lambda-strongly convex,
     beta-smooth losses, ``eta < 1/beta`` (``inf`` when ``smoothness`` is given and violated),
     ``theta_0 ~ N(0, (2 sigma^2/lambda) I)``. Converges to ``alpha S_g^2/(lambda sigma^2 n^2)``
     as K grows. Vectorised over ``alpha``; rounded up.
@@ -260,7 +262,6 @@ def _rho_to_epsilon(rho: float, delta: float) -> float:
         return math.inf
     if rho == 0.0:
         return 0.0
-    from dpaudit.bounds.rgm import epsilon_from_rdp_curve
 
     eps, _ = epsilon_from_rdp_curve(lambda a: rdp_from_zcdp(rho, a), delta)
     return eps
@@ -292,7 +293,6 @@ def linear_gaussian_epsilon(delta, *, sensitivity, step_size, sigma, n, steps, i
     mu = _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance)
     if mu == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import gdp_epsilon
 
     return float(gdp_epsilon(mu, delta)) if math.isfinite(mu) else math.inf
 
@@ -308,14 +308,13 @@ def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     if rho == 0.0:
         return 0.0
-    from dpaudit.accounting.conversions import _gaussian_epsilon_lower
 
     # a certified lower bound on the Balle-Wang root at mu = sqrt(2 rho) rounded down (the
     # upper-bound root gaussian_epsilon would not do: it errs high)
     mu = next_down(math.sqrt(2.0 * rho))
     if not mu > 0.0:
         return 0.0
-    return _gaussian_epsilon_lower(mu, 1.0, delta)
+    return gaussian_epsilon_lower(mu, 1.0, delta)
 
 
 # ----------------------------------------------------------------------------- mechanism
@@ -404,7 +403,6 @@ class NoisyGDLastIterate(Mechanism):
 
     def claim(self):
         """A :class:`~dpaudit.accounting.claim.PrivacyClaim` for this run of noisy GD."""
-        from dpaudit.accounting.claim import PrivacyClaim
 
         rho = self.zcdp()
 
@@ -413,7 +411,6 @@ class NoisyGDLastIterate(Mechanism):
                 return 1.0
             if rho == 0.0:
                 return 0.0
-            from dpaudit.accounting.conversions import zcdp_delta
 
             return min(1.0, float(zcdp_delta(rho, epsilon)))
 
@@ -452,7 +449,7 @@ def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_c
 
     With ``S_g = 2L`` the K -> inf slope of Theorem 1 is ``epsilon^2 / (2 (epsilon + 2 log(1/delta)))``,
     and Mironov's conversion at ``alpha = 1 + 2 log(1/delta)/epsilon`` gives exactly epsilon
-    (seed-theorems.md A.6); every finite K gives less. ``sigma`` is rounded up (more noise).
+    (Chourasia, Ye, Shokri 2021; docs/theorems/langevin.md); every finite K gives less. ``sigma`` is rounded up (more noise).
     Raises ``ValueError`` when ``n^2 epsilon^2 <= 4 log(1/delta) d`` (K* would not be positive).
     """
     epsilon = check_positive("epsilon", epsilon)

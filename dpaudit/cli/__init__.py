@@ -75,13 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in SUBCOMMANDS:
-        try:
-            mod = importlib.import_module(f"dpaudit.cli.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand not built yet is simply absent
-            if exc.name == f"dpaudit.cli.{name}":
-                continue
-            raise
-        mod.add_parser(sub)
+        importlib.import_module(f"dpaudit.cli.{name}").add_parser(sub)
     return parser
 
 

@@ -135,7 +135,7 @@ def check_executor_arguments(args) -> None:
 
 def executor_from_args(args):
     """Executor context for ``--workers`` / ``--scheduler``; the results do not depend on it."""
-    from dpaudit.audit.runner import dask_executor, open_executor
+    from dpaudit.core.runner import dask_executor, open_executor
 
     if args.scheduler is not None:
         if args.workers is not None:

@@ -72,10 +72,10 @@ def estimate_audit(opt, trials: int, *, workers: int | None = None, n: int = 20,
     """Estimated wall-clock seconds and peak bytes of ``audit_optimizer(opt, trials=trials)``."""
     import numpy as np
 
-    from dpaudit.audit.optimizer import _OptimizerScores, _default_dim, optimizer_scenario
+    from dpaudit.audit.optimizer import OptimizerScores, optimizer_scenario
 
-    sc = optimizer_scenario(opt, n=n, dim=_default_dim(opt) if dim is None else dim)
-    run = _OptimizerScores(sc["run0"], sc["statistic"])
+    sc = optimizer_scenario(opt, n=n, dim=dim)
+    run = OptimizerScores(sc["run0"], sc["statistic"])
     runs, elapsed = 16, 0.0
     seed = np.random.SeedSequence(12345)
     while True:

@@ -20,14 +20,17 @@ import argparse
 import math
 import sys
 
+from dpaudit.accounting.base import ACCOUNTANTS as ACCOUNTANT_NAMES
+from dpaudit.accounting.base import make_accountant
 from dpaudit.cli._args import count
 from dpaudit.cli._checks import UsageError
 from dpaudit.cli._output import emit_json
+from dpaudit.core.validation import UnsupportedMechanismError, check_probability
 
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
-ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact", "all")
-#: what "all" means
-ALL_ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact")
+#: what "all" means: every accountant of the registry, then the closed form
+ALL_ACCOUNTANTS = (*ACCOUNTANT_NAMES, "exact")
+ACCOUNTANTS = (*ALL_ACCOUNTANTS, "all")
 
 
 _UsageError = UsageError  # bad command-line arguments (exit status 2)
@@ -107,41 +110,32 @@ def _fmt(x) -> str:
 
 def _build_mechanism(args):
     """The per-step mechanism described by the arguments (ValueError on missing/bad values)."""
+    # (mechanisms are imported when a command runs, not when the parser is built: fast --help)
+    from dpaudit.mechanisms import ExponentialMechanism, Gaussian, Laplace, PureDP
+
     name = args.mechanism
     if name == "gaussian":
         if args.sigma is None:
             raise _UsageError("gaussian needs --sigma or --noise-multiplier")
-        from dpaudit.mechanisms.gaussian import Gaussian
-
         mech = Gaussian(args.sigma, args.sensitivity)
     elif name == "laplace":
         if args.scale is None:
             raise _UsageError("laplace needs --scale")
-        mech = _import("laplace", "Laplace")(args.scale, args.sensitivity)
+        mech = Laplace(args.scale, args.sensitivity)
     else:
         if args.epsilon is None:
             raise _UsageError(f"{name} needs --epsilon")
-        cls = "PureDP" if name == "pure" else "ExponentialMechanism"
-        mech = _import("pure", cls)(args.epsilon)
+        mech = (PureDP if name == "pure" else ExponentialMechanism)(args.epsilon)
     return _subsample(mech, args.q)
 
 
-def _import(module: str, name: str):
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(f"dpaudit.mechanisms.{module}"), name)
-    except (ImportError, AttributeError):
-        raise _UsageError(f"mechanism {name} is not available in this installation") from None
-
-
 def _subsample(mech, q):
-    from dpaudit.core.validation import check_probability
+    from dpaudit.mechanisms import PoissonSampled
 
     q = check_probability("q", q)
     if q == 1.0:
         return mech
-    return _import("subsampled", "PoissonSampled")(mech, q)
+    return PoissonSampled(mech, q)
 
 
 def _accountant_names(choice) -> list[str]:
@@ -184,14 +178,6 @@ def _resolve_sampling(args):
     args.steps = 1 if args.steps is None else args.steps
 
 
-def _pld_class():
-    try:
-        from dpaudit.accounting.pld import PLDAccountant
-    except ImportError:
-        return None
-    return PLDAccountant
-
-
 def _account_one(name: str, mech, steps: int, delta: float) -> dict:
     """A result row: ``_account_row`` plus ``ignores_sampling``; an unexpected failure of one
     accountant becomes an ``error`` row (the command then exits 2 after printing the others)."""
@@ -214,38 +200,13 @@ def _account_one(name: str, mech, steps: int, delta: float) -> dict:
 
 def _account_row(name: str, mech, steps: int, delta: float) -> dict:
     """Epsilon of ``steps`` compositions of ``mech`` under accountant ``name``."""
-    from dpaudit.core.validation import UnsupportedMechanismError
-
     try:
-        if name == "rdp":
-            from dpaudit.accounting.rdp import RDPAccountant
-
-            acc = RDPAccountant(warn_at_grid_end=False).compose(mech, steps)
-            eps, order = acc.epsilon_and_order(delta)
-            row = {"epsilon": eps, "order": order}
-            if acc.at_grid_end:
-                row["note"] = "optimal order at the end of the grid"
-            return row
-        if name == "zcdp":
-            from dpaudit.accounting.zcdp import ZCDPAccountant
-
-            acc = ZCDPAccountant().compose(mech, steps)
-            return {"epsilon": acc.epsilon(delta), "rho": acc.rho}
-        if name == "tcdp":
-            from dpaudit.accounting.tcdp import TCDPAccountant
-
-            acc = TCDPAccountant().compose(mech, steps)
-            return {"epsilon": acc.epsilon(delta), "rho": acc.rho, "omega": acc.omega}
-        cls = _pld_class()
-        if cls is None:
-            return {"skipped": "PLD accountant not available (dpaudit.accounting.pld missing)"}
-        acc = cls().compose(mech, steps)
-        if hasattr(acc, "epsilon_interval"):
-            lo, up = acc.epsilon_interval(delta)
-            return {"epsilon": up, "lower": lo, "upper": up}
-        return {"epsilon": acc.epsilon(delta)}
+        row = make_accountant(name, quiet=True).compose(mech, steps).epsilon_details(delta)
     except UnsupportedMechanismError as exc:
         return {"skipped": f"not supported: {exc}"}
+    if row.pop("at_grid_end", False):
+        row["note"] = "optimal order at the end of the grid"
+    return row
 
 
 def _detail(row: dict) -> str:
@@ -380,8 +341,6 @@ def _describe(mech) -> str:
 
 def _calibrate(args, names, target, delta, steps, params) -> int:
     from dpaudit.accounting.calibration import calibrate_sigma
-    from dpaudit.core.validation import UnsupportedMechanismError, check_probability
-
     q = check_probability("--q", args.q)
     if q == 0.0:
         raise _UsageError("--q must be > 0 to calibrate sigma (q = 0 releases nothing)")
@@ -389,9 +348,6 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
     for name in names:
         if name == "exact" and q != 1.0:
             results[name] = {"skipped": "no closed form with sampling (q < 1)"}
-            continue
-        if name == "pld" and _pld_class() is None:
-            results[name] = {"skipped": "PLD accountant not available (dpaudit.accounting.pld missing)"}
             continue
         try:
             sigma = calibrate_sigma(target, delta, q=q, steps=steps, accountant=name,
@@ -401,7 +357,7 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
             continue
         results[name] = {"sigma": sigma, "noise_multiplier": sigma / args.sensitivity}
         if name in ("zcdp", "tcdp") and q < 1.0:
-            from dpaudit.mechanisms.gaussian import Gaussian
+            from dpaudit.mechanisms import Gaussian
             from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
 
             results[name]["ignores_sampling"] = ignores_sampling(name, _subsample(Gaussian(1.0), q))

@@ -22,7 +22,7 @@ import contextlib
 import sys
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
-
+from dpaudit.report import cli_support
 
 DESCRIPTION = """
 Audit an optimizer against its own privacy claim: run it many times on two neighbouring
@@ -74,7 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", help="save the attack's ROC with the region the claim allows to FILE")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_executor_arguments(p)
-    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE
+    cli_support.add_report_argument(p)  # --report FILE
     p.set_defaults(run=run)
     return p
 
@@ -158,7 +158,7 @@ def audit_optimizer_one_run(args, opts):
 
 
 def _print_result(args, result) -> int:
-    __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
+    cli_support.maybe_write_report(
         args, audit=result, optimizer=args.optimizer)  # --report FILE (issue 7)
     if args.json:
         from dpaudit.cli._output import emit_json

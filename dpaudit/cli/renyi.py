@@ -20,6 +20,7 @@ import contextlib
 import math
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
+from dpaudit.report import cli_support
 
 
 def _order(text: str) -> float:
@@ -71,7 +72,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE", help="save the divergence against steps to FILE (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_executor_arguments(p)
-    __import__("dpaudit.report.cli_support").report.cli_support.add_report_argument(p)  # --report FILE
+    cli_support.add_report_argument(p)  # --report FILE
     p.set_defaults(run=run)
     return p
 
@@ -174,7 +175,7 @@ def run(args) -> int:
                                      methods=methods, executor=ex)
     if args.plot:
         plot_table(rows, args.plot)
-    __import__("dpaudit.report.cli_support").report.cli_support.maybe_write_report(
+    cli_support.maybe_write_report(
         args, renyi=[{**r, "trials": args.trials, "confidence": args.confidence} for r in rows])  # issue 7
     if args.json:
         from dpaudit.cli._output import emit_json

@@ -487,7 +487,7 @@ def invert_noncentrality(stat, dfn, dfd=None, *, cdf=None, sf=None, side: str = 
         return (lp - v) if upper else (v - lp)
 
     u0, scale = fam.guess(p, upper)
-    g0 = None
+    g0 = math.nan  # (read only when u0 <= 0, where it is set)
     if u0 <= 0.0:
         g0 = g(0.0)
         if g0 <= 0.0:
@@ -512,18 +512,18 @@ def invert_noncentrality(stat, dfn, dfd=None, *, cdf=None, sf=None, side: str = 
             return math.inf
     else:
         hi, g_hi = u0, g_u0
-        lo, g_lo = 0.0, None
+        lo, g_lo, found = 0.0, math.nan, False
         for _ in range(_MAX_BRACKET_STEPS):
             cand = hi - step
             if cand <= 0.0:
                 break
             g_c = g(cand)
             if g_c > 0:
-                lo, g_lo = cand, g_c
+                lo, g_lo, found = cand, g_c, True
                 break
             hi, g_hi = cand, g_c
             step *= 2.0
-        if g_lo is None:  # reached 0: is there a root at all?
+        if not found:  # reached 0: is there a root at all?
             g_lo = g(0.0)
             if g_lo <= 0.0:
                 return 0.0

@@ -1,6 +1,6 @@
 """Numerical helpers: directed rounding and log-space arithmetic.
 
-Conventions (``API.md``): an upper bound is rounded *up* and a lower bound *down*, so that a
+Conventions of the public interface: an upper bound is rounded *up* and a lower bound *down*, so that a
 floating-point error never moves a guarantee towards less privacy loss. ``round_up`` and
 ``round_down`` move a value outwards by a few units in the last place, which dominates the
 relative error (a few 1e-16) of the closed forms evaluated here.
@@ -94,6 +94,22 @@ def log1mexp(x: float) -> float:
     if x < math.log(2.0):
         return math.log(-math.expm1(-x))
     return math.log1p(-math.exp(-x))
+
+
+def log_expm1(x):
+    """log(e^x - 1) for x > 0 without overflow (``-inf`` at 0 for arrays).
+
+    A numpy array is evaluated element-wise by numpy; anything else as one float by the math
+    module (the two agree to an ulp; each caller keeps the evaluation it was validated with).
+    """
+    if isinstance(x, np.ndarray):
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 700.0))),
+                            np.log(np.expm1(np.minimum(x, 30.0))))
+    x = float(x)
+    if x > 30.0:
+        return x + math.log1p(-math.exp(-x))
+    return math.log(math.expm1(x))
 
 
 def signed_logsumexp(log_abs, signs) -> tuple[float, float]:

@@ -136,13 +136,13 @@ class Progress:
         self._clock = clock
         self.done = 0
         self._start = clock()
-        self._last_draw = None
+        self._last_draw: float | None = None
         self._width = 0
         self._drawn_done = -1
         self.lines_written = 0
 
     # -- context manager -------------------------------------------------------------------
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -2,7 +2,7 @@
 
 Every public function validates its arguments with these helpers, so that a bad value
 raises :class:`ValueError` whose message names the argument and its allowed range
-(``API.md``, "Conventions"). Nothing here clamps: an out-of-range value is an error.
+(the public interface's conventions). Nothing here clamps: an out-of-range value is an error.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "UnsupportedMechanismError",
     "check_real",
+    "check_rates",
     "check_positive",
     "check_nonnegative",
     "check_probability",
@@ -151,4 +152,13 @@ def check_real_array(name: str, x, *, finite: bool = True) -> np.ndarray:
     arr = arr.astype(float, copy=False)
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return arr
+
+
+def check_rates(name: str, x) -> np.ndarray:
+    """``x`` (scalar or array of error rates) as a float ndarray with every entry in [0, 1];
+    ValueError naming ``name`` otherwise (NaN and inf included)."""
+    arr = np.asarray(x, dtype=float)
+    if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
+        raise ValueError(f"{name} must be in [0, 1]")
     return arr

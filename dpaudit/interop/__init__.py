@@ -5,7 +5,7 @@ from dpaudit._lazy import make_getattr
 _EXPORTS = {
     "from_dp_event": "dpaudit.interop.dp_accounting",
     "accountant_from_dp_event": "dpaudit.interop.dp_accounting",
-    "ZCDPMechanism": "dpaudit.interop.dp_accounting",
+    "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
     "NonPrivate": "dpaudit.interop.dp_accounting",
 }
 __all__ = sorted(_EXPORTS)

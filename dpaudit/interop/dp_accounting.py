@@ -29,7 +29,7 @@ Event mapping (``dp_accounting`` 0.6.0 attribute names):
 
 A sampled event needs a single base mechanism: a composition of Gaussians inside it is
 collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
-Gaussian mechanisms on the same query is one Gaussian mechanism; accounting.md sec. 4.1); other
+Gaussian mechanisms on the same query is one Gaussian mechanism; Dong, Roth, Su 2019, Cor. 3.3); other
 compositions inside a sampled event are refused. A Gaussian with ``noise_multiplier == 0`` is
 non-private and one with ``noise_multiplier == inf`` costs nothing; degenerate events map to
 zero cost (sampling probability 0, sample size 0, count 0). Out-of-range parameters raise
@@ -42,63 +42,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from dpaudit.core.numeric import round_up
+from dpaudit.accounting.base import ACCOUNTANTS, make_accountant
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
     check_neighbouring,
     check_nonnegative,
-    check_orders,
     check_probability,
 )
+from dpaudit.mechanisms import Gaussian, PoissonSampled, SampledWithoutReplacement
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
 __all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
 
-#: accountant names understood by :func:`accountant_from_dp_event`
-ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld")
-
-
-@dataclass(frozen=True)
-class ZCDPMechanism(Mechanism):
-    """A generic (xi, rho)-zCDP statement: D_alpha <= xi + rho * alpha for all alpha > 1.
-
-    Bun & Steinke 2016, Def. 1.1. Describes a guarantee only (no sampler): it is *not* assumed
-    to be a Gaussian, so it has no exact (epsilon, delta) curve beyond what zCDP implies.
-    """
-
-    rho: float
-    xi: float = 0.0
-    neighbouring: str = "add_remove"
-
-    def __post_init__(self):
-        object.__setattr__(self, "rho", check_nonnegative("rho", self.rho, allow_inf=True))
-        object.__setattr__(self, "xi", check_nonnegative("xi", self.xi, allow_inf=True))
-        check_neighbouring(self.neighbouring)
-
-    def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
-        if math.isinf(self.rho) or math.isinf(self.xi):
-            return np.full(orders.shape, math.inf)
-        out = np.full(orders.shape, math.inf)
-        finite = np.isfinite(orders)
-        with np.errstate(over="ignore"):
-            val = self.xi + self.rho * orders[finite]
-        out[finite] = np.where(val == 0.0, 0.0, round_up(val))  # exact 0 only for rho = xi = 0
-        if self.rho == 0:
-            out[~finite] = self.xi
-        return out
-
-    def zcdp(self) -> float:
-        return self.rho if self.xi == 0 else math.inf
-
-    def has_zcdp_guarantee(self) -> bool:
-        return self.xi == 0 and math.isfinite(self.rho)
-
-    def describe(self) -> str:
-        return f"zCDP(rho={self.rho:g}" + (f", xi={self.xi:g})" if self.xi else ")")
 
 
 @dataclass(frozen=True)
@@ -154,7 +111,6 @@ def _base(event, neighbouring: str):
 
 def _collapse_gaussians(pairs):
     """One Gaussian equivalent to the composition of Gaussian mechanisms (sensitivity 1 each)."""
-    from dpaudit.mechanisms import Gaussian
 
     if not pairs:
         return None
@@ -191,7 +147,6 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         if q == 1:
             mech = inner
         else:
-            from dpaudit.mechanisms import PoissonSampled
 
             mech = PoissonSampled(inner, q)
         out[mech] = out.get(mech, 0) + count
@@ -207,7 +162,6 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         if m == n:
             mech = inner
         else:
-            from dpaudit.mechanisms import SampledWithoutReplacement
 
             mech = SampledWithoutReplacement(inner, m / n)
         out[mech] = out.get(mech, 0) + count
@@ -245,13 +199,9 @@ def accountant_from_dp_event(event, accountant="rdp", *, neighbouring: str = "ad
     one of the mechanisms (e.g. a non-private release in a zCDP accountant).
     """
     if isinstance(accountant, str):
-        key = accountant.lower()
-        if key not in ACCOUNTANTS:
+        if accountant.lower() not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {ACCOUNTANTS} or an accountant object, got {accountant!r}")
-        import dpaudit
-
-        cls = {"rdp": "RDPAccountant", "zcdp": "ZCDPAccountant", "tcdp": "TCDPAccountant", "pld": "PLDAccountant"}[key]
-        acc = getattr(dpaudit, cls)(**options)
+        acc = make_accountant(accountant.lower(), **options)
     else:
         if options:
             raise ValueError("options are only accepted with an accountant name")

@@ -13,6 +13,8 @@ _EXPORTS = {
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
+    "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
+    "PrivacyLoss": "dpaudit.mechanisms.loss_pairs",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = make_getattr(__name__, _EXPORTS)

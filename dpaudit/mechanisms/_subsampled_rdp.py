@@ -33,6 +33,8 @@ import math
 import numpy as np
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
+from dpaudit.core.numeric import log_expm1
+
 __all__ = [
     "expm1mx",
     "expm1mx_over_x2",
@@ -163,11 +165,8 @@ def _log_comb(n, k):
 
 
 def _log_expm1(x):
-    """log(e^x - 1) for x > 0 (``-inf`` at 0)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", over="ignore"):
-        return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 700.0))),
-                        np.log(np.expm1(np.minimum(x, 30.0))))
+    """:func:`~dpaudit.core.numeric.log_expm1` evaluated by numpy (element-wise, ``-inf`` at 0)."""
+    return log_expm1(np.asarray(x, dtype=float))
 
 
 def _segment_logsumexp(values, starts):

@@ -3,7 +3,7 @@
 References
 ----------
 Bun, Dwork, Rothblum, Steinke, "Composable and versatile privacy via truncated CDP", STOC 2018,
-the subsampling theorem (cited as "Theorem 13" by the RGM paper; accounting.md section 5,
+the subsampling theorem (cited as "Theorem 13" by the RGM paper; Bun, Dwork, Rothblum, Steinke 2018,
 constants [unconfirmed]).
 
 Statement used (the STRICT form of the hypotheses): let M be (rho, omega)-tCDP and let

@@ -16,6 +16,7 @@ import numpy as np
 
 from dpaudit.core.validation import check_epsilon, check_neighbouring, check_orders, check_real
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.loss_pairs import ApproxDPPair, PrivacyLoss
 from dpaudit.mechanisms.pure import PureDP
 
 __all__ = ["ApproxDP"]
@@ -51,6 +52,15 @@ class ApproxDP(Mechanism):
 
     def approx_dp(self) -> tuple[float, float]:
         return (self.epsilon, self.delta)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The (epsilon, delta) pair, dominating and attained (Kairouz, Oh, Viswanath 2015,
+        Thm. 2.1)."""
+        eps, dl = float(self.epsilon), float(self.delta)
+        if eps == 0.0 and dl == 0.0:
+            return PrivacyLoss.nothing()
+        pair = ApproxDPPair(eps, dl)
+        return PrivacyLoss.symmetric_pair(pair, [pair], "approx")
 
     def describe(self) -> str:
         return f"ApproxDP(epsilon={self.epsilon:g}, delta={self.delta:g}, {self.neighbouring})"

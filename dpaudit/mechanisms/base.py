@@ -1,6 +1,6 @@
 """The mechanism protocol: immutable descriptions that know their privacy curves.
 
-A mechanism (``API.md``, "Mechanisms") is a frozen description. It states
+A mechanism (the public interface, docs/api.md) is a frozen description. It states
 
 * ``neighbouring``: the neighbouring relation its curves refer to (``"add_remove"`` or
   ``"replace_one"``);
@@ -9,7 +9,12 @@ A mechanism (``API.md``, "Mechanisms") is a frozen description. It states
 * ``zcdp()``: the smallest rho it is known to satisfy (``inf`` if it is not zCDP);
 * ``tcdp()``: a ``(rho, omega)`` truncated-CDP pair (``(zcdp(), inf)`` by default);
 * ``pure_epsilon()``: epsilon of pure DP (``inf`` if not pure DP);
-* ``sample(value, rng, size=None)``: draws of the output for query value ``value``.
+* ``sample(value, rng, size=None)``: draws of the output for query value ``value``;
+* ``privacy_loss()``: the dominating pairs of one step (add and remove directions) for the
+  privacy-loss-distribution accountant (:class:`~dpaudit.mechanisms.loss_pairs.PrivacyLoss`),
+  or ``None`` when none is known;
+* ``likelihood_ratio_test()``: worst-case neighbouring query values and the log-likelihood
+  ratio of one output between them, for audits of compositions (``None`` by default).
 
 Accountants read these methods and nothing else (the way ``dp_accounting`` keeps its
 ``DpEvent`` descriptions apart from the accountants that interpret them), so a new
@@ -23,6 +28,7 @@ import math
 import numpy as np
 
 from dpaudit.core.validation import check_orders
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, statement_loss
 
 __all__ = ["Mechanism", "rdp_from_zcdp"]
 
@@ -84,6 +90,23 @@ class Mechanism:
 
     def approx_dp(self) -> tuple[float, float] | None:
         """A single ``(epsilon, delta)`` guarantee for mechanisms described only that way."""
+        return None
+
+    def privacy_loss(self) -> PrivacyLoss | None:
+        """The dominating pairs of one step (add and remove directions), or ``None``.
+
+        Default: the pair of the mechanism's own pure-DP statement (randomized response, the
+        dominating pair of every eps-DP mechanism: Kairouz, Oh, Viswanath 2015, Thm. 2.1) or of
+        its (epsilon, delta) statement (ibid.), upper end only; ``None`` without either.
+        Mechanisms with a tighter pair (Gaussian, Laplace, ...) override it.
+        """
+        return statement_loss(self.pure_epsilon(), self.approx_dp())
+
+    def likelihood_ratio_test(self):
+        """``(x, x_prime, llr)``: neighbouring query values at the worst case and a function
+        ``llr(outputs)`` giving (an increasing function of) the log-likelihood ratio
+        log p(y | x_prime)/p(y | x) of each output; a sum of it over independent releases is
+        post-processing of their composition (Neyman-Pearson). ``None`` when not known."""
         return None
 
     def sample(self, value, rng: np.random.Generator, size=None):

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import next_up, round_up
-from dpaudit.core.validation import check_orders, check_positive, check_neighbouring
+from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss
 
 __all__ = ["Gaussian"]
 
@@ -69,6 +70,17 @@ class Gaussian(Mechanism):
     def zcdp(self) -> float:
         with np.errstate(over="ignore"):
             return round_up(np.float64(self.sensitivity / self.sigma) ** 2 / 2.0, ulps=2)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """P = N(0, 1), Q = N(mu, 1) with mu = sensitivity/sigma, symmetric (Balle & Wang 2018,
+        Thm. 8); composed exactly by the PLD accountant."""
+        return gaussian_loss(self.sensitivity, self.sigma)
+
+    def likelihood_ratio_test(self):
+        """On (0, sensitivity): log p(y | D)/p(y | 0) = D y / sigma^2 - D^2/(2 sigma^2); the
+        constant is dropped."""
+        sens, var = float(self.sensitivity), self.sigma ** 2
+        return 0.0, sens, lambda y: y * (sens / var)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         value = np.asarray(value, dtype=float)

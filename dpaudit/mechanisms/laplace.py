@@ -21,6 +21,7 @@ from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.loss_pairs import LaplacePair, NonPrivatePair, PrivacyLoss
 
 __all__ = ["Laplace", "laplace_rdp"]
 
@@ -102,6 +103,20 @@ class Laplace(Mechanism):
 
     def pure_epsilon(self) -> float:
         return round_up(self.epsilon) if self.epsilon != math.inf else math.inf
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """P = Lap(0, 1), Q = Lap(eps0, 1) with eps0 = sensitivity/scale, symmetric; the
+        mechanism's own pair (exact). eps0 = inf: the non-private pair."""
+        eps0 = self.sensitivity / self.scale
+        if not math.isfinite(eps0):
+            return PrivacyLoss.symmetric_pair(NonPrivatePair(), [LaplacePair(1e300)], "nonprivate")
+        pair = LaplacePair(eps0)
+        return PrivacyLoss.symmetric_pair(pair, [pair], "laplace", exact=True)
+
+    def likelihood_ratio_test(self):
+        """On (0, sensitivity): log p(y | D)/p(y | 0) = (|y| - |y - D|)/scale."""
+        sens, scale = float(self.sensitivity), self.scale
+        return 0.0, sens, lambda y: (np.abs(y) - np.abs(y - sens)) / scale
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """``value + Lap(scale)`` draws, shape ``size + value.shape``."""

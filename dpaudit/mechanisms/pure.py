@@ -28,6 +28,12 @@ from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders
 from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.loss_pairs import (
+    BoundedRangePair,
+    PrivacyLoss,
+    RandomizedResponsePair,
+    bounded_range_candidates,
+)
 
 __all__ = ["PureDP", "ExponentialMechanism", "randomized_response_rdp", "bounded_range_rdp",
            "bounded_range_kl_max"]
@@ -130,6 +136,15 @@ class PureDP(Mechanism):
     def has_zcdp_guarantee(self) -> bool:
         return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
 
+    def privacy_loss(self) -> PrivacyLoss:
+        """Randomized response, the dominating pair of every eps-DP mechanism and attained by
+        randomized response itself (Kairouz, Oh, Viswanath 2015, Thm. 2.1)."""
+        eps = float(self.epsilon)
+        if eps == 0.0:
+            return PrivacyLoss.nothing()
+        pair = RandomizedResponsePair(eps)
+        return PrivacyLoss.symmetric_pair(pair, [pair], "pure")
+
     def sample(self, value, rng: np.random.Generator, size=None):
         """Randomized response: each bit of ``value`` kept with probability e^eps/(1+e^eps)."""
         value = np.asarray(value)
@@ -183,6 +198,15 @@ class ExponentialMechanism(Mechanism):
 
     def has_zcdp_guarantee(self) -> bool:
         return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
+
+    def privacy_loss(self) -> PrivacyLoss:
+        """The least pair dominating every eta-bounded-range pair (upper), and generalised
+        randomized-response pairs attained by two-candidate exponential mechanisms (lower;
+        Dong, Durfee, Rogers 2020, Def. 4.1)."""
+        eta = float(self.epsilon)
+        if eta == 0.0:
+            return PrivacyLoss.nothing()
+        return PrivacyLoss.symmetric_pair(BoundedRangePair(eta), bounded_range_candidates(eta), "bounded-range")
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Index drawn with P[i] ∝ exp(eps * value[..., i] / 2) (Gumbel-max trick, batched).

@@ -8,7 +8,7 @@ Definition 2 (eq. 3, relative L2 sensitivity), Definition 3 (eq. 4, the mechanis
 Lemma 1 (variance ratio), Lemma 2 (eq. 13, Renyi divergence of Gaussians), Theorem 1 (RDP).
 
 The paper's formulas were not available verbatim; the forms below are the reconstruction of
-``seed-theorems.md`` section D (marked "reconstructed; verify numerically" there) and are
+Hendrikx, Mangold, Bellet 2024 (docs/theorems/rgm.md; reconstructed forms, verified numerically) and are
 checked against exact divergences in ``proofs_checks/rgm_theorem1.py`` and ``rgm_tcdp.py``.
 
 Setting
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -55,7 +56,7 @@ __all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair"
 
 
 def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float, float]:
-    """Effective ``(b, m)`` of the general-sigma bound (seed-theorems.md D.4).
+    """Effective ``(b, m)`` of the general-sigma bound (Hendrikx, Mangold, Bellet 2024; docs/theorems/rgm.md).
 
     ``b = max(B, gamma A / sigma)`` bounds the log-ratio of neighbouring noise scales through
     ``1/(1+b) <= sigma_D / sigma_D' <= 1 + b``; ``m = max(B / gamma, A / sigma)`` bounds the mean
@@ -73,7 +74,7 @@ def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float
     return b, m
 
 
-def _x_minus_log1p(x: np.ndarray) -> np.ndarray:
+def _x_minus_log1p(x: np.ndarray | float) -> np.ndarray:
     """``x - log1p(x)`` for x >= 0 without cancellation (series below 0.01)."""
     x = np.asarray(x, dtype=float)
     small = x < 1e-2
@@ -152,7 +153,7 @@ def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim
 
 
 def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -> tuple[float, float]:
-    """``(K, omega)``-tCDP of the RGM (seed-theorems.md D.4, derived; checked in rgm_tcdp.py).
+    """``(K, omega)``-tCDP of the RGM (Hendrikx, Mangold, Bellet 2024; docs/theorems/rgm.md, derived; checked in rgm_tcdp.py).
 
     ``omega = 1 + 1/(2 b (2 + b))`` (so u <= 1/2 on (1, omega)) and
     ``K = m^2 + d b^2 (2 + b)^2 / 2``. Proof: on u <= 1/2, 1/(1-u) <= 2 gives the main term
@@ -221,24 +222,29 @@ class RelativeGaussian(Mechanism):
         object.__setattr__(self, "dim", dim)
 
     @property
+    def _sigma(self) -> float:
+        """sigma as resolved by ``__post_init__`` (always a float there)."""
+        return cast(float, self.sigma)
+
+    @property
     def max_order(self) -> float:
         """Supremum of the orders with a finite RDP bound, ``1 + 1/(b (2 + b))``."""
-        b, m = rgm_constants(self.sigma, self.gamma, self.A, self.B)
+        b, m = rgm_constants(self._sigma, self.gamma, self.A, self.B)
         if not (math.isfinite(b) and math.isfinite(m)):
             return 1.0
         return math.inf if b == 0.0 else 1.0 + 1.0 / (b * (2.0 + b))
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders(orders)
-        return np.asarray(rgm_rdp_curve(orders, sigma=self.sigma, gamma=self.gamma, A=self.A,
+        return np.asarray(rgm_rdp_curve(orders, sigma=self._sigma, gamma=self.gamma, A=self.A,
                                         B=self.B, dim=self.dim), dtype=float)
 
     def zcdp(self) -> float:
-        b, m = rgm_constants(self.sigma, self.gamma, self.A, self.B)
+        b, m = rgm_constants(self._sigma, self.gamma, self.A, self.B)
         return 0.0 if b == 0.0 else math.inf
 
     def tcdp(self) -> tuple[float, float]:
-        return rgm_tcdp_pair(sigma=self.sigma, gamma=self.gamma, A=self.A, B=self.B, dim=self.dim)
+        return rgm_tcdp_pair(sigma=self._sigma, gamma=self.gamma, A=self.A, B=self.B, dim=self.dim)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Draws of ``value + (sigma + gamma ||value||) xi``; ``value`` has last axis ``dim``."""

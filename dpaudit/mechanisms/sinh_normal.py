@@ -3,7 +3,7 @@
 References
 ----------
 Bun, Dwork, Rothblum, Steinke, "Composable and versatile privacy via truncated CDP",
-STOC 2018 (the sinh-normal mechanism; accounting.md section 5).
+STOC 2018 (the sinh-normal mechanism; Bun, Dwork, Rothblum, Steinke 2018).
 
     M(x) = f(x) + A arsinh(Z / A),   Z ~ N(0, D^2 / (2 rho)),   A = 8 D omega,
 

@@ -23,8 +23,10 @@ import numpy as np
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_orders, check_probability
 from dpaudit.mechanisms import _subsampled_rdp as K
+from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss
 
 __all__ = ["PoissonSampled", "SampledWithoutReplacement"]
 
@@ -69,7 +71,51 @@ def _mask_like(mask, out):
 
 
 @dataclass(frozen=True)
-class PoissonSampled(Mechanism):
+class _Subsampled(Mechanism):
+    """What the two samplers share: the base ``mechanism``, the rate ``q``, and the RDP curve's
+    frame (q = 0 -> 0, q = 1 -> base, Gaussian base -> the sampler's kernel within the float
+    range of its noise multiplier, else its general bound; always rounded up and capped by the
+    base curve). Subclasses give ``neighbouring`` and the two kernels."""
+
+    mechanism: Mechanism
+    q: float
+
+    def __post_init__(self):
+        _check_base(self.mechanism, self.neighbouring, type(self).__name__)
+        object.__setattr__(self, "q", check_probability("q", self.q))
+
+    def rdp(self, orders) -> np.ndarray:
+        orders = check_orders(orders)
+        q, base = self.q, self.mechanism
+        if q == 0.0:
+            return np.zeros(orders.shape)
+        base_curve = np.asarray(base.rdp(orders), dtype=float)
+        if q == 1.0:
+            return base_curve
+        if isinstance(base, Gaussian):
+            s = base.sigma / base.sensitivity
+            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
+                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
+            out = self._gaussian_rdp(q, s, orders)
+        else:
+            out = self._general_rdp(q, base, orders)
+        return np.minimum(round_up(out), base_curve)
+
+    def _gaussian_rdp(self, q: float, s: float, orders: np.ndarray) -> np.ndarray:
+        raise TypeError(f"{type(self).__name__} has no Gaussian kernel")  # pragma: no cover - subclasses give one
+
+    def _general_rdp(self, q: float, base, orders: np.ndarray) -> np.ndarray:
+        raise TypeError(f"{type(self).__name__} has no general kernel")  # pragma: no cover - subclasses give one
+
+    def zcdp(self) -> float:
+        return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
+
+    def has_zcdp_guarantee(self) -> bool:
+        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+
+
+@dataclass(frozen=True)
+class PoissonSampled(_Subsampled):
     """``mechanism`` run on a Poisson subsample (each record kept independently w.p. ``q``).
 
     Neighbouring relation: add/remove (the base must be stated for add/remove neighbours).
@@ -85,42 +131,17 @@ class PoissonSampled(Mechanism):
     pure_epsilon(): log(1 + q(e^eps - 1)). approx_dp(): (log(1 + q(e^eps - 1)), q delta).
     """
 
-    mechanism: Mechanism
-    q: float
-
     neighbouring = "add_remove"
 
-    def __post_init__(self):
-        _check_base(self.mechanism, "add_remove", "PoissonSampled")
-        object.__setattr__(self, "q", check_probability("q", self.q))
+    def _gaussian_rdp(self, q: float, s: float, orders: np.ndarray) -> np.ndarray:
+        return K.poisson_gaussian_rdp(q, s, orders)
 
-    def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
-        q, base = self.q, self.mechanism
-        if q == 0.0:
-            return np.zeros(orders.shape)
-        base_curve = np.asarray(base.rdp(orders), dtype=float)
-        if q == 1.0:
-            return base_curve
-        if isinstance(base, Gaussian):
-            s = base.sigma / base.sensitivity
-            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
-                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
-            out = round_up(K.poisson_gaussian_rdp(q, s, orders))
-            return np.minimum(out, base_curve)
+    def _general_rdp(self, q: float, base, orders: np.ndarray) -> np.ndarray:
         out = np.full(orders.shape, math.inf)
         eps = base.pure_epsilon()
         if math.isfinite(eps):
             out = np.minimum(out, K.poisson_pure_dp_rdp(q, eps, orders))
-        out = np.minimum(out, K.poisson_general_rdp(q, base.rdp, orders))
-        out = round_up(out)
-        return np.minimum(out, base_curve)
-
-    def zcdp(self) -> float:
-        return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
-
-    def has_zcdp_guarantee(self) -> bool:
-        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+        return np.minimum(out, K.poisson_general_rdp(q, base.rdp, orders))
 
     def tcdp(self) -> tuple[float, float]:
         if self.q == 0.0:
@@ -137,6 +158,24 @@ class PoissonSampled(Mechanism):
         eps, delta = pair
         d = 0.0 if (self.q == 0.0 or delta == 0.0) else round_up(self.q * delta)
         return (_amplified_pure_up(self.q, eps), d)
+
+    def privacy_loss(self) -> PrivacyLoss | None:
+        """The base step's pairs subsampled in both directions (Zhu, Dong, Wang 2022, Thm. 10);
+        nested samplers multiply their rates (rounded outwards). ``None`` when the base has no
+        pair, or an asymmetric one (the subsampled pairs are built from one base pair)."""
+        q_up, q_lo = float(self.q), float(self.q)
+        base = self.mechanism
+        while isinstance(base, PoissonSampled):  # Poisson(Poisson(M, q1), q2) = Poisson(M, q1 q2)
+            prod = q_up * float(base.q)
+            q_up = min(float(np.nextafter(prod, 2.0)), 1.0) if prod > 0 else 0.0
+            q_lo = max(float(np.nextafter(prod, -1.0)), 0.0) if prod > 0 else 0.0
+            base = base.mechanism
+        if q_up == 0.0:
+            return PrivacyLoss.nothing()
+        loss = base.privacy_loss()
+        if loss is None or (not loss.releases_nothing and not loss.symmetric):
+            return None
+        return loss.subsampled(q_up, q_lo)
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Draws of the subsampled output.
@@ -157,7 +196,7 @@ class PoissonSampled(Mechanism):
 
 
 @dataclass(frozen=True)
-class SampledWithoutReplacement(Mechanism):
+class SampledWithoutReplacement(_Subsampled):
     """``mechanism`` run on a uniformly random subset of m = q n records (q = m/n).
 
     Neighbouring relation: replace-one (n is public); the base must be stated for replace-one
@@ -172,47 +211,19 @@ class SampledWithoutReplacement(Mechanism):
     claimed under replace-one here).
     """
 
-    mechanism: Mechanism
-    q: float
-
     neighbouring = "replace_one"
 
-    def __post_init__(self):
-        _check_base(self.mechanism, "replace_one", "SampledWithoutReplacement")
-        object.__setattr__(self, "q", check_probability("q", self.q))
+    def _gaussian_rdp(self, q: float, s: float, orders: np.ndarray) -> np.ndarray:
+        return K.wor_gaussian_rdp(q, s, orders)
 
-    def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
-        q, base = self.q, self.mechanism
-        if q == 0.0:
-            return np.zeros(orders.shape)
-        base_curve = np.asarray(base.rdp(orders), dtype=float)
-        if q == 1.0:
-            return base_curve
-        if isinstance(base, Gaussian):
-            s = base.sigma / base.sensitivity
-            if not _KERNEL_SIGMA[0] <= s <= _KERNEL_SIGMA[1]:
-                return base_curve  # (valid by quasi-convexity; the kernel's sigma^2 over/underflows)
-            out = K.wor_gaussian_rdp(q, s, orders)
-        else:
-            eps_inf = min(base.pure_epsilon(), float(np.asarray(base.rdp([math.inf]))[0]))
-            out = K.wor_general_rdp(q, base.rdp, eps_inf, orders)
-        return np.minimum(round_up(out), base_curve)
-
-    def zcdp(self) -> float:
-        return 0.0 if self.q == 0.0 else self.mechanism.zcdp()
-
-    def has_zcdp_guarantee(self) -> bool:
-        return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
+    def _general_rdp(self, q: float, base, orders: np.ndarray) -> np.ndarray:
+        eps_inf = min(base.pure_epsilon(), float(np.asarray(base.rdp([math.inf]))[0]))
+        return K.wor_general_rdp(q, base.rdp, eps_inf, orders)
 
     def tcdp(self) -> tuple[float, float]:
         base = self.mechanism.tcdp()
         if self.q == 0.0:
             return (0.0, math.inf)
-        try:
-            from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
-        except ImportError:
-            return base
         rho, omega = base
         if not (math.isfinite(rho) and rho > 0):
             return base

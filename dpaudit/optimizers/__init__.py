@@ -6,7 +6,7 @@
 
 Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
 "output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
-(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``API.md``.
+(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``docs/api.md``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ _REGISTRY = {
     "bias-reduced-sgd": ("dpaudit.optimizers.sparse", "BiasReducedSGD"),
 }
 
-#: the optimizer names of API.md
+#: the optimizer names of the public interface
 names = tuple(_REGISTRY)
-NAMES = names
 
 
 def optimizer_class(name: str):
@@ -64,5 +63,5 @@ _EXPORTS = {
     "replace_one_pair": "dpaudit.optimizers.data",
     "NeighbouringPair": "dpaudit.optimizers.data",
 }
-__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", "NAMES", *_EXPORTS])
+__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", *_EXPORTS])
 __getattr__ = make_getattr(__name__, _EXPORTS)

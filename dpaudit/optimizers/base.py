@@ -28,12 +28,14 @@ Numerical conventions shared by every optimizer:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
+from dpaudit.accounting.base import make_accountant
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.seeds import make_rng
 from dpaudit.core.validation import (
     check_count,
     check_neighbouring,
@@ -44,6 +46,7 @@ from dpaudit.core.validation import (
     check_real_array,
 )
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
 __all__ = ["Run", "Optimizer", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
            "accountant_claim", "check_data", "check_finite_params", "make_rng"]
@@ -81,13 +84,6 @@ def check_finite_params(params: np.ndarray, name: str, culprits: tuple[str, ...]
             f"{' / '.join(culprits)}: the iterates of {name} left the float range (non-finite parameters); "
             "reduce them or rescale the data")
     return params
-
-
-def make_rng(seed) -> np.random.Generator:
-    """``np.random.default_rng(seed)``; ``seed`` may be None, an int, a SeedSequence or a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
 
 
 def check_data(X, y=None, *, need_y: bool = True):
@@ -129,22 +125,10 @@ class CurveMechanism(Mechanism):
         return self.label
 
 
-class ZCDPStatement(Mechanism):
-    """A mechanism known only as rho-zCDP (e.g. DP-AGD, whose total budget is rho by construction)."""
-
-    def __init__(self, rho: float, label: str, neighbouring: str = "add_remove"):
-        self.rho = check_nonnegative("rho", rho)
-        self.label = label
-        self.neighbouring = check_neighbouring(neighbouring)
-
-    def zcdp(self) -> float:
-        return self.rho
-
-    def has_zcdp_guarantee(self) -> bool:
-        return math.isfinite(self.rho)
-
-    def describe(self) -> str:
-        return f"{self.label} (rho={self.rho:g})"
+def ZCDPStatement(rho: float, label: str, neighbouring: str = "add_remove") -> ZCDPMechanism:
+    """A mechanism known only as rho-zCDP (e.g. DP-AGD, whose total budget is rho by construction):
+    :class:`~dpaudit.mechanisms.zcdp.ZCDPMechanism` with a label (the name DP-AGD's module uses)."""
+    return ZCDPMechanism(check_nonnegative("rho", rho), label=label, neighbouring=neighbouring)
 
 
 def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
@@ -156,27 +140,18 @@ def no_guarantee_claim(neighbouring: str, reason: str) -> PrivacyClaim:
 
 def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, description: str,
                      source: str | None = None, details: dict | None = None) -> PrivacyClaim:
-    """Compose ``mechanism`` ``count`` times in an accountant (``"rdp"``, ``"zcdp"`` or ``"pld"``) and wrap it.
+    """Compose ``mechanism`` ``count`` times in accountant ``kind`` (a name of
+    :func:`~dpaudit.accounting.base.make_accountant`) and wrap it.
 
     Claims never emit :class:`~dpaudit.accounting.rdp.OrderGridWarning`: the RDP accountant
     built here has ``warn_at_grid_end=False``. When the best order is an end of the order grid
     the claim is still an upper bound (each order's conversion is valid on its own); it may be
     looser than the optimum over continuous orders, never below it.
     """
-    if kind == "rdp":
-        from dpaudit.accounting.rdp import RDPAccountant
-        # internal accountant: no OrderGridWarning to the user (the claim is a valid upper bound
-        # whichever order attains it; at a grid end it can only be looser than the continuous
-        # optimum; acc.at_grid_end records it)
-        acc = RDPAccountant(warn_at_grid_end=False)
-    elif kind == "zcdp":
-        from dpaudit.accounting.zcdp import ZCDPAccountant
-        acc = ZCDPAccountant()
-    elif kind == "pld":
-        from dpaudit.accounting.pld import PLDAccountant
-        acc = PLDAccountant()
-    else:
-        raise ValueError(f"kind must be 'rdp', 'zcdp' or 'pld', got {kind!r}")
+    # internal accountant: no OrderGridWarning to the user (the claim is a valid upper bound
+    # whichever order attains it; at a grid end it can only be looser than the continuous
+    # optimum; acc.at_grid_end records it)
+    acc = make_accountant(kind, quiet=True)
     if count > 0:
         acc.compose(mechanism, count=count)
     return PrivacyClaim.from_accountant(acc, neighbouring=neighbouring, description=description,
@@ -192,8 +167,52 @@ class Optimizer:
 
     name: str = ""
     defaults: dict = {}
-    #: whether ``run`` accepts a white-box ``canary_gradient``
-    supports_canary: bool = False
+
+    # -- the optimizer's audit scenario (read by dpaudit.audit.optimizer and dpaudit.report) --
+    #: how many white-box gradient canaries one ``run`` hosts: 0 (none), 1 (``canary_gradient``)
+    #: or more (``canary_gradients`` with a ``canary_mask``, for one-run audits)
+    max_canaries: float = 0
+    #: how ``canary_gradient`` enters the run: ``"record"`` (an extra record with that gradient),
+    #: ``"offset"`` (grad L_D' = grad L_D + g/n) or ``"replace"`` (record 0's gradient replaced)
+    canary_semantics: str = "record"
+    #: dimension of the audit's data set
+    audit_dim: int = 5
+
+    @property
+    def supports_canary(self) -> bool:
+        """Whether ``run`` accepts a white-box ``canary_gradient``."""
+        return self.max_canaries >= 1
+
+    @property
+    def audit_scenario(self) -> str:
+        """The neighbouring pair an audit uses: ``"gradient-canary"`` (white-box Dirac gradient
+        canary, for optimizers hosting one), ``"input-canary"`` (record 0's label flipped) or
+        ``"mean-estimation"`` (row 0 = -L e_0 vs +L e_0; declared by mean estimators)."""
+        return "gradient-canary" if self.supports_canary else "input-canary"
+
+    def canary_norm(self) -> float:
+        """Norm of the audit's Dirac canary: the clip bound, else the gradient-sensitivity bound
+        (feature bound times the loss's derivative bound, or ``sensitivity``), else 1."""
+        hp = self.hp
+        if "clip" in hp and not math.isfinite(float(hp["clip"])):
+            s = getattr(self, "sensitivity", None)
+            if s is not None and math.isfinite(float(s)):
+                return float(s)
+        if "clip" in hp and math.isfinite(float(hp["clip"])):
+            return float(hp["clip"])
+        if "feature_bound" in hp:
+            loss = getattr(self, "loss", None)
+            bound = getattr(loss, "derivative_bound", 1.0)
+            return float(hp["feature_bound"]) * float(bound if math.isfinite(bound) else 1.0)
+        s = getattr(self, "sensitivity", None)
+        if s is not None and math.isfinite(float(s)):
+            return float(s)
+        return 1.0
+
+    def step_mechanism(self):
+        """``(mechanism, steps)``: the per-step mechanism the claim composes ``steps`` times, or
+        ``(None, steps)`` when the claim is not such a composition (the default)."""
+        return None, int(self.hp.get("steps", 1))
 
     def __init__(self, **hyperparameters):
         unknown = sorted(set(hyperparameters) - set(self.defaults))

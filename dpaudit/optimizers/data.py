@@ -162,7 +162,7 @@ class NeighbouringPair(NamedTuple):
     X_prime: np.ndarray
     y_prime: np.ndarray | None
     relation: str
-    index: int          # row of the canary in X_prime
+    index: int  # type: ignore[assignment]  # row of the canary in X_prime (shadows tuple.index; public name)
 
 
 def _canary(X, canary_x, canary_y, y):

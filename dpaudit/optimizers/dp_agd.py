@@ -131,7 +131,7 @@ class DPAGD(Optimizer):
     """DP-AGD (Algorithm 2 of Lee & Kifer 2018); see the module docstring."""
 
     name = "dp-agd"
-    supports_canary = True
+    max_canaries = 1
     defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
                 "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
                 "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True,

@@ -48,7 +48,11 @@ import math
 import numpy as np
 
 from dpaudit.core.numeric import l2_norm
+from dpaudit.core.runner import chunk_sizes
+from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_neighbouring
+from dpaudit.mechanisms.gaussian import Gaussian
+from dpaudit.mechanisms.subsampled import PoissonSampled
 from dpaudit.optimizers.base import (
     Optimizer,
     Run,
@@ -57,37 +61,26 @@ from dpaudit.optimizers.base import (
     check_finite_params,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
-__all__ = ["DPGD", "DPSGD", "chunk_sizes"]
+__all__ = ["DPGD", "DPSGD", "trial_chunks"]
 
 #: target number of (trial, record) entries per chunk
 CHUNK_ENTRIES = 4_000_000
 
 
-def chunk_sizes(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]:
-    """Split ``trials`` into chunks of at most ``max(1, entries // n)`` trials."""
-    size = max(1, entries // max(n, 1))
-    out = [size] * (trials // size)
-    if trials % size:
-        out.append(trials % size)
-    return out
-
-
-def _seed_sequence(seed) -> np.random.SeedSequence:
-    if isinstance(seed, np.random.SeedSequence):
-        return seed
-    if isinstance(seed, np.random.Generator):
-        return np.random.SeedSequence(int(seed.integers(2**63)))
-    return np.random.SeedSequence(seed)
+def trial_chunks(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]:
+    """Split ``trials`` into chunks of at most ``max(1, entries // n)`` trials
+    (:func:`~dpaudit.core.runner.chunk_sizes`)."""
+    return chunk_sizes(trials, max(1, entries // max(n, 1)))
 
 
 class _ClippedNoisyDescent(Optimizer):
     """Shared machinery of DP-GD and DP-SGD."""
 
-    supports_canary = True
-    #: ``run`` accepts ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
-    supports_canaries = True
+    #: ``run`` accepts one ``canary_gradient``, or ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
+    max_canaries = math.inf
     _sampled = False
 
     def _validate(self):
@@ -181,8 +174,8 @@ class _ClippedNoisyDescent(Optimizer):
             if norm > self.clip:
                 g_c = g_c * (self.clip / norm)
         row_norms = _row_norms(X)
-        sizes = chunk_sizes(trials, n)
-        children = _seed_sequence(seed).spawn(len(sizes))
+        sizes = trial_chunks(trials, n)
+        children = as_seed_sequence(seed, generator=True).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
         # overflow can only come from divergent iterates (huge step_size / noise): it is detected
@@ -198,8 +191,8 @@ class _ClippedNoisyDescent(Optimizer):
         n, d = X.shape
         m = G.shape[0]
         row_norms = _row_norms(X)
-        sizes = chunk_sizes(trials, n + m)
-        children = _seed_sequence(seed).spawn(len(sizes))
+        sizes = trial_chunks(trials, n + m)
+        children = as_seed_sequence(seed, generator=True).spawn(len(sizes))
         out = np.empty((trials, d))
         start = 0
         with np.errstate(over="ignore", invalid="ignore"):
@@ -301,16 +294,22 @@ class DPGD(_ClippedNoisyDescent):
     def claim(self, n: int):
         """``steps``-fold composition of the Gaussian mechanism on the clipped sum (independent of n)."""
         check_count(n, "n", minimum=1)
-        nm, steps = self.hp["noise_multiplier"], self.hp["steps"]
-        if nm == 0 or math.isinf(self.clip):
+        nm = self.hp["noise_multiplier"]
+        mech, steps = self.step_mechanism()
+        if mech is None:
             return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
-        from dpaudit.mechanisms.gaussian import Gaussian
-        mech = Gaussian(sigma=self.noise_std, sensitivity=self.sensitivity, neighbouring=self.neighbouring)
         return accountant_claim(
             self.hp["accountant"], mech, steps, neighbouring=self.neighbouring,
             description=f"DP-GD: {steps} x Gaussian(noise multiplier {nm:g} w.r.t. sensitivity "
                         f"{'2C' if self.neighbouring == 'replace_one' else 'C'}), {self.neighbouring}",
             details={"mechanism": mech.describe(), "steps": steps})
+
+    def step_mechanism(self):
+        """The Gaussian mechanism on the clipped sum (None without noise or clipping)."""
+        if self.hp["noise_multiplier"] == 0 or math.isinf(self.clip):
+            return None, self.hp["steps"]
+        return Gaussian(sigma=self.noise_std, sensitivity=self.sensitivity, neighbouring=self.neighbouring), \
+            self.hp["steps"]
 
 
 class DPSGD(_ClippedNoisyDescent):
@@ -339,13 +338,18 @@ class DPSGD(_ClippedNoisyDescent):
     def claim(self, n: int):
         """``steps``-fold composition of the Poisson-subsampled Gaussian (add/remove)."""
         check_count(n, "n", minimum=1)
-        nm, steps, q = self.hp["noise_multiplier"], self.hp["steps"], self.hp["sampling_rate"]
-        if nm == 0 or math.isinf(self.clip):
+        nm, q = self.hp["noise_multiplier"], self.hp["sampling_rate"]
+        mech, steps = self.step_mechanism()
+        if mech is None:
             return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
-        from dpaudit.mechanisms.gaussian import Gaussian
-        from dpaudit.mechanisms.subsampled import PoissonSampled
-        mech = PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), q)
         return accountant_claim(
             self.hp["accountant"], mech, steps, neighbouring="add_remove",
             description=f"DP-SGD: {steps} x PoissonSampled(Gaussian(noise multiplier {nm:g}), q={q:g}), add_remove",
             details={"mechanism": mech.describe(), "steps": steps, "sampling_rate": q})
+
+    def step_mechanism(self):
+        """The Poisson-subsampled Gaussian mechanism on the clipped sum (add/remove)."""
+        if self.hp["noise_multiplier"] == 0 or math.isinf(self.clip):
+            return None, self.hp["steps"]
+        return PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), self.hp["sampling_rate"]), \
+            self.hp["steps"]

@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
 from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
@@ -49,7 +50,8 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
 
@@ -79,7 +81,8 @@ class NoisyGD(Optimizer):
     """Projected noisy GD, last iterate only (see the module docstring)."""
 
     name = "noisy-gd"
-    supports_canary = True
+    max_canaries = 1
+    canary_semantics = "offset"  # grad L_D' = grad L_D + g/n with ||g|| <= S_g
     defaults = {"loss": "logistic", "steps": 100, "step_size": 0.1, "sigma": 0.1, "l2": 0.1,
                 "feature_bound": 1.0, "label_bound": 1.0, "radius": math.inf, "clip": math.inf}
 
@@ -117,6 +120,11 @@ class NoisyGD(Optimizer):
         """Gradient sensitivity S_g (replace-one)."""
         per_record = self.hp["feature_bound"] * self.derivative_bound
         return 2.0 * min(per_record, self.hp["clip"])
+
+    def canary_norm(self) -> float:
+        """The gradient sensitivity S_g (the offset canary's largest allowed norm)."""
+        s = self.sensitivity
+        return float(s) if math.isfinite(float(s)) else super().canary_norm()
 
     @property
     def strong_convexity(self) -> float:
@@ -201,7 +209,6 @@ class NoisyGD(Optimizer):
         """The individual claims, keyed by source: ``"composition"`` and, when it applies, ``"langevin-theorem-1"``."""
         n = check_count(n, "n", minimum=1)
         S = self.sensitivity
-        from dpaudit.bounds.langevin import composition_rdp, langevin_rdp
         common = dict(sensitivity=S, step_size=self.hp["step_size"], sigma=self.hp["sigma"], n=n,
                       steps=self.hp["steps"])
         details = {"sensitivity": S, "n": n, **{k: v for k, v in common.items() if k != "sensitivity"}}

@@ -154,7 +154,7 @@ class RGMGD(Optimizer):
     """Private ridge GD with the Relative Gaussian Mechanism (see the module docstring)."""
 
     name = "rgm-gd"
-    supports_canary = True
+    max_canaries = 1
     defaults = {"l2": 3e-2, "steps": 40, "step_size": None, "alpha": 2.0, "rdp_epsilon": 1.0, "gamma": None,
                 "A": None, "B": None, "ptr": False, "ptr_threshold": None, "record_bound": 1.0,
                 "label_bound": 1.0, "ptr_epsilon": 0.1, "ptr_delta": 1e-6, "noise": True,

@@ -112,6 +112,7 @@ class Projection(_SparseBase):
     """Projection mechanism for the mean of sparse vectors (sheet C.2)."""
 
     name = "projection"
+    audit_scenario = "mean-estimation"
     defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "calibration": "classical",
                 "noise": True}
 
@@ -157,6 +158,8 @@ class L1Recovery(_SparseBase):
     """Gaussian l1-recovery (compressed sensing) mean estimation (sheet C.3)."""
 
     name = "l1-recovery"
+    audit_scenario = "mean-estimation"
+    audit_dim = property(lambda self: max(20, 4 * int(self.hp.get("sparsity", 5))))  # sparsity < dim
     defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "noise": True}
 
     def _validate(self):
@@ -304,7 +307,8 @@ class BiasReducedSGD(_SparseBase):
     """
 
     name = "bias-reduced-sgd"
-    supports_canary = True
+    max_canaries = 1
+    canary_semantics = "replace"  # canary_gradient replaces record 0's gradient
     defaults = {"loss": "logistic", "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0, "sparsity": 5,
                 "step_size": 0.1, "radius": 10.0, "max_steps": 10_000, "noise": True}
 

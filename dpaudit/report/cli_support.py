@@ -30,15 +30,14 @@ def maybe_write_report(args, *, audit=None, renyi=None, accountants=None, optimi
     path = getattr(args, "report", None)
     if not path:
         return None
+    # (imported here: the CLI imports this module to build its parser, and must start fast)
+    from dpaudit.optimizers import make_optimizer
+    from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
     from dpaudit.report.writer import write_report
 
     if optimizer is not None and accountants is None:
-        from dpaudit.report.data import compare_accountants, default_steps, optimizer_mechanism
-
         opt = optimizer
         if isinstance(optimizer, str):
-            from dpaudit.optimizers import make_optimizer
-
             opt = make_optimizer(optimizer)
         mech, steps = optimizer_mechanism(opt)
         delta = float(getattr(audit, "delta", 0.0) or 0.0) if audit is not None else 0.0

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -27,7 +28,7 @@ from dpaudit.core.validation import (
     check_positive,
 )
 
-__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "ACCOUNTANT_LABELS", "default_steps",
+__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
 
 #: note shown wherever a notion gives a subsampled mechanism no amplification
@@ -48,9 +49,6 @@ def ignores_sampling(notion: str, mechanism) -> bool:
         return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
     return False
 
-#: accountant key -> (class name in dpaudit, label in plots)
-ACCOUNTANT_LABELS = {"rdp": ("RDPAccountant", "RDP"), "zcdp": ("ZCDPAccountant", "zCDP"),
-                     "tcdp": ("TCDPAccountant", "tCDP"), "pld": ("PLDAccountant", "PLD (pessimistic)")}
 
 
 def default_steps(max_steps: int, points: int = 9) -> list[int]:
@@ -71,36 +69,29 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
     ``exact_label``. An accountant that refuses the mechanism (no guarantee in its notion) is left
     out with a note, never silently replaced.
     """
-    import dpaudit
-
     delta = check_delta(delta)
     steps = [check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()]
     if not steps:
         raise ValueError("steps must not be empty")
     curves, notes, ignoring = {}, {}, []
     for key in accountants:
-        if key not in ACCOUNTANT_LABELS:
-            raise ValueError(f"accountants must be among {sorted(ACCOUNTANT_LABELS)}, got {key!r}")
-        cls_name, label = ACCOUNTANT_LABELS[key]
+        if key not in ACCOUNTANTS:
+            raise ValueError(f"accountants must be among {sorted(ACCOUNTANTS)}, got {key!r}")
+        cls = accountant_class(key)
+        label = cls.label
         try:
-            cls = getattr(dpaudit, cls_name)
             curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
             if ignores_sampling(key, mechanism):
                 ignoring.append(label)
                 notes[label] = NO_AMPLIFICATION
         except UnsupportedMechanismError as exc:
             notes[label] = f"not applicable: {exc}"
-        except (ImportError, AttributeError) as exc:
-            notes[label] = f"not available in this installation: {exc}"
     exact_label = None
     if exact:
+        # (imported here, like the audit below: the CLI imports this module to build its parser)
         from dpaudit.testing.assertions import exact_epsilon
 
-        try:
-            values = [exact_epsilon(mechanism, delta, t) for t in steps]
-        except (ImportError, AttributeError) as exc:
-            values = [None]
-            notes["exact"] = f"not available: {exc}"
+        values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
             curves[exact_label] = [float(v) for v in values]
@@ -142,7 +133,6 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
     (sheet A.5), ``theorem1`` (upper bound, lambda = 1), ``theorem2`` (lower bound),
     ``composition``, ``method``, plus ``trials`` and ``confidence``.
     """
-    from dpaudit.audit.linear_instance import linear_instance_table
 
     trials = check_count(trials, "trials", minimum=2)
     step_size = check_positive("step_size", step_size)
@@ -150,6 +140,8 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
         raise ValueError(f"step_size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {step_size}")
     confidence = check_confidence(confidence)
     steps = sorted({check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()})
+    from dpaudit.audit.linear_instance import linear_instance_table  # (heavy: not at CLI start)
+
     rows = linear_instance_table(steps, alphas, step_size=step_size, sigma=check_positive("sigma", sigma),
                                  n=check_count(n, "n", minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
                                  trials=trials, confidence=confidence, seed=seed, methods=("gaussian",))
@@ -157,26 +149,7 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
 
 
 def optimizer_mechanism(opt):
-    """The per-step mechanism of a Gaussian-noise optimizer, with its number of steps.
-
-    ``Gaussian(noise_multiplier)`` with sensitivity 1 in units of the clip norm (2 under
-    replace-one), Poisson-subsampled at ``sampling_rate`` when the optimizer samples. Returns
-    ``(None, steps)`` when the optimizer has no noise multiplier. Composing it ``steps`` times in
-    the RDP accountant reproduces the optimizer's own RDP claim (tested).
-    """
-    from dpaudit.mechanisms import Gaussian
-
-    hp = getattr(opt, "hp", {})
-    steps = int(hp.get("steps", 1))
-    nm = hp.get("noise_multiplier")
-    if not nm:
-        return None, steps
-    # clipped-sum sensitivity in units of the clip norm: 1 (add/remove), 2 (replace-one)
-    relation = getattr(opt, "neighbouring", "add_remove")
-    mech = Gaussian(float(nm), 2.0 if relation == "replace_one" else 1.0, relation)
-    q = hp.get("sampling_rate")
-    if q is not None and float(q) < 1.0:
-        from dpaudit.mechanisms import PoissonSampled
-
-        mech = PoissonSampled(mech, float(q))
-    return mech, steps
+    """``(mechanism, steps)``: the per-step mechanism the optimizer's claim composes ``steps``
+    times, as the optimizer declares it (:meth:`~dpaudit.optimizers.base.Optimizer.step_mechanism`);
+    ``(None, steps)`` when its claim is not such a composition."""
+    return opt.step_mechanism()

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from dpaudit.report.data import dp_region_tpr
+
 __all__ = ["ReportDependencyError", "require_matplotlib", "accountants_figure", "renyi_figure", "roc_figure",
            "DECADES", "readable_log_axis", "linear_panel_useful", "LINEAR_PANEL_MIN_RATE"]
 
@@ -222,7 +224,6 @@ def _log_limits(values, pad: float = 1.3, floor: float = 1e-12):
 
 def _zoom_panel(ax, audit: dict, view: dict):
     """Log-log panel around the certified point (module docstring of :func:`roc_figure`)."""
-    from dpaudit.report.data import dp_region_tpr
 
     eps_c, delta = _num(audit.get("epsilon_claimed")), _num(audit.get("delta"))
     delta = 0.0 if not math.isfinite(delta) else delta
@@ -277,7 +278,6 @@ def _zoom_panel(ax, audit: dict, view: dict):
 
 
 def _linear_panel(ax, audit: dict, view: dict):
-    from dpaudit.report.data import dp_region_tpr
 
     eps_c, delta = _num(audit.get("epsilon_claimed")), _num(audit.get("delta"))
     delta = 0.0 if not math.isfinite(delta) else delta

@@ -24,6 +24,12 @@ from __future__ import annotations
 import functools
 import math
 
+from dpaudit.accounting.pld import PLDAccountant
+from dpaudit.audit.verdict import verdict_of
+from dpaudit.optimizers import make_optimizer
+from dpaudit.report.data import optimizer_mechanism
+from dpaudit.testing.assertions import exact_epsilon
+
 __all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
            "directed", "claim_source_text", "claim_source_short"]
 
@@ -210,8 +216,6 @@ def _mechanism_of(audit: dict):
     name, hp = d.get("optimizer"), d.get("hyperparameters")
     if not name or not isinstance(hp, dict):
         return None, None
-    from dpaudit.optimizers import make_optimizer
-    from dpaudit.report.data import optimizer_mechanism
 
     if not hp.get("noise_multiplier"):  # only Gaussian-noise optimizers have a per-step mechanism here
         return None, None
@@ -246,7 +250,6 @@ def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | No
         pure = getattr(mechanism, "pure_epsilon", None)
         value = float(pure()) * steps if callable(pure) else math.inf
         return {**out, "kind": "pure-DP epsilon", "lower": value, "upper": value}
-    from dpaudit.testing.assertions import exact_epsilon
 
     exact = exact_epsilon(mechanism, delta, steps)
     if exact is not None:
@@ -265,7 +268,6 @@ def _pld_interval(mechanism, steps: int, delta: float) -> tuple[float, float]:
 
 
 def _pld_interval_uncached(mechanism, steps: int, delta: float) -> tuple[float, float]:
-    from dpaudit.accounting.pld import PLDAccountant
 
     lo, hi = PLDAccountant().compose(mechanism, steps).epsilon_interval(delta)
     return float(lo), float(hi)
@@ -292,7 +294,6 @@ def gap_summary(audit: dict, tight: dict | None = None) -> dict:
     "warnings": [...], "values": {...}}``; ``text`` is e.g.
     ``certified lower 1.99 <= PLD [7.04, 7.05] <= claim (RDP) 7.90``.
     """
-    from dpaudit.audit.verdict import verdict_of
 
     lower, claim = num(audit.get("epsilon_lower")), num(audit.get("epsilon_claimed"))
     conf = num(audit.get("confidence"))

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from dpaudit.audit.result import POWER_HINTS, VIOLATION_CHECKS
 from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
+from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
 from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
 
@@ -58,6 +59,15 @@ letter-spacing:.06em;line-height:1.1;text-transform:uppercase}.banner .line{font
 .reading{font-size:1.02em;margin:.2em 0 .6em}.warn{background:#fff4e5;border-left:4px solid #c77700;padding:.4em .8em}
 ul.next li{margin:.25em 0}.caption{color:#333;font-size:.92em;max-width:60em}
 table.facts td.l{font-weight:600;white-space:nowrap}table.facts td{text-align:left}"""
+
+
+def _hosts_many_canaries(optimizer_name) -> bool:
+    """Whether the optimizer named in an audit declares room for many canaries in one run (the
+    one-run audit applies to it)."""
+    try:
+        return optimizer_class(optimizer_name).max_canaries > 1
+    except ValueError:  # not a registered optimizer (e.g. a user's own object)
+        return False
 
 
 def _f(x, digits: int = 4) -> str:
@@ -299,7 +309,7 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
     if tight is None:
         try:
             tight = tightest_upper(audit_d, mechanism=mechanism, steps=steps)
-        except (ValueError, TypeError, ImportError, ArithmeticError) as exc:
+        except (ValueError, TypeError, ArithmeticError) as exc:
             doc.p(f"Tightest upper bound not computed: {exc}", "note")
     doc.h(2, "Proved, computed, claimed")
     if certified:
@@ -340,7 +350,7 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
             doc.p("Advisory numbers (point estimates from this audit's own runs; never a bound, never a verdict):",
                   "note")
         opt_name = (audit_d.get("details") or {}).get("optimizer")
-        hints = [h for h in POWER_HINTS if "one-run" not in h or opt_name in ("dp-gd", "dp-sgd")]
+        hints = [h for h in POWER_HINTS if "one-run" not in h or _hosts_many_canaries(opt_name)]
         doc.items(lines + [h[0].upper() + h[1:] + "." for h in hints])
 
     doc.h(2, "Evidence: where the bound comes from")

@@ -39,7 +39,7 @@ class AuditConfig:
     confidence: float = DEFAULT_CONFIDENCE
     source: str = "defaults"
 
-    def merged(self, *, trials=None, seed=None, confidence=None, source=None) -> "AuditConfig":
+    def merged(self, *, trials=None, seed=None, confidence=None, source=None) -> AuditConfig:
         """A copy with the given (non-None) values replaced."""
         changes = {k: v for k, v in (("trials", trials), ("seed", seed), ("confidence", confidence))
                    if v is not None}
@@ -48,7 +48,7 @@ class AuditConfig:
         return replace(self, **changes)
 
 
-_ACTIVE: contextvars.ContextVar[AuditConfig] = contextvars.ContextVar("dpaudit_config", default=AuditConfig())
+_ACTIVE: contextvars.ContextVar[AuditConfig] = contextvars.ContextVar("dpaudit_config", default=AuditConfig())  # noqa: B039 - frozen
 
 
 def active_config() -> AuditConfig:

@@ -26,6 +26,11 @@ import math
 
 import numpy as np
 
+from dpaudit.accounting.conversions import gaussian_epsilon
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.result import VIOLATION_CHECKS
+from dpaudit.audit.verdict import advice_lines
+from dpaudit.core.defaults import no_pure_dp
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
 from dpaudit.testing._config import active_config
 
@@ -41,7 +46,6 @@ _FLOAT_CAUSE = (
 )
 
 def _causes() -> str:
-    from dpaudit.audit.result import VIOLATION_CHECKS
 
     return "Common causes: " + "; ".join(VIOLATION_CHECKS[:-1]) + "."
 
@@ -131,11 +135,9 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
         "violation"); the message states the verdict, the claim, the lower bound, the method,
         the trials and seed, and likely causes. The GDP estimate never triggers it.
     """
-    from dpaudit.audit import audit_mechanism
 
     epsilon = check_epsilon(epsilon)
     if delta is None:
-        from dpaudit.core.defaults import no_pure_dp
 
         desc = no_pure_dp(sampler)
         if desc is not None:
@@ -161,7 +163,6 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
 
 
 def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
-    from dpaudit.audit.verdict import advice_lines
 
     lines = [
         "dpaudit: the audit is inconclusive: it certified nothing (lower bound 0), so it had no power to test the "
@@ -219,44 +220,47 @@ def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
 def exact_epsilon(mechanism, delta: float, count: int = 1) -> float | None:
     """Exact epsilon(delta) of ``count``-fold composition of ``mechanism``, or ``None``.
 
-    Known cases: ``Gaussian`` (any count; k Gaussians with noise sigma compose to one with
-    sigma/sqrt(k), Balle & Wang 2018 Thm. 8 via :func:`dpaudit.conversions.gaussian_epsilon`) and
-    ``Laplace`` with ``count == 1``: its privacy profile is delta(e) = 1 - exp((e - eps0)/2) for
-    0 <= e <= eps0 = sensitivity/scale, hence epsilon(delta) = max(0, eps0 + 2 log(1 - delta)).
+    Read from the mechanism's own privacy loss (:meth:`~dpaudit.mechanisms.base.Mechanism.privacy_loss`):
+    an unsampled Gaussian step, any count (k Gaussians with noise sigma compose to one with
+    sigma/sqrt(k), Balle & Wang 2018 Thm. 8 via :func:`dpaudit.conversions.gaussian_epsilon`);
+    a step whose pair is the mechanism's own (``exact``), ``count == 1``: the pair's
+    epsilon(delta) (e.g. Laplace: delta(e) = 1 - exp((e - eps0)/2) on [0, eps0], hence
+    epsilon(delta) = max(0, eps0 + 2 log(1 - delta))).
     """
     delta = check_delta(delta)
     count = check_count(count, minimum=1)
-    name = type(mechanism).__name__
-    if name == "Gaussian":
-        from dpaudit.conversions import gaussian_epsilon
-
-        return float(gaussian_epsilon(mechanism.sigma / math.sqrt(count), delta, sensitivity=mechanism.sensitivity))
-    if name == "Laplace" and count == 1:
-        eps0 = mechanism.sensitivity / mechanism.scale
-        return max(0.0, eps0 + 2.0 * math.log1p(-delta))
+    method = getattr(mechanism, "privacy_loss", None)
+    loss = method() if callable(method) else None
+    if loss is None:
+        return None
+    if loss.gaussian is not None:
+        sensitivity, sigma = loss.gaussian
+        return float(gaussian_epsilon(sigma / math.sqrt(count), delta, sensitivity=sensitivity))
+    if loss.exact and count == 1:
+        return float(loss.epsilon(delta))
     return None
 
 
 def _llr_sampler(mechanism, count: int):
-    """Sampler of the summed log-likelihood-ratio statistic of ``count`` draws (post-processing).
+    """Sampler of the summed log-likelihood-ratio statistic of ``count`` draws (post-processing),
+    and the neighbouring query values it is audited on, from the mechanism's own
+    :meth:`~dpaudit.mechanisms.base.Mechanism.likelihood_ratio_test`; ``None`` without one.
 
-    For a Gaussian or Laplace mechanism on the pair (0, sensitivity), the sum over the ``count``
-    releases of the per-release log-likelihood ratio is a post-processing of the composed output,
-    so an audit of it is an audit of the composition.
+    The sum over the ``count`` releases of the per-release log-likelihood ratio is a
+    post-processing of the composed output, so an audit of it is an audit of the composition.
     """
-    name = type(mechanism).__name__
-    sens = float(mechanism.sensitivity)
+    method = getattr(mechanism, "likelihood_ratio_test", None)
+    test = method() if callable(method) else None
+    if test is None:
+        return None
+    x, x_prime, llr = test
 
-    def sampler(x, rng, size):
-        draws = mechanism.sample(x, rng, (int(size), count)) if count > 1 else mechanism.sample(x, rng, int(size))
+    def sampler(value, rng, size):
+        draws = mechanism.sample(value, rng, (int(size), count)) if count > 1 else mechanism.sample(value, rng, int(size))
         draws = np.asarray(draws, dtype=float).reshape(int(size), count)
-        if name == "Gaussian":
-            llr = draws * (sens / mechanism.sigma**2)
-        else:  # Laplace
-            llr = (np.abs(draws) - np.abs(draws - sens)) / mechanism.scale
-        return llr.sum(axis=1)
+        return llr(draws).sum(axis=1)
 
-    return sampler
+    return sampler, x, x_prime
 
 
 def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, sampler=None, x=None, x_prime=None,
@@ -272,8 +276,9 @@ def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, 
     2. round trip: ``delta(epsilon(delta)) <= delta`` (relative slack ``1e-6``);
     3. ``epsilon(delta) >= exact`` (``exact`` given, or :func:`exact_epsilon` of ``mechanism``);
     4. an audit does not contradict it: if ``sampler`` (with ``x``, ``x_prime``) is given it is
-       audited; otherwise a Gaussian or Laplace ``mechanism`` is audited on (0, sensitivity)
-       through its summed log-likelihood ratio over ``count`` releases. ``audit=False`` skips this.
+       audited; otherwise a ``mechanism`` with a ``likelihood_ratio_test()`` (Gaussian, Laplace)
+       is audited on its neighbouring values through the summed log-likelihood ratio over
+       ``count`` releases. ``audit=False`` skips this.
 
     Returns a dict of what was measured (``epsilon``, ``exact``, ``audit`` result or None).
     Raises AssertionError with a message naming the failed check.
@@ -309,12 +314,9 @@ def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, 
             if x is None or x_prime is None:
                 raise ValueError("x and x_prime must be given with sampler")
             s, xa, xb = _as_sampler(sampler), x, x_prime
-        elif mechanism is not None and type(mechanism).__name__ in ("Gaussian", "Laplace"):
-            s, xa, xb = _llr_sampler(mechanism, count), 0.0, float(mechanism.sensitivity)
         else:
-            s = None
+            s, xa, xb = (_llr_sampler(mechanism, count) if mechanism is not None else None) or (None, None, None)
         if s is not None:
-            from dpaudit.audit import audit_mechanism
 
             cfg, where = _resolve(trials, confidence, seed)
             # the accountant describes the mathematical mechanism: read outputs as real numbers (no

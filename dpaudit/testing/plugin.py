@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.testing._config import DEFAULT_CONFIDENCE, DEFAULT_TRIALS, AuditConfig, _ACTIVE, seed_from_name
+from dpaudit.testing._config import _ACTIVE, DEFAULT_CONFIDENCE, DEFAULT_TRIALS, AuditConfig, seed_from_name
 
 _KEYS = ("trials", "seed", "confidence")
 

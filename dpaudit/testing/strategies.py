@@ -1,6 +1,6 @@
 """Hypothesis strategies for privacy parameters, mechanisms and neighbouring datasets.
 
-Every strategy draws values inside the legal range of the dpaudit API (``API.md``):
+Every strategy draws values inside the legal range of the public dpaudit interface (docs/api.md):
 epsilon >= 0, delta in (0, 1), orders alpha > 1, sampling rate q in [0, 1], sigma > 0.
 Parameters that span decades (delta, sigma, q) are drawn log-uniformly, so small values are
 exercised as often as large ones. Use them in your own property tests::
@@ -21,6 +21,16 @@ from typing import NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
+
+from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.mechanisms import (
+    ExponentialMechanism,
+    Gaussian,
+    Laplace,
+    PoissonSampled,
+    PureDP,
+    SampledWithoutReplacement,
+)
 
 __all__ = [
     "log_uniform", "epsilons", "deltas", "orders", "order_lists", "sampling_rates", "sigmas", "sensitivities",
@@ -99,7 +109,6 @@ def neighbouring_relations():
 
 def gaussian_mechanisms(sigma=None, sensitivity=None, neighbouring=None):
     """``Gaussian(sigma, sensitivity, neighbouring)``."""
-    from dpaudit.mechanisms import Gaussian
 
     return st.builds(Gaussian, sigma if sigma is not None else sigmas(),
                      sensitivity if sensitivity is not None else sensitivities(),
@@ -108,7 +117,6 @@ def gaussian_mechanisms(sigma=None, sensitivity=None, neighbouring=None):
 
 def laplace_mechanisms(scale=None, sensitivity=None, neighbouring=None):
     """``Laplace(scale, sensitivity, neighbouring)``."""
-    from dpaudit.mechanisms import Laplace
 
     return st.builds(Laplace, scale if scale is not None else sigmas(0.1, 20.0),
                      sensitivity if sensitivity is not None else sensitivities(),
@@ -117,14 +125,12 @@ def laplace_mechanisms(scale=None, sensitivity=None, neighbouring=None):
 
 def pure_dp_mechanisms(epsilon=None):
     """``PureDP(epsilon)``."""
-    from dpaudit.mechanisms import PureDP
 
     return st.builds(PureDP, epsilon if epsilon is not None else epsilons(0.01, 5.0))
 
 
 def exponential_mechanisms(epsilon=None):
     """``ExponentialMechanism(epsilon)``."""
-    from dpaudit.mechanisms import ExponentialMechanism
 
     return st.builds(ExponentialMechanism, epsilon if epsilon is not None else epsilons(0.01, 5.0))
 
@@ -147,7 +153,6 @@ def _rel(neighbouring):
 
 def poisson_sampled_mechanisms(base=None, q=None):
     """``PoissonSampled(base, q)`` with an add/remove Gaussian or Laplace base by default."""
-    from dpaudit.mechanisms import PoissonSampled
 
     if base is None:
         base = st.one_of(gaussian_mechanisms(neighbouring=st.just("add_remove")),
@@ -157,7 +162,6 @@ def poisson_sampled_mechanisms(base=None, q=None):
 
 def sampled_without_replacement_mechanisms(base=None, q=None):
     """``SampledWithoutReplacement(base, q)`` (replace-one) with a Gaussian base by default."""
-    from dpaudit.mechanisms import SampledWithoutReplacement
 
     if base is None:
         base = gaussian_mechanisms(neighbouring=st.just("replace_one"))
@@ -182,7 +186,7 @@ class NeighbouringPair(NamedTuple):
     x: np.ndarray
     x_prime: np.ndarray
     relation: str
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index; the field name is public
 
 
 def neighbouring_datasets(relation=None, *, min_size: int = 1, max_size: int = 8, dim: int = 1, elements=None):
@@ -226,7 +230,6 @@ def _neighbouring_datasets(draw, relation, min_size, max_size, dim, elements):
 
 def privacy_claims(epsilon=None, delta=None, neighbouring=None):
     """``PrivacyClaim.approx_dp(epsilon, delta)`` single-statement claims."""
-    from dpaudit.accounting.claim import PrivacyClaim
 
     def make(e, d, rel):
         return PrivacyClaim.approx_dp(e, d, neighbouring=rel, description=f"({e:g}, {d:g})-DP")

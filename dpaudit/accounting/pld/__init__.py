@@ -1,7 +1,8 @@
 """Privacy-loss-distribution accounting (``PLDAccountant``).
 
-Modules: ``distribution`` (discrete PLDs, FFT composition, queries), ``mechanisms`` (loss pairs
-of the supported mechanisms, pessimistic/optimistic discretisation), ``accountant``.
+Modules: ``distribution`` (discrete PLDs, FFT composition, queries), ``discretisation``
+(pessimistic/optimistic discretisation of the mechanisms' loss pairs,
+:mod:`dpaudit.mechanisms.loss_pairs`), ``accountant``.
 """
 
 from dpaudit.accounting.pld.accountant import PLDAccountant

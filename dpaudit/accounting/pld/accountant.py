@@ -8,14 +8,14 @@ guarantee); ``lower`` is the value of a composition that some members of the cla
 no accountant can certify less than ``lower``. For the Gaussian, Laplace, pure / approximate DP
 and their Poisson-subsampled versions the two ends bracket the exact optimal composition.
 
-How (``accounting.md`` 8.1-8.3). On the first query the accountant builds, for each direction
+How (Koskela, Jalko, Honkela 2020; Doroshenko et al. 2022). On the first query the accountant builds, for each direction
 (ADD and REMOVE neighbours; one suffices when every pair is symmetric),
 
 * a *pessimistic* discrete PLD from each step's dominating pair (connect-the-dots; curve above
   the exact one everywhere) and composes them: FFT power for repeated steps, FFT convolution
   across events; every truncation, aliasing and floating-point charge is added at +inf;
 * *optimistic* discrete PLDs from attained pairs (chords through lowered values; curve below the
-  exact one everywhere, see :mod:`dpaudit.accounting.pld.mechanisms`), composed the same way
+  exact one everywhere, see :mod:`dpaudit.accounting.pld.discretisation`), composed the same way
   with every charge collected in a ``slack`` subtracted from each delta.
 
 Then ``delta(eps)`` is the maximum over directions of the hockey-stick divergence (1) of the
@@ -28,7 +28,7 @@ is smooth on the grid scale; where it is not (support edges of a subsampled mech
 parts), a grid-based lower curve must pay about (mass of the cell) x d per step. So a step
 repeated k >= 32 times is composed in two levels: 16 steps on a grid 8 times finer, coarsened
 to ``d`` (the 16-fold density is smooth: second-order again), then the FFT power of that block.
-Every stage keeps the curve below the true one (module docstrings of ``mechanisms`` and
+Every stage keeps the curve below the true one (module docstrings of ``discretisation`` and
 ``distribution``), so the result is a valid lower end; its width against the upper end at
 sigma 0.8, q 0.001, delta 1e-5 is 3e-5 at T = 10^3 and 7e-4 at T = 10^6 (prv_accountant's
 interval: 0.02), see ``benchmarks/accounting.py``.
@@ -67,8 +67,15 @@ import warnings
 
 import numpy as np
 
-from dpaudit.accounting._relation import join_relation
+from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.pld import gaussian as exact_gaussian
+from dpaudit.accounting.pld.discretisation import (
+    coarsen,
+    compose_atomic,
+    discretise,
+    grid_for,
+    loss_range,
+)
 from dpaudit.accounting.pld.distribution import (
     MAX_BINS,
     DiscretePLD,
@@ -79,18 +86,7 @@ from dpaudit.accounting.pld.distribution import (
     epsilon_for_delta,
     self_compose,
 )
-from dpaudit.accounting.pld.mechanisms import (
-    MU_MAX,
-    Event,
-    GaussianPair,
-    NonPrivatePair,
-    coarsen,
-    compose_atomic,
-    discretise,
-    event_for_mechanism,
-    grid_for,
-    loss_range,
-)
+from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
@@ -99,6 +95,7 @@ from dpaudit.core.validation import (
     check_epsilon,
     check_positive,
 )
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_pairs
 
 __all__ = ["PLDAccountant", "PLDTooLargeError"]
 
@@ -131,7 +128,19 @@ class _Lazy:
         return self._val
 
 
-class PLDAccountant:
+
+def _privacy_loss(mechanism) -> PrivacyLoss:
+    """The mechanism's own description of one step (:meth:`Mechanism.privacy_loss`)."""
+    method = getattr(mechanism, "privacy_loss", None)
+    loss = method() if callable(method) else None
+    if loss is None:
+        raise UnsupportedMechanismError(
+            f"PLDAccountant has no privacy loss distribution for {type(mechanism).__name__}: its privacy_loss() "
+            "gives no dominating pair (supported: Gaussian, Laplace, PureDP, ExponentialMechanism, ApproxDP, "
+            "mechanisms stating pure or (epsilon, delta)-DP or their own pairs, and PoissonSampled of these)")
+    return loss
+
+class PLDAccountant(Accountant):
     """Privacy-loss-distribution accountant with a certified interval.
 
     Parameters
@@ -161,8 +170,12 @@ class PLDAccountant:
     directions). Others raise :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
     """
 
+    name = "pld"
+    label = "PLD (pessimistic)"
+
     def __init__(self, discretization=1e-4, *, tail_mass=1e-15, rdp_fallback: bool = True,
                  exact_gaussian: bool = True, adaptive: bool = True, max_bins=DEFAULT_MAX_BINS):
+        super().__init__()
         self.discretization = check_positive("discretization", discretization)
         if not self.discretization <= 1.0:
             raise ValueError(f"discretization must be in (0, 1], got {self.discretization}")
@@ -177,9 +190,7 @@ class PLDAccountant:
         self.rdp_fallback = bool(rdp_fallback)
         self.exact_gaussian = bool(exact_gaussian)
         self.adaptive = bool(adaptive)
-        self.neighbouring: str | None = None
-        self._events: list[tuple[object, int]] = []
-        self._pairs: list[tuple[Event, int]] = []
+        self._pairs: list[tuple[PrivacyLoss, int]] = []
         self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
         self._rdp = None
         self._rdp_ok = True
@@ -188,43 +199,34 @@ class PLDAccountant:
         self.details: dict = {}
 
     # -- composition ---------------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> "PLDAccountant":
-        """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``."""
-        count = check_count(count)
-        event = event_for_mechanism(mechanism)
-        self.neighbouring = join_relation(self.neighbouring, mechanism)
-        if count == 0 or event[0] == "identity":
-            return self
-        if event[0] == "gaussian":
-            self._gauss.append((event[1], event[2], count))
+    def _step(self, mechanism) -> PrivacyLoss:
+        return _privacy_loss(mechanism)
+
+    def _add(self, mechanism, loss: PrivacyLoss, count: int) -> bool:
+        if loss.releases_nothing:
+            return False
+        if loss.gaussian is not None:
+            self._gauss.append((*loss.gaussian, count))
         else:
-            self._pairs.append((event[1], count))
-        self._events.append((mechanism, count))
+            self._pairs.append((loss, count))
         self._cache = {}
         self._add_rdp(mechanism, count)
-        return self
+        return True
 
     def _add_rdp(self, mechanism, count):
         if not self.rdp_fallback or not self._rdp_ok:
             return
         try:
             if self._rdp is None:
-                from dpaudit.accounting.rdp import RDPAccountant
-
-                self._rdp = RDPAccountant(warn_at_grid_end=False)
+                self._rdp = RDPAccountant.quiet()
             # (floating-point warnings of the RDP curves at extreme parameters are not the PLD's
             # business: a non-finite or inconsistent RDP bound is simply not used)
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 self._rdp.compose(mechanism, count)
-        except (UnsupportedMechanismError, ImportError, ValueError, OverflowError, ArithmeticError):
+        except (UnsupportedMechanismError, ValueError, OverflowError, ArithmeticError):
             self._rdp_ok = False
             self._rdp = None
-
-    @property
-    def events(self) -> list[tuple[object, int]]:
-        """The composed (mechanism, count) pairs, in order."""
-        return list(self._events)
 
     # -- the exact Gaussian part -----------------------------------------------------------------
     def _mu2(self):
@@ -237,16 +239,13 @@ class PLDAccountant:
 
     # -- construction of the composed PLDs -------------------------------------------------------
     def _steps(self):
-        """[(Event, count)] including the composed Gaussian part as one event."""
+        """[(PrivacyLoss, count)] including the composed Gaussian part as one step."""
         steps = list(self._pairs)
         if self._gauss:
             mu2 = self._mu2()
             mu = float(mu2 ** 0.5) if mu2 < 1e300 else math.inf
-            if mu > MU_MAX:
-                up, lo = NonPrivatePair(), GaussianPair(MU_MAX)
-            else:
-                up = lo = GaussianPair(mu)
-            steps.append((Event((up, up), [(lo, lo)], "gaussian"), 1))
+            up, lo = gaussian_pairs(mu)
+            steps.append((PrivacyLoss.symmetric_pair(up, [lo], "gaussian"), 1))
         return steps
 
     def _tail(self, counts) -> float:
@@ -320,7 +319,7 @@ class PLDAccountant:
 
     def _two_level(self, pair, k: int, d: float, tail: float):
         """Optimistic k-fold composition in two levels: the first r steps on a grid m times
-        finer, coarsened to d (:func:`~dpaudit.accounting.pld.mechanisms.coarsen`), then the
+        finer, coarsened to d (:func:`~dpaudit.accounting.pld.discretisation.coarsen`), then the
         FFT power of that r-fold PLD. A grid-based optimistic PLD of one step loses about
         (mass of each cell) x d x (cell width)/4 where the density varies within a cell (support
         edges, steep parts), which would add up over k steps; after r steps the density is smooth
@@ -448,7 +447,12 @@ class PLDAccountant:
     # -- queries ---------------------------------------------------------------------------------
     def _nonprivate(self) -> bool:
         """An unsampled step whose pair is the non-private one: delta(eps) = 1 for every eps."""
-        return any(ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0 for ev, _ in self._pairs)
+        return any(ev.upper is not None and ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0
+                   for ev, _ in self._pairs)
+
+    def epsilon_details(self, delta) -> dict:
+        lo, up = self.epsilon_interval(delta)
+        return {"epsilon": up, "lower": lo, "upper": up}
 
     def epsilon_interval(self, delta) -> tuple[float, float]:
         """(lower, upper) bracketing the epsilon at ``delta`` of the composition: ``upper`` is a

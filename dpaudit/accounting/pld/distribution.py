@@ -6,8 +6,7 @@ A discrete PLD on the grid ``{k * d}`` is a vector of masses ``p[i]`` at losses
 
     delta(epsilon) = inf + sum_{L_i > epsilon} p_i (1 - exp(epsilon - L_i))         (1)
 
-(Sommer, Meiser, Mohammadi 2019, "Privacy loss classes", Lemma 5; reference sheet
-``accounting.md`` section 8.1). The composition of mechanisms is the convolution of their PLDs
+(Sommer, Meiser, Mohammadi 2019, "Privacy loss classes", Lemma 5). The composition of mechanisms is the convolution of their PLDs
 (ibid., Thm. 1), computed here by FFT.
 
 Two kinds of discrete PLD are carried and every approximation is charged in the direction that
@@ -126,7 +125,7 @@ class DiscretePLD:
         return self.finite_mass + self.inf
 
     @classmethod
-    def identity(cls, d: float, pessimistic: bool) -> "DiscretePLD":
+    def identity(cls, d: float, pessimistic: bool) -> DiscretePLD:
         """The PLD of a mechanism that releases nothing: all mass at loss 0."""
         return cls(d=d, lo=0, p=np.ones(1), inf=0.0, pessimistic=pessimistic)
 
@@ -237,7 +236,7 @@ def _log_mgf(logp: np.ndarray, losses: np.ndarray, t) -> np.ndarray:
     return out
 
 
-def _best_bound(logp, losses, k: int, log_t: float, sign: float, scale: float) -> float:
+def _best_bound(logp, losses, k: float, log_t: float, sign: float, scale: float) -> float:
     """Chernoff threshold min_{t>0} (k m(sign t) + log_t)/t (sign=+1: right tail, the threshold
     a with mass{S > a} <= exp(-log_t)); sign=-1 gives -max over the left tail. A coarse
     log-grid of t followed by a local refinement; any t gives a valid bound."""
@@ -251,7 +250,7 @@ def _best_bound(logp, losses, k: int, log_t: float, sign: float, scale: float) -
     return float(min(np.min(v), np.min(vals(fine))))
 
 
-def _chernoff_window(pld: DiscretePLD, k: int, tail_mass: float) -> tuple[int, int, float, float]:
+def _chernoff_window(pld: DiscretePLD, k: float, tail_mass: float) -> tuple[int, int, float, float]:
     """Index window [i_lo, i_hi] of the k-fold composition outside of which the finite mass is
     at most ``tail_mass/2`` on each side (Chernoff: mass{S > a} <= exp(k m(t) - t a) for
     t > 0, m the log-MGF of the finite masses, and symmetrically), clipped to the support.

@@ -11,7 +11,7 @@ Layout (fixed before anything runs, independent of where the chunks run):
   exactly (concatenated scores, summed counts) -- never by averaging per-chunk estimates.
 
 Hence the merged result depends only on ``seed``, ``trials`` and ``chunk_size``: not on the number
-of workers, the completion order or the executor (``API.md``: "the same seed gives the same
+of workers, the completion order or the executor (the public interface: "the same seed gives the same
 result whatever the number of workers").
 
 Executors (``executor=`` / ``workers=``):
@@ -50,7 +50,6 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
-import numbers
 import pickle
 import sys
 import threading
@@ -58,10 +57,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.core import progress as progress_bar
+from dpaudit.core.seeds import copy_seed, spawn
 from dpaudit.core.validation import check_count
 
 __all__ = [
-    "as_seed_sequence", "pin_seed", "seed_record", "spawn", "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
     "open_executor", "dask_executor",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
@@ -74,58 +75,6 @@ DEFAULT_RETRIES = 2
 #: exception types reported without retry: a rerun of a chunk with the same seed raises them again
 NOT_RETRIED = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError, AssertionError,
                NotImplementedError, pickle.PickleError)
-
-
-# ------------------------------------------------------------------------------------------ seeds
-def _copy_seed(ss: np.random.SeedSequence) -> np.random.SeedSequence:
-    """An equal SeedSequence that does not share the spawn counter of ``ss``."""
-    return np.random.SeedSequence(entropy=ss.entropy, spawn_key=ss.spawn_key, pool_size=ss.pool_size,
-                                  n_children_spawned=ss.n_children_spawned)
-
-
-def as_seed_sequence(seed) -> np.random.SeedSequence:
-    """``seed`` (None, int >= 0, or SeedSequence) as a SeedSequence.
-
-    A SeedSequence is copied (same entropy, spawn key and spawn counter), so spawning from the
-    result never advances the caller's object: the same seed object gives the same streams on
-    every call.
-    """
-    if isinstance(seed, np.random.SeedSequence):
-        return _copy_seed(seed)
-    if seed is None:
-        return np.random.SeedSequence()
-    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or int(seed) < 0:
-        raise ValueError(f"seed must be None, an integer >= 0 or a numpy SeedSequence, got {seed!r}")
-    return np.random.SeedSequence(int(seed))
-
-
-def pin_seed(seed):
-    """``seed`` made reproducible: ``None`` becomes a ``SeedSequence`` with freshly drawn entropy (same
-    randomness as ``None``, but :func:`seed_record` can then say which seed reproduces the run); an
-    int or a SeedSequence is returned unchanged (after validation)."""
-    if seed is None:
-        return np.random.SeedSequence()
-    as_seed_sequence(seed)
-    return seed
-
-
-def seed_record(seed):
-    """A JSON-able value that reproduces ``seed``'s random streams when passed back as ``seed=``: the
-    int itself, a SeedSequence's entropy, or ``{"entropy": ..., "spawn_key": [...]}`` for a spawned
-    child (``numpy.random.SeedSequence(entropy, spawn_key=...)`` rebuilds it)."""
-    if seed is None:
-        return None
-    if isinstance(seed, np.random.SeedSequence):
-        if seed.spawn_key or seed.n_children_spawned:
-            return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key],
-                    "n_children_spawned": int(seed.n_children_spawned)}
-        return int(seed.entropy)
-    return int(seed)
-
-
-def spawn(seed, n: int) -> list[np.random.SeedSequence]:
-    """``n`` independent child seed sequences of ``seed`` (children 0..n-1 of its spawn tree)."""
-    return as_seed_sequence(seed).spawn(check_count(n, "n", minimum=1))
 
 
 def chunk_sizes(trials: int, chunk_size: int) -> list[int]:
@@ -404,14 +353,26 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     ChunkError
         A chunk failed after its retries, or returned a different number of trials.
     """
-    from dpaudit.core.progress import Progress  # stderr progress, quiet off-TTY / --json (issue 7)
 
     jobs = [j if isinstance(j, Job) else Job(*j) for j in jobs]
     if not jobs:
         return []
     retries = check_count(retries, "retries")
     chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
-    tasks = []  # (job index, chunk index, start, size, seed)
+    tasks = _layout(jobs, chunk_size)
+    with open_executor(executor, workers) as ex:
+        if _is_process_pool(ex):
+            for j, job in enumerate(jobs):
+                _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}", _pickler(ex))
+        run = _Schedule(ex, jobs, tasks, retries)
+        with progress_bar.Progress(sum(job.trials for job in jobs), label=label) as progress:
+            run.until_done(progress)
+    return run.merged()
+
+
+def _layout(jobs, chunk_size: int) -> list[tuple]:
+    """The tasks ``(job index, chunk index, start, size, seed)``, fixed before anything runs."""
+    tasks = []
     for j, job in enumerate(jobs):
         if not callable(job.fn):
             raise ValueError(f"the function of job {j} must be callable as fn(size, seed_sequence)")
@@ -419,88 +380,98 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
         for i, (start, size, ss) in enumerate(zip(starts, sizes, spawn(job.seed, len(sizes)))):
             tasks.append((j, i, start, size, ss))
-    results = [[None] * len(chunk_sizes(job.trials, chunk_size)) for job in jobs]
-    completed = [[False] * len(r) for r in results]
-    done_trials = [0] * len(jobs)
+    return tasks
 
-    with open_executor(executor, workers) as ex:
-        if _is_process_pool(ex):
-            for j, job in enumerate(jobs):
-                _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}", _pickler(ex))
-        in_process = isinstance(ex, InProcessExecutor)
-        window = 1 if in_process else len(tasks)  # in-process: stop at the first failure
-        queue = collections.deque((t, 1) for t in range(len(tasks)))  # (task, attempt) to submit
-        pending: dict = {}  # future -> (task, attempt, ran alone)
-        suspects: set = set()  # tasks lost with a broken pool: rerun one at a time
 
-        def where(t, attempts):
-            j, i, start, size, _ = tasks[t]
-            return dict(job=j, job_name=jobs[j].name, chunk=i, start=start, stop=start + size,
-                        trials=jobs[j].trials, attempts=attempts)
+class _Schedule:
+    """Submission, retries and pool-breakage isolation of the tasks of :func:`run_jobs` on ``ex``."""
 
-        def submit(t, attempt):
-            _, _, _, size, ss = tasks[t]
-            fn = jobs[tasks[t][0]].fn
-            try:
-                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)  # a fresh copy: same stream
-            except cf.BrokenExecutor as exc:
-                if not callable(getattr(ex, "restart", None)):
-                    raise _chunk_error(exc, reason="could not be submitted", **where(t, attempt)) from exc
-                ex.restart()
-                fut = ex.submit(_call_chunk, fn, size, _copy_seed(ss), attempt)
-            pending[fut] = (t, attempt, bool(suspects))
+    def __init__(self, ex, jobs, tasks, retries: int):
+        self.ex, self.jobs, self.tasks, self.retries = ex, jobs, tasks, retries
+        n_chunks = [0] * len(jobs)
+        for j, *_ in tasks:
+            n_chunks[j] += 1
+        self.results = [[None] * n for n in n_chunks]
+        self.completed = [[False] * n for n in n_chunks]
+        self.done_trials = [0] * len(jobs)
+        # in-process: stop at the first failure
+        self.window = 1 if isinstance(ex, InProcessExecutor) else len(tasks)
+        self.queue = collections.deque((t, 1) for t in range(len(tasks)))  # (task, attempt) to submit
+        self.pending: dict = {}  # future -> (task, attempt, ran alone)
+        self.suspects: set = set()  # tasks lost with a broken pool: rerun one at a time
 
-        def fill():
-            if suspects:  # isolation: one suspect at a time, alone, so a crash is charged to its culprit
-                if not pending:
-                    k = next(k for k, (t, _) in enumerate(queue) if t in suspects)
-                    t, attempt = queue[k]
-                    del queue[k]
-                    submit(t, attempt)
-                return
-            while queue and len(pending) < window:
-                submit(*queue.popleft())
+    def where(self, t, attempts) -> dict:
+        j, i, start, size, _ = self.tasks[t]
+        return dict(job=j, job_name=self.jobs[j].name, chunk=i, start=start, stop=start + size,
+                    trials=self.jobs[j].trials, attempts=attempts)
 
+    def submit(self, t, attempt) -> None:
+        _, _, _, size, ss = self.tasks[t]
+        fn = self.jobs[self.tasks[t][0]].fn
         try:
-            with Progress(sum(job.trials for job in jobs), label=label) as progress:
-                fill()
-                while pending:
-                    finished, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
-                    for fut in sorted(finished, key=lambda f: pending[f][0]):
-                        t, attempt, alone = pending.pop(fut)
-                        j, i, _, size, _ = tasks[t]
-                        try:
-                            res = fut.result()
-                        except Exception as exc:  # noqa: BLE001 - classified below
-                            if isinstance(exc, cf.BrokenExecutor) and not alone and t not in suspects:
-                                # the pool died under several chunks: not attributable, not charged
-                                suspects.add(t)
-                                queue.appendleft((t, attempt))
-                                continue
-                            if isinstance(exc, NOT_RETRIED) or attempt > retries:
-                                raise _chunk_error(exc, reason="failed", **where(t, attempt)) from exc
-                            queue.appendleft((t, attempt + 1))
-                            continue
-                        suspects.discard(t)
-                        got = _default_count(res)
-                        if got is not None and got != size:
-                            raise _chunk_error(None, reason=f"returned {got} trials instead of {size}",
-                                               **where(t, attempt))
-                        if completed[j][i]:  # a duplicate delivery must not count twice
-                            continue
-                        results[j][i] = res
-                        completed[j][i] = True
-                        done_trials[j] += size
-                        progress.update(size)
-                    fill()
+            fut = self.ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)  # a fresh copy: same stream
+        except cf.BrokenExecutor as exc:
+            if not callable(getattr(self.ex, "restart", None)):
+                raise _chunk_error(exc, reason="could not be submitted", **self.where(t, attempt)) from exc
+            self.ex.restart()
+            fut = self.ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)
+        self.pending[fut] = (t, attempt, bool(self.suspects))
+
+    def fill(self) -> None:
+        if self.suspects:  # isolation: one suspect at a time, alone, so a crash is charged to its culprit
+            if not self.pending:
+                k = next(k for k, (t, _) in enumerate(self.queue) if t in self.suspects)
+                t, attempt = self.queue[k]
+                del self.queue[k]
+                self.submit(t, attempt)
+            return
+        while self.queue and len(self.pending) < self.window:
+            self.submit(*self.queue.popleft())
+
+    def until_done(self, progress) -> None:
+        try:
+            self.fill()
+            while self.pending:
+                finished, _ = cf.wait(list(self.pending), return_when=cf.FIRST_COMPLETED)
+                for fut in sorted(finished, key=lambda f: self.pending[f][0]):
+                    self.collect(fut, progress)
+                self.fill()
         finally:
-            for fut in pending:
+            for fut in self.pending:
                 fut.cancel()
 
-    for j, job in enumerate(jobs):  # never a result from fewer trials than announced
-        if done_trials[j] != job.trials or not all(completed[j]):
-            raise RuntimeError(f"job {j}: merged {done_trials[j]} trials, expected {job.trials}")
-    return results
+    def collect(self, fut, progress) -> None:
+        """Record a finished chunk, or queue its rerun (or raise when it is out of attempts)."""
+        t, attempt, alone = self.pending.pop(fut)
+        j, i, _, size, _ = self.tasks[t]
+        try:
+            res = fut.result()
+        except Exception as exc:  # noqa: BLE001 - classified below
+            if isinstance(exc, cf.BrokenExecutor) and not alone and t not in self.suspects:
+                # the pool died under several chunks: not attributable, not charged
+                self.suspects.add(t)
+                self.queue.appendleft((t, attempt))
+                return
+            if isinstance(exc, NOT_RETRIED) or attempt > self.retries:
+                raise _chunk_error(exc, reason="failed", **self.where(t, attempt)) from exc
+            self.queue.appendleft((t, attempt + 1))
+            return
+        self.suspects.discard(t)
+        got = _default_count(res)
+        if got is not None and got != size:
+            raise _chunk_error(None, reason=f"returned {got} trials instead of {size}", **self.where(t, attempt))
+        if self.completed[j][i]:  # a duplicate delivery must not count twice
+            return
+        self.results[j][i] = res
+        self.completed[j][i] = True
+        self.done_trials[j] += size
+        progress.update(size)
+
+    def merged(self) -> list[list]:
+        for j, job in enumerate(self.jobs):  # never a result from fewer trials than announced
+            if self.done_trials[j] != job.trials or not all(self.completed[j]):
+                raise RuntimeError(f"job {j}: merged {self.done_trials[j]} trials, expected {job.trials}")
+        return self.results
 
 
 def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, *,

@@ -16,7 +16,7 @@ of ``x = e^e`` it is ``H(x) = int (dP - x dQ)_+``: convex, non-increasing, ``H(0
 * ``q_sf(e) = Q(L > e)`` (the slope of H, used to bound chord gaps), the atoms of the loss,
   the masses at ``+inf`` (P) and ``-inf`` (Q), and loss ranges holding all but a tail mass.
 
-Pairs (``accounting.md`` 8.1; every base pair below is symmetric, ``reversed() is self``):
+Pairs (Sommer, Meiser, Mohammadi 2019; every base pair below is symmetric, ``reversed() is self``):
 
 * Gaussian, mu = sensitivity/sigma: P = N(0, 1), Q = N(mu, 1), L = mu^2/2 - mu x (Balle & Wang
   2018, Thm. 8 gives (1) in closed form).
@@ -41,9 +41,12 @@ from __future__ import annotations
 
 import abc
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
+
+from dpaudit.core.numeric import log_expm1
 
 __all__ = [
     "LossPair",
@@ -57,6 +60,13 @@ __all__ = [
     "GeneralizedRRPair",
     "NonPrivatePair",
     "MU_MAX",
+    "as_float_array",
+    "BR_LOWER_FRACTIONS",
+    "PrivacyLoss",
+    "gaussian_pairs",
+    "gaussian_loss",
+    "bounded_range_candidates",
+    "statement_loss",
 ]
 
 _U = float(np.finfo(float).eps)
@@ -72,15 +82,9 @@ _SQRT2 = math.sqrt(2.0)
 _LOG2 = math.log(2.0)
 
 
-def _arr(e) -> np.ndarray:
+def as_float_array(e) -> np.ndarray:
+    """``e`` as a float array of at least one dimension."""
     return np.atleast_1d(np.asarray(e, dtype=float))
-
-
-def _log_expm1(x: float) -> float:
-    """log(e^x - 1) for x > 0 without overflow."""
-    if x > 30.0:
-        return x + math.log1p(-math.exp(-x))
-    return math.log(math.expm1(x))
 
 
 class LossPair(abc.ABC):
@@ -108,7 +112,7 @@ class LossPair(abc.ABC):
         """Q(L > e) (absolute accuracy a few ulps)."""
 
     @abc.abstractmethod
-    def reversed(self) -> "LossPair":
+    def reversed(self) -> LossPair:
         """The pair (Q, P)."""
 
     def atoms(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,13 +126,13 @@ class LossPair(abc.ABC):
 
     def log_p_sf(self, e) -> np.ndarray:
         """log P(L > e) = log(delta(e) + e^e Q(L > e))."""
-        e = _arr(e)
+        e = as_float_array(e)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.logaddexp(np.log(self.delta(e)[0]), e + self.log_q_sf(e))
 
     def p_sf(self, e) -> np.ndarray:
         """P(L > e) = delta(e) + e^e Q(L > e)."""
-        e = _arr(e)
+        e = as_float_array(e)
         with np.errstate(over="ignore", invalid="ignore"):
             out = self.delta(e)[0] + np.exp(e) * self.q_sf(e)
         return np.minimum(np.nan_to_num(out, nan=1.0, posinf=1.0), 1.0)
@@ -151,6 +155,33 @@ class LossPair(abc.ABC):
     def q_deficit(self) -> float:
         """1 - Q(L > -inf), where the slope of H at 0 is Q(L > -inf) (a lower estimate is safe)."""
         return self.minf_mass * (1.0 - 4.0 * _U)
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest e >= 0 with curve (1) at most ``delta`` (``inf`` when the mass at +inf
+        exceeds it), by bisection (at most 2200 halvings/doublings); returned from below, so it
+        never exceeds the pair's epsilon(delta) by more than the evaluation error of (1)."""
+        delta = float(delta)
+        if not 0.0 <= delta < 1.0:
+            raise ValueError(f"delta must be in [0, 1), got {delta}")
+        def over(e: float) -> bool:
+            return float(self.delta(e)[0][0]) > delta
+        if not over(0.0):
+            return 0.0
+        if self.inf_mass > delta:
+            return math.inf
+        lo, hi = 0.0, 1.0
+        for _ in range(1100):
+            if not over(hi) or hi > 1e300:
+                break
+            lo, hi = hi, 2.0 * hi
+        if over(hi):
+            return math.inf
+        for _ in range(1100):
+            mid = 0.5 * (lo + hi)
+            if mid <= lo or mid >= hi:
+                break
+            lo, hi = (mid, hi) if over(mid) else (lo, mid)
+        return lo
 
 
 # ------------------------------------------------------------------------------------------------
@@ -202,7 +233,7 @@ def gaussian_delta(mu: float, e) -> tuple[np.ndarray, np.ndarray]:
 
     The bound is 64 ulps of the sum of the magnitudes of the terms that are subtracted.
     """
-    e = _arr(e)
+    e = as_float_array(e)
     mu = float(mu)
     z = 0.5 * mu - e / mu
     zb = z - mu
@@ -254,13 +285,13 @@ class GaussianPair(LossPair):
         return gaussian_delta(self.mu, e)
 
     def q_sf(self, e):
-        return special.ndtr(-0.5 * self.mu - _arr(e) / self.mu)
+        return special.ndtr(-0.5 * self.mu - as_float_array(e) / self.mu)
 
     def log_q_sf(self, e):
-        return special.log_ndtr(-0.5 * self.mu - _arr(e) / self.mu)
+        return special.log_ndtr(-0.5 * self.mu - as_float_array(e) / self.mu)
 
     def log_p_sf(self, e):
-        return special.log_ndtr(0.5 * self.mu - _arr(e) / self.mu)
+        return special.log_ndtr(0.5 * self.mu - as_float_array(e) / self.mu)
 
     def reversed(self):
         return self
@@ -271,7 +302,7 @@ class GaussianPair(LossPair):
         return (c - w, c + w), (-c - w, -c + w)
 
     def log_chi2(self):
-        return _log_expm1(self.mu * self.mu)
+        return log_expm1(self.mu * self.mu)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -293,25 +324,25 @@ class LaplacePair(LossPair):
         self.scale = eps0
 
     def delta(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eps0
         with np.errstate(over="ignore"):
             val = np.where(e < -a, -np.expm1(e), np.where(e < a, -np.expm1(0.5 * (e - a)), 0.0))
         return val, _REL * val + _ABS
 
     def q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eps0
         with np.errstate(over="ignore", under="ignore"):
             return np.where(e < -a, 1.0, np.where(e < a, 0.5 * np.exp(-0.5 * (a + e)), 0.0))
 
     def log_q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eps0
         return np.where(e < -a, 0.0, np.where(e < a, -0.5 * (a + e) - _LOG2, -np.inf))
 
     def log_p_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eps0
         with np.errstate(over="ignore"):
             mid = np.log1p(-0.5 * np.exp(-0.5 * (a - np.clip(e, -a, a))))
@@ -330,7 +361,12 @@ class LaplacePair(LossPair):
 
     def log_chi2(self):
         # E_Q[e^{-L}] <= e^{eps0}
-        return _log_expm1(self.eps0)
+        return log_expm1(self.eps0)
+
+    def epsilon(self, delta: float) -> float:
+        """Closed form: delta(e) = 1 - e^{(e - eps0)/2} on [0, eps0] gives
+        epsilon(delta) = max(0, eps0 + 2 log(1 - delta))."""
+        return max(0.0, self.eps0 + 2.0 * math.log1p(-float(delta)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -370,7 +406,7 @@ class DiscretePair(LossPair):
             self.has_finite = False
 
     def delta(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         val = np.full(e.shape, self.inf_mass)
         for lp, loss in zip(self.log_p, self.losses):
             with np.errstate(over="ignore", under="ignore"):
@@ -380,21 +416,21 @@ class DiscretePair(LossPair):
         return val, _REL * (self.losses.size + 1) * val + _ABS
 
     def q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         out = np.zeros(e.shape)
         for qm, loss in zip(self.q, self.losses):
             out = out + np.where(e < loss, qm, 0.0)
         return np.minimum(out, 1.0)
 
     def log_q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         out = np.full(e.shape, -np.inf)
         for lp, loss in zip(self.log_p, self.losses):
             out = np.where(e < loss, np.logaddexp(out, lp - loss), out)
         return np.minimum(out, 0.0)
 
     def log_p_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         with np.errstate(divide="ignore"):
             out = np.full(e.shape, math.log(self.inf_mass) if self.inf_mass > 0 else -np.inf)
         for lp, loss in zip(self.log_p, self.losses):
@@ -417,7 +453,7 @@ class DiscretePair(LossPair):
             return math.inf
         # E_Q[e^{-L}] = sum q e^{-l} = sum p e^{-2l}
         lse = float(special.logsumexp(self.log_p - 2.0 * self.losses))
-        return _log_expm1(lse) if lse > 0 else -math.inf
+        return log_expm1(lse) if lse > 0 else -math.inf
 
 
 def _log_sigmoid(x: float) -> float:
@@ -454,7 +490,7 @@ def GeneralizedRRPair(eta: float, t: float) -> DiscretePair:
         return DiscretePair([0.0], [1.0])
     # log p = log(1 - e^{t - eta}) - log(1 - e^{-eta}); log(1 - p) = log(expm1(t)) - log(expm1(eta))
     lp = math.log(-math.expm1(t - eta)) - math.log(-math.expm1(-eta))
-    l1p = _log_expm1(t) - _log_expm1(eta)
+    l1p = log_expm1(t) - log_expm1(eta)
     return DiscretePair([t, t - eta], None, log_p=[lp, l1p])
 
 
@@ -499,7 +535,7 @@ class BoundedRangePair(LossPair):
         self.scale = eta / math.sqrt(12.0)
 
     def delta(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eta
         with np.errstate(over="ignore", under="ignore"):
             mid = np.expm1(0.5 * (np.clip(e, -a, a) - a)) ** 2 / -math.expm1(-a)
@@ -508,7 +544,7 @@ class BoundedRangePair(LossPair):
         return val, _REL * val + _ABS
 
     def q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eta
         with np.errstate(over="ignore", under="ignore"):
             if a > 700:
@@ -519,16 +555,16 @@ class BoundedRangePair(LossPair):
 
     def log_q_sf(self, e):
         # Q(L > e) = expm1((eta - e)/2) / expm1(eta)
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eta
         x = 0.5 * (a - np.clip(e, -a, a))
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             lx = np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 745.0))), np.log(np.expm1(np.minimum(x, 30.0))))
-        return np.where(e < -a, 0.0, np.where(e < a, lx - _log_expm1(a), -np.inf))
+        return np.where(e < -a, 0.0, np.where(e < a, lx - log_expm1(a), -np.inf))
 
     def log_p_sf(self, e):
         # P(L > e) = e^{(eta + e)/2} Q(L > e)
-        e = _arr(e)
+        e = as_float_array(e)
         a = self.eta
         return np.where(e < -a, 0.0, np.where(e < a, 0.5 * (a + np.clip(e, -a, a)) + self.log_q_sf(e), -np.inf))
 
@@ -539,7 +575,7 @@ class BoundedRangePair(LossPair):
         return self.support, self.support
 
     def log_chi2(self):
-        return _log_expm1(self.eta)
+        return log_expm1(self.eta)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -548,7 +584,7 @@ class BoundedRangePair(LossPair):
 
 def _u_of_l(q: float, l) -> np.ndarray:
     """log(1 - q + q e^{-l}) for real or infinite l (the REMOVE loss; ADD is its negative)."""
-    l = _arr(l)
+    l = as_float_array(l)
     with np.errstate(over="ignore", invalid="ignore"):
         small = np.abs(l) < 1.0
         a = np.log1p(q * np.expm1(-np.where(small, l, 0.0)))
@@ -627,7 +663,7 @@ class SubsampledPair(LossPair):
         return -_log_qpem1(self.q, np.where(ok, e, 0.0)), ok
 
     def delta(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         q, b = self.q, self.base
         if self.direction == "add":
             v, ok = self._v(e)
@@ -648,7 +684,7 @@ class SubsampledPair(LossPair):
         return val, np.nan_to_num(err, nan=1.0) + _ABS
 
     def q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         q, b = self.q, self.base
         if self.direction == "add":
             v, ok = self._v(e)
@@ -661,8 +697,8 @@ class SubsampledPair(LossPair):
         return np.where(ok, a_lt, 1.0)
 
     def log_q_sf(self, e):
-        e = _arr(e)
-        q, b = self.q, self.base
+        e = as_float_array(e)
+        b = self.base
         if self.direction == "add":
             v, ok = self._v(e)
             vv = np.where(ok, v, 0.0)
@@ -672,7 +708,7 @@ class SubsampledPair(LossPair):
         return np.where(ok, b.reversed().log_q_sf(np.where(ok, -w, 0.0)), 0.0)
 
     def log_p_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         b = self.base
         if self.direction == "add":
             v, ok = self._v(e)
@@ -726,3 +762,125 @@ class SubsampledPair(LossPair):
 
     def log_chi2(self):
         return 2.0 * self._lq + self.base.log_chi2()
+
+
+# ------------------------------------------------------------------------------------------------
+# one step of a mechanism, as the PLD accountant composes it (Mechanism.privacy_loss())
+
+#: fractions t/eta of the generalised-randomized-response pairs tried for the lower end of an
+#: exponential (bounded-range) mechanism; each is a valid lower bound (realised by a
+#: two-candidate exponential mechanism), the best one is reported
+BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+@dataclass(frozen=True)
+class PrivacyLoss:
+    """The privacy loss of one step of a mechanism, as its dominating pairs.
+
+    ``upper``: (add, remove) dominating pairs of the step (upper bounds); ``None`` for a step
+    that releases nothing. ``lower``: candidate (add, remove) pairs each *attained* by some
+    mechanism of the class described (lower bounds: the composition of attained pairs is
+    attained by a non-adaptive composition, whose curve is below the adaptive worst case);
+    empty when no attained pair is known (the step is then left out of the lower end, which
+    stays valid: leaving out a step is post-processing). A single candidate is used for every
+    step of the composition. ``exact``: ``upper`` is the mechanism's own pair (its privacy
+    profile, not only a dominating one), so ``epsilon(delta)`` of one step is exact.
+
+    ``gaussian``: ``(sensitivity, sigma)`` of an unsampled Gaussian step (composed exactly:
+    ``sensitivity/sigma`` may exceed the float range). ``gaussian_sub``: ``(sensitivity,
+    sigma, q)`` of a Poisson-subsampled Gaussian step, for an analytic lower end (the REMOVE
+    curve is q delta_G(log(1 + expm1(e)/q)) >= q delta_G(e - log q), delta_G decreasing).
+    """
+
+    upper: tuple[LossPair, LossPair] | None
+    lower: tuple[tuple[LossPair, LossPair], ...] = ()
+    label: str = ""
+    exact: bool = False
+    gaussian: tuple[float, float] | None = None
+    gaussian_sub: tuple[float, float, float] | None = None
+
+    @classmethod
+    def nothing(cls) -> PrivacyLoss:
+        """A step that releases nothing (composes as the identity)."""
+        return cls(None, (), "identity")
+
+    @classmethod
+    def symmetric_pair(cls, upper: LossPair, lower=(), label: str = "", **kw) -> PrivacyLoss:
+        """A step whose ADD and REMOVE pairs are the same symmetric pair (and lower candidates)."""
+        return cls((upper, upper), tuple((lo, lo) for lo in lower), label, **kw)
+
+    @property
+    def releases_nothing(self) -> bool:
+        return self.upper is None
+
+    @property
+    def symmetric(self) -> bool:
+        """ADD and REMOVE directions are the same pairs (one direction suffices)."""
+        if self.upper is None:
+            return True
+        return self.upper[0] is self.upper[1] and all(a is b for a, b in self.lower)
+
+    def epsilon(self, delta: float) -> float:
+        """epsilon(delta) of one step from the upper pairs (the larger of the two directions);
+        exact when ``self.exact``."""
+        if self.upper is None:
+            return 0.0
+        return max(pair.epsilon(delta) for pair in self.upper)
+
+    def subsampled(self, q_up: float, q_lo: float) -> PrivacyLoss:
+        """The step under Poisson subsampling with rate q (``q_up`` >= q >= ``q_lo``, the two
+        rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions."""
+        if q_up == 0.0 or self.upper is None:
+            return PrivacyLoss.nothing()
+        if q_lo >= 1.0 and q_up >= 1.0:
+            return self
+        upper = _subsample(self.upper[0], q_up)
+        lower = tuple(_subsample(lo[0], q_lo) for lo in self.lower) if q_lo > 0 else ()
+        gsub = None
+        if self.gaussian is not None and q_lo > 0:
+            gsub = (float(self.gaussian[0]), float(self.gaussian[1]), q_lo)
+        return PrivacyLoss(upper, lower, f"poisson-{self.label}", gaussian_sub=gsub)
+
+
+def _subsample(pair: LossPair, q: float) -> tuple[LossPair, LossPair]:
+    if q >= 1.0:
+        return (pair, pair)
+    return (SubsampledPair(pair, q, "add"), SubsampledPair(pair, q, "remove"))
+
+
+def gaussian_pairs(mu: float) -> tuple[LossPair, LossPair]:
+    """(upper, lower) base pairs of a Gaussian with mean difference mu (mu may be inf): beyond
+    MU_MAX the upper end uses the non-private pair (which dominates every pair) and the lower
+    end the Gaussian with mu = MU_MAX (dominated by the true one: GDP curves increase in mu)."""
+    if mu > MU_MAX:
+        return NonPrivatePair(), GaussianPair(MU_MAX)
+    g = GaussianPair(mu)
+    return g, g
+
+
+def gaussian_loss(sensitivity: float, sigma: float) -> PrivacyLoss:
+    """The step of a Gaussian with L2 sensitivity ``sensitivity`` and noise ``sigma``."""
+    up, lo = gaussian_pairs(sensitivity / sigma)
+    return PrivacyLoss.symmetric_pair(up, [lo], "gaussian", exact=up is lo,
+                                      gaussian=(float(sensitivity), float(sigma)))
+
+
+def bounded_range_candidates(eta: float) -> list[LossPair]:
+    """Lower candidates of an eta-bounded-range mechanism (generalised randomized response)."""
+    return [GeneralizedRRPair(eta, f * eta) for f in BR_LOWER_FRACTIONS]
+
+
+def statement_loss(pure_epsilon: float, approx_dp) -> PrivacyLoss | None:
+    """The step of a mechanism known only by its pure-DP epsilon or one (epsilon, delta)
+    statement (upper end only: no attained pair is known); ``None`` without either."""
+    eps = float(pure_epsilon)
+    if math.isfinite(eps):
+        if eps == 0.0:
+            return PrivacyLoss.nothing()
+        return PrivacyLoss.symmetric_pair(RandomizedResponsePair(eps), (), "pure-statement")
+    if approx_dp is not None:
+        e, dl = float(approx_dp[0]), float(approx_dp[1])
+        if e == 0.0 and dl == 0.0:
+            return PrivacyLoss.nothing()
+        return PrivacyLoss.symmetric_pair(ApproxDPPair(max(e, 0.0), dl), (), "approx-statement")
+    return None

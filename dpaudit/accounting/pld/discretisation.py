@@ -1,7 +1,7 @@
-"""Discretisation of dominating pairs, and the pairs of the supported mechanisms.
+"""Discretisation of dominating pairs (the pairs themselves: :mod:`dpaudit.mechanisms.loss_pairs`).
 
 Discretisation on the grid ``e_i = i d`` (:func:`discretise`), both directions from the exact
-curve ``delta`` of a pair (:mod:`dpaudit.accounting.pld.pairs`, equation (1)), in the variable
+curve ``delta`` of a pair (:mod:`dpaudit.mechanisms.loss_pairs`, equation (1)), in the variable
 ``x = e^e`` where the curve ``H(x)`` is convex:
 
 * **pessimistic** (upper bounds): connect-the-dots (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi
@@ -61,46 +61,18 @@ one).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpaudit.accounting.pld.distribution import DiscretePLD, _check_size
-from dpaudit.accounting.pld.pairs import (
-    MU_MAX,
-    ApproxDPPair,
-    BoundedRangePair,
-    DiscretePair,
-    GaussianPair,
-    GeneralizedRRPair,
-    LaplacePair,
-    LossPair,
-    NonPrivatePair,
-    RandomizedResponsePair,
-    SubsampledPair,
-    _arr,
-)
-from dpaudit.core.validation import UnsupportedMechanismError
+from dpaudit.mechanisms.loss_pairs import LossPair, as_float_array
 
 __all__ = [
-    "LossPair",
-    "GaussianPair",
-    "LaplacePair",
-    "DiscretePair",
-    "BoundedRangePair",
-    "RandomizedResponsePair",
-    "ApproxDPPair",
-    "GeneralizedRRPair",
-    "NonPrivatePair",
-    "SubsampledPair",
-    "Event",
     "discretise",
     "grid_for",
     "loss_range",
-    "event_for_mechanism",
     "compose_atomic",
     "coarsen",
-    "BR_LOWER_FRACTIONS",
 ]
 
 _U = float(np.finfo(float).eps)
@@ -225,7 +197,7 @@ def _lin_slope_x(e, a, b, i, d) -> np.ndarray:
         xi = np.exp(np.minimum(e[i], 0.0))
         left = -xi  # both ends at losses <= 0: slope -1
         # a < 0 < b: slope -(1 - x_a)/(x_b - x_a); times x_i
-        straddle = -(-np.expm1(np.minimum(e[a], 0.0))) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
+        straddle = np.expm1(np.minimum(e[a], 0.0)) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
     return np.where(e[b] <= 0, left, np.where(e[a] >= 0, 0.0, straddle))
 
 
@@ -495,13 +467,13 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
     excess = float(np.sum(p)) + inf - 1.0
     if excess > 0:  # remove mass from the lowest losses (the curve only drops)
         c0 = np.cumsum(p)
-        j = int(np.searchsorted(c0, excess))
-        if j >= n:
+        j_cut = int(np.searchsorted(c0, excess))
+        if j_cut >= n:
             p[:] = 0.0
         else:
-            p[j] -= excess - (float(c0[j - 1]) if j > 0 else 0.0)
-            p[:j] = 0.0
-            p[j] = max(p[j], 0.0)
+            p[j_cut] -= excess - (float(c0[j_cut - 1]) if j_cut > 0 else 0.0)
+            p[:j_cut] = 0.0
+            p[j_cut] = max(p[j_cut], 0.0)
     return DiscretePLD(d, -i0, p, inf, False, slack, pair.q_deficit())
 
 
@@ -699,7 +671,7 @@ class _GridPLDPair(LossPair):
 
     def _lookup(self, e):
         J0, A, lvs, ncell = self._table()
-        J = np.rint(_arr(e) / self.d).astype(np.int64) - J0
+        J = np.rint(as_float_array(e) / self.d).astype(np.int64) - J0
         below = J < 0
         Jc = np.clip(J, 0, ncell - 1)
         a = np.where(J >= ncell, 0.0, A[Jc])
@@ -707,7 +679,7 @@ class _GridPLDPair(LossPair):
         return a, lv, below
 
     def delta(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a, lv, below = self._lookup(e)
         # below the support every mass is above e: A = total - e^e Q-total (never needed on the grid)
         val = np.where(below, np.nan, a) + self.inf_mass
@@ -724,7 +696,7 @@ class _GridPLDPair(LossPair):
         return np.exp(self.log_q_sf(e))
 
     def log_q_sf(self, e):
-        e = _arr(e)
+        e = as_float_array(e)
         a, lv, below = self._lookup(e)
         return np.where(below, np.nan, lv - e)
 
@@ -764,175 +736,3 @@ def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
     out = _optimistic(pair, e, c, err, d, -i1)
     out.slack += pld.slack
     return out
-
-
-# ------------------------------------------------------------------------------------------------
-# mechanisms -> pairs
-
-#: fractions t/eta of the generalised-randomized-response pairs tried for the lower end of an
-#: exponential (bounded-range) mechanism; each is a valid lower bound (realised by a
-#: two-candidate exponential mechanism), the best one is reported
-BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
-
-
-@dataclass
-class Event:
-    """One step of a mechanism for the PLD accountant.
-
-    ``upper``: (add, remove) dominating pairs of the step (upper bounds). ``lower``: candidate
-    (add, remove) pairs each *attained* by some mechanism of the class described (lower
-    bounds: the composition of attained pairs is attained by a non-adaptive composition, whose
-    curve is below the adaptive worst case); empty when no attained pair is known (the step
-    is then left out of the lower end, which stays valid: leaving out a step is
-    post-processing). A single candidate is used for every step of the composition.
-    """
-
-    upper: tuple[LossPair, LossPair]
-    lower: list[tuple[LossPair, LossPair]] = field(default_factory=list)
-    label: str = ""
-    #: Poisson-subsampled Gaussian: (sensitivity, sigma, q) for an analytic lower end (the REMOVE
-    #: curve is q delta_G(log(1 + expm1(e)/q)) >= q delta_G(e - log q), delta_G decreasing)
-    gaussian_sub: tuple[float, float, float] | None = None
-
-    @property
-    def symmetric(self) -> bool:
-        return self.upper[0] is self.upper[1] and all(a is b for a, b in self.lower)
-
-
-def _cls(module: str, name: str):
-    try:
-        mod = __import__(module, fromlist=[name])
-        return getattr(mod, name, None)
-    except ImportError:  # pragma: no cover - mechanisms are part of the package
-        return None
-
-
-def _same(pair: LossPair) -> tuple[LossPair, LossPair]:
-    return (pair, pair)
-
-
-def _br_candidates(eta: float) -> list[LossPair]:
-    return [GeneralizedRRPair(eta, f * eta) for f in BR_LOWER_FRACTIONS]
-
-
-def _gaussian_pairs(mu: float) -> tuple[LossPair, LossPair]:
-    """(upper, lower) base pairs of a Gaussian with mean difference mu (mu may be inf): beyond
-    MU_MAX the upper end uses the non-private pair (which dominates every pair) and the lower
-    end the Gaussian with mu = MU_MAX (dominated by the true one: GDP curves increase in mu)."""
-    if mu > MU_MAX:
-        return NonPrivatePair(), GaussianPair(MU_MAX)
-    g = GaussianPair(mu)
-    return g, g
-
-
-def _base_description(mech):
-    """(kind, upper base pair, lower base candidates) of an unsampled add/remove mechanism,
-    or None when it has no PLD description here."""
-    Gaussian = _cls("dpaudit.mechanisms.gaussian", "Gaussian")
-    Laplace = _cls("dpaudit.mechanisms.laplace", "Laplace")
-    PureDP = _cls("dpaudit.mechanisms.pure", "PureDP")
-    ExponentialMechanism = _cls("dpaudit.mechanisms.pure", "ExponentialMechanism")
-    ApproxDP = _cls("dpaudit.mechanisms.approx", "ApproxDP")
-    if Gaussian is not None and isinstance(mech, Gaussian):
-        mu = mech.sensitivity / mech.sigma
-        up, lo = _gaussian_pairs(mu)
-        return "gaussian", up, [lo]
-    if Laplace is not None and isinstance(mech, Laplace):
-        eps0 = mech.sensitivity / mech.scale
-        if not math.isfinite(eps0):
-            return "nonprivate", NonPrivatePair(), [LaplacePair(1e300)]
-        pair = LaplacePair(eps0)
-        return "laplace", pair, [pair]
-    if ExponentialMechanism is not None and isinstance(mech, ExponentialMechanism):
-        eta = float(mech.epsilon)
-        if eta == 0.0:
-            return "identity", None, []
-        return "bounded-range", BoundedRangePair(eta), _br_candidates(eta)
-    if PureDP is not None and isinstance(mech, PureDP):
-        eps = float(mech.epsilon)
-        if eps == 0.0:
-            return "identity", None, []
-        pair = RandomizedResponsePair(eps)
-        return "pure", pair, [pair]
-    if ApproxDP is not None and isinstance(mech, ApproxDP):
-        eps, dl = float(mech.epsilon), float(mech.delta)
-        if eps == 0.0 and dl == 0.0:
-            return "identity", None, []
-        pair = ApproxDPPair(eps, dl)
-        return "approx", pair, [pair]
-    # any other mechanism: its own pure / approximate statement (upper end only)
-    pure = getattr(mech, "pure_epsilon", None)
-    eps = float(pure()) if callable(pure) else math.inf
-    if math.isfinite(eps):
-        if eps == 0.0:
-            return "identity", None, []
-        return "pure-statement", RandomizedResponsePair(eps), []
-    approx = getattr(mech, "approx_dp", None)
-    ad = approx() if callable(approx) else None
-    if ad is not None:
-        e, dl = float(ad[0]), float(ad[1])
-        if e == 0.0 and dl == 0.0:
-            return "identity", None, []
-        return "approx-statement", ApproxDPPair(max(e, 0.0), dl), []
-    return None
-
-
-def _unsupported(mech) -> UnsupportedMechanismError:
-    return UnsupportedMechanismError(
-        f"PLDAccountant has no privacy loss distribution for {type(mech).__name__}; supported: "
-        "Gaussian, Laplace, PureDP, ExponentialMechanism, ApproxDP, mechanisms stating pure or "
-        "(epsilon, delta)-DP, and PoissonSampled of these"
-    )
-
-
-def event_for_mechanism(mech):
-    """Describe one step of ``mech`` for the accountant.
-
-    Returns ``("identity",)`` for a step that releases nothing, ``("gaussian", sensitivity,
-    sigma)`` for an unsampled Gaussian (composed exactly, in mpmath: ``sensitivity/sigma`` may
-    exceed the float range) or ``("pair", Event)``. Raises :class:`UnsupportedMechanismError` otherwise.
-
-    Poisson subsampling (nested samplers multiply their rates) of a base with a pair uses the
-    subsampled pairs in both directions; the base's lower candidates are subsampled alike.
-    """
-    Gaussian = _cls("dpaudit.mechanisms.gaussian", "Gaussian")
-    PoissonSampled = _cls("dpaudit.mechanisms.subsampled", "PoissonSampled")
-    if PoissonSampled is not None and isinstance(mech, PoissonSampled):
-        q_up, q_lo = float(mech.q), float(mech.q)
-        base_mech = mech.mechanism
-        while isinstance(base_mech, PoissonSampled):  # Poisson(Poisson(M, q1), q2) = Poisson(M, q1 q2)
-            prod = q_up * float(base_mech.q)
-            q_up = min(float(np.nextafter(prod, 2.0)), 1.0) if prod > 0 else 0.0
-            q_lo = max(float(np.nextafter(prod, -1.0)), 0.0) if prod > 0 else 0.0
-            base_mech = base_mech.mechanism
-        if q_up == 0.0:
-            return ("identity",)
-        desc = _base_description(base_mech)
-        if desc is None:
-            raise _unsupported(mech)
-        kind, up, lows = desc
-        if kind == "identity":
-            return ("identity",)
-        if q_lo >= 1.0 and q_up >= 1.0:
-            return event_for_mechanism(base_mech)
-        upper = _subsample(up, q_up)
-        lower = [_subsample(lo, q_lo) for lo in lows] if q_lo > 0 else []
-        gsub = None
-        if kind == "gaussian" and q_lo > 0:
-            gsub = (float(base_mech.sensitivity), float(base_mech.sigma), q_lo)
-        return ("pair", Event(upper, lower, f"poisson-{kind}", gsub))
-    if Gaussian is not None and isinstance(mech, Gaussian):
-        return ("gaussian", float(mech.sensitivity), float(mech.sigma))
-    desc = _base_description(mech)
-    if desc is None:
-        raise _unsupported(mech)
-    kind, up, lows = desc
-    if kind == "identity":
-        return ("identity",)
-    return ("pair", Event(_same(up), [_same(lo) for lo in lows], kind))
-
-
-def _subsample(pair: LossPair, q: float) -> tuple[LossPair, LossPair]:
-    if q >= 1.0:
-        return _same(pair)
-    return (SubsampledPair(pair, q, "add"), SubsampledPair(pair, q, "remove"))

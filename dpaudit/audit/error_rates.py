@@ -7,7 +7,7 @@ with false-positive rate FPR and false-negative rate FNR satisfies
     FPR + e^epsilon * FNR >= 1 - delta   and   FNR + e^epsilon * FPR >= 1 - delta,
 
 hence epsilon >= max{ log((1 - delta - FNR) / FPR), log((1 - delta - FPR) / FNR) }.
-The sound version (auditing.md sec. 2; Jagielski, Ullman, Oprea 2020; Nasr et al. 2021)
+The sound version (Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020; Nasr et al. 2021)
 replaces both rates by Clopper-Pearson upper bounds, each at level beta/2 (union bound over
 the two rates, so that both hold at once with probability >= 1 - beta).
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.core.numeric import round_down
-from dpaudit.core.validation import check_confidence, check_real
+from dpaudit.core.validation import check_confidence, check_rates, check_real
 
 __all__ = ["epsilon_lower_from_rates", "epsilon_lower_from_counts", "check_audit_delta", "check_beta"]
 
@@ -43,12 +43,8 @@ def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
     rounded down. Vectorised; returns a float for scalar input.
     """
     delta = check_audit_delta(delta)
-    fpr = np.asarray(fpr, dtype=float)
-    fnr = np.asarray(fnr, dtype=float)
-    if np.any(~np.isfinite(fpr)) or np.any((fpr < 0) | (fpr > 1)):
-        raise ValueError("fpr must be in [0, 1]")
-    if np.any(~np.isfinite(fnr)) or np.any((fnr < 0) | (fnr > 1)):
-        raise ValueError("fnr must be in [0, 1]")
+    fpr = check_rates("fpr", fpr)
+    fnr = check_rates("fnr", fnr)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(1.0 - delta - fnr) - np.log(fpr)
         b = np.log(1.0 - delta - fpr) - np.log(fnr)
@@ -62,7 +58,7 @@ def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
 
 
 def epsilon_lower_from_counts(k_fp, n0, k_fn, n1, delta: float = 0.0, beta: float = 0.05):
-    """Sound epsilon lower bound from test counts (auditing.md sec. 2).
+    """Sound epsilon lower bound from test counts (Kairouz, Oh, Viswanath 2015, Thm. 2.1; Jagielski, Ullman, Oprea 2020).
 
     ``k_fp`` false positives among ``n0`` runs on D, ``k_fn`` false negatives among ``n1`` runs
     on D'. FPR+ and FNR+ are Clopper-Pearson upper bounds at ``beta/2`` each, so the bound holds

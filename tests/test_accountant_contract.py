@@ -1,0 +1,224 @@
+"""The accountant contract (issue 16): one test class that every accountant's tests inherit.
+
+:class:`AccountantContract` states what any accountant must satisfy (monotonicity, composition,
+the epsilon/delta inverse pair, the neighbouring-relation checks, ``inf`` when there is no
+guarantee, input validation, the registry). Each accountant gets all of it by inheriting the
+class and naming its registry key; a fifth accountant adds one subclass here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import dpaudit
+from dpaudit import ApproxDP, Gaussian, Laplace, PoissonSampled, PureDP
+from dpaudit.accounting.base import ACCOUNTANTS, Accountant, accountant_class, make_accountant
+from dpaudit.core.validation import UnsupportedMechanismError, check_orders
+from dpaudit.mechanisms.base import Mechanism
+
+DELTAS = (1e-8, 1e-5, 1e-3, 0.1)
+EPSILONS = (0.0, 0.3, 1.0, 3.0, 10.0)
+
+
+@dataclass(frozen=True)
+class _NoGuarantee(Mechanism):
+    """A mechanism with no statement in any notion (every curve inf, no pair)."""
+
+    def rdp(self, orders):
+        return np.full(check_orders(orders).shape, math.inf)
+
+    def approx_dp(self):
+        return (1.0, 0.5)  # only an (epsilon, delta) statement: no RDP, zCDP or tCDP guarantee
+
+    def privacy_loss(self):
+        return None
+
+
+class AccountantContract:
+    """Inherit and set ``name`` (a key of the registry); override ``mechanisms`` if needed."""
+
+    name: str = ""
+    #: relative tolerance of compose(m, a).compose(m, b) against compose(m, a + b)
+    composition_rtol: float = 1e-9
+
+    def make(self) -> Accountant:
+        return make_accountant(self.name, quiet=True)
+
+    def mechanisms(self):
+        return [Gaussian(1.3), Gaussian(0.8, 2.0), Laplace(2.0), PoissonSampled(Gaussian(1.1), 0.05)]
+
+    # -- registry and base class -------------------------------------------------------------------
+    def test_registry(self):
+        acc = make_accountant(self.name)
+        assert isinstance(acc, Accountant) and isinstance(acc, accountant_class(self.name))
+        assert acc.name == self.name and self.name in ACCOUNTANTS and acc.label
+        assert getattr(dpaudit, type(acc).__name__) is type(acc)  # exported at the top level
+
+    def test_compose_returns_self_and_records_events(self):
+        acc = self.make()
+        m = self.mechanisms()[0]
+        assert acc.compose(m, 3) is acc
+        assert acc.events == [(m, 3)]
+        assert acc.compose(m, 0).events == [(m, 3)]  # count 0 composes nothing
+
+    # -- empty and identity ------------------------------------------------------------------------
+    def test_empty_accountant_is_perfectly_private(self):
+        acc = self.make()
+        for d in DELTAS:
+            assert acc.epsilon(d) == 0.0
+        for e in EPSILONS:
+            assert acc.delta(e) == 0.0
+
+    def test_count_zero_changes_nothing(self):
+        for m in self.mechanisms():
+            assert self.make().compose(m, 0).epsilon(1e-5) == 0.0
+
+    # -- monotonicity ------------------------------------------------------------------------------
+    def test_epsilon_non_increasing_in_delta_and_delta_in_epsilon(self):
+        for m in self.mechanisms():
+            acc = self.make().compose(m, 10)
+            eps = [acc.epsilon(d) for d in DELTAS]
+            assert all(b <= a for a, b in zip(eps, eps[1:])), (m, eps)
+            dl = [acc.delta(e) for e in EPSILONS]
+            assert all(b <= a for a, b in zip(dl, dl[1:])), (m, dl)
+            assert all(0.0 <= v <= 1.0 for v in dl)
+
+    def test_epsilon_non_decreasing_in_count(self):
+        for m in self.mechanisms():
+            eps = [self.make().compose(m, k).epsilon(1e-5) for k in (1, 2, 10, 50)]
+            assert all(b >= a for a, b in zip(eps, eps[1:])), (m, eps)
+
+    # -- composition -------------------------------------------------------------------------------
+    def test_composition_in_parts_equals_at_once(self):
+        for m in self.mechanisms():
+            whole = self.make().compose(m, 12).epsilon(1e-5)
+            parts = self.make().compose(m, 5).compose(m, 7).epsilon(1e-5)
+            assert parts == pytest.approx(whole, rel=self.composition_rtol), m
+
+    def test_composition_costs_at_least_each_part(self):
+        a, b = Gaussian(2.0), Laplace(3.0)
+        both = self.make().compose(a, 4).compose(b, 2).epsilon(1e-5)
+        assert both >= self.make().compose(a, 4).epsilon(1e-5)
+        assert both >= self.make().compose(b, 2).epsilon(1e-5)
+
+    # -- epsilon/delta inverse pair ----------------------------------------------------------------
+    def test_epsilon_and_delta_describe_one_curve(self):
+        for m in self.mechanisms():
+            acc = self.make().compose(m, 10)
+            for d in DELTAS:
+                eps = acc.epsilon(d)
+                if math.isfinite(eps):
+                    assert acc.delta(eps) <= d * (1 + 1e-6) + 1e-300, (m, d, eps)
+
+    # -- neighbouring relation ---------------------------------------------------------------------
+    def test_relation_is_recorded_and_cannot_mix(self):
+        acc = self.make()
+        assert acc.neighbouring is None
+        acc.compose(Gaussian(1.0, neighbouring="replace_one"))
+        assert acc.neighbouring == "replace_one"
+        with pytest.raises(ValueError, match="neighbouring"):
+            acc.compose(Gaussian(1.0))
+        # a refused composition leaves the accountant as it was
+        assert acc.events == [(Gaussian(1.0, neighbouring="replace_one"), 1)]
+
+    # -- no guarantee ------------------------------------------------------------------------------
+    def test_infinite_guarantee_is_inf_not_an_exception(self):
+        acc = self.make().compose(Gaussian(1e-300))  # rho beyond the float range: epsilon = inf
+        assert acc.epsilon(1e-5) == math.inf
+        assert acc.delta(1.0) == 1.0
+
+    def test_mechanism_without_a_guarantee_is_refused(self):
+        acc = self.make()
+        with pytest.raises(UnsupportedMechanismError):
+            acc.compose(_NoGuarantee())
+        assert acc.events == [] and acc.neighbouring is None
+
+    def test_pure_dp_zero_costs_nothing(self):
+        assert self.make().compose(PureDP(0.0), 1000).epsilon(1e-5) == 0.0
+
+    # -- input validation --------------------------------------------------------------------------
+    @pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, 1.5, math.nan, math.inf])
+    def test_bad_delta_names_the_argument(self, bad):
+        with pytest.raises(ValueError, match="delta"):
+            self.make().epsilon(bad)
+
+    @pytest.mark.parametrize("bad", [-1.0, math.nan])
+    def test_bad_epsilon_names_the_argument(self, bad):
+        with pytest.raises(ValueError, match="epsilon"):
+            self.make().delta(bad)
+
+    @pytest.mark.parametrize("bad", [-1, 1.5, "3"])
+    def test_bad_count_names_the_argument(self, bad):
+        with pytest.raises((ValueError, TypeError), match="count"):
+            self.make().compose(Gaussian(1.0), bad)
+
+
+class TestRDPAccountantContract(AccountantContract):
+    name = "rdp"
+
+
+class TestZCDPAccountantContract(AccountantContract):
+    name = "zcdp"
+
+
+class TestTCDPAccountantContract(AccountantContract):
+    name = "tcdp"
+
+
+class TestPLDAccountantContract(AccountantContract):
+    name = "pld"
+    # the PLD of 5 + 7 steps is two FFT powers convolved, that of 12 steps one FFT power: both
+    # are upper bounds on one curve, equal to within the discretisation
+    composition_rtol = 1e-3
+
+    def mechanisms(self):
+        return [Gaussian(1.3), Laplace(2.0), PoissonSampled(Gaussian(1.1), 0.05), ApproxDP(0.5, 1e-7)]
+
+
+def test_every_registered_accountant_has_a_contract_test():
+    tested = {cls.name for cls in AccountantContract.__subclasses__() if cls.__name__.startswith("Test")}
+    assert tested == set(ACCOUNTANTS)
+
+
+def test_unknown_name_is_refused():
+    with pytest.raises(ValueError, match="accountant must be one of"):
+        make_accountant("gdp")
+
+
+# -- the contract catches broken accountants (a test that cannot fail is a defect) -----------------
+class _CountIgnored(dpaudit.ZCDPAccountant):
+    def _add(self, mechanism, rho, count):
+        return super()._add(mechanism, rho, 1)  # bug: composes one step whatever the count
+
+
+class _EpsilonHalved(dpaudit.TCDPAccountant):
+    def epsilon(self, delta):
+        return super().epsilon(delta) / 2  # bug: epsilon(delta) below the curve delta(epsilon) describes
+
+
+class _ClampsInf(dpaudit.RDPAccountant):
+    def epsilon(self, delta):
+        return min(super().epsilon(delta), 1e6)  # bug: no guarantee clamped to a number
+
+
+class _Broken(AccountantContract):
+    accountant = None
+
+    def make(self):
+        return self.accountant()
+
+
+@pytest.mark.parametrize("broken, check", [
+    (_CountIgnored, "test_composition_in_parts_equals_at_once"),
+    (_EpsilonHalved, "test_epsilon_and_delta_describe_one_curve"),
+    (_ClampsInf, "test_infinite_guarantee_is_inf_not_an_exception"),
+])
+def test_contract_fails_a_broken_accountant(broken, check):
+    case = _Broken()
+    case.accountant = broken
+    with pytest.raises(AssertionError):
+        getattr(case, check)()
