@@ -258,9 +258,10 @@ class DPAGD(Optimizer):
 
         ``"laplace"`` (paper): argmax_j (-Omega_j + Lap(scale)); ``"exponential"``: argmax_j (-Omega_j + Exp(scale)),
         report-noisy-max with exponential noise = permute-and-flip (Ding et al. 2021). Both are C_obj/scale-DP for
-        monotone scores (checked exactly in tests/test_optimizers_utility.py). NOT the reference code's
-        argmin_j (Omega_j + Exp(scale)) (noise added to the cost): its privacy loss reaches (m - 1) C_obj/scale
-        with m candidates, so it is not covered by the rho_nmax charge. Ties (noise off) go to the smallest index.
+        monotone scores (checked exactly in tests/test_optimizers_utility.py). ``"authors"``: the reference code's
+        argmin_j (Omega_j + Exp(scale)) (noise added to the cost), NOT PRIVATE at the charge: its privacy loss
+        reaches (m - 1) C_obj/scale with m candidates, so the claim of that variant is "no guarantee".
+        Ties (noise off) go to the smallest index.
         """
         if not self.hp["noise"]:
             return np.argmin(scores, axis=1)
