@@ -138,6 +138,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--eps", default=",".join(map(str, EPSILONS)))
     ap.add_argument("--cells", type=int, default=10, help="how many of the 5 x 2 (repeat, fold) cells to run")
+    ap.add_argument("--first-cell", type=int, default=0, help="index of the first (repeat, fold) cell to run")
     ap.add_argument("--runs", type=int, default=10, help="runs per cell for every method")
     ap.add_argument("--methods", default=",".join([*AGD_VARIANTS, *BASELINES]))
     args = ap.parse_args(argv)
@@ -148,7 +149,7 @@ def main(argv=None) -> int:
     epsilons = [float(e) for e in args.eps.split(",")]
     methods = args.methods.split(",")
     X, y = load_dat(path)
-    cells = _cells(len(y), args.cells)
+    cells = _cells(len(y), args.first_cell + args.cells)[args.first_cell:]
     labels = {k: v[0] for k, v in AGD_VARIANTS.items()} | BASELINES
     print(f"BANK {X.shape}, positives {int(y.sum())}; majority-class accuracy {100 * (1 - y.mean()):.2f}%; "
           f"objective at w = 0: {np.log(2):.4f}")
