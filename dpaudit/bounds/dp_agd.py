@@ -47,7 +47,19 @@ __all__ = [
     "gradavg",
     "BudgetExceededError",
     "ZCDPFilter",
+    "ZCDPFilterBank",
 ]
+
+
+def _positive_batch(name: str, x):
+    """``x`` as a float (scalar input) or a float array (array input), every entry finite and > 0."""
+    if np.ndim(x) == 0:
+        return check_positive(name, x)
+    arr = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        bad = arr[~(np.isfinite(arr) & (arr > 0))].flat[0]
+        raise ValueError(f"{name} must be finite and > 0 in every entry, got {bad}")
+    return arr
 
 
 def _bs_epsilon_pessimistic(rho: float, log_inv_delta: float) -> float:
@@ -155,15 +167,18 @@ def dp_agd_initial_budgets(epsilon: float, delta: float, splits: int = 60, *,
     return DPAGDBudgets(dp_agd_budget(epsilon, delta), eps_step, eps_step, rho_nmax, rho_ng, calibration)
 
 
-def gradient_noise_sigma(rho_ng: float, clip: float) -> float:
+def gradient_noise_sigma(rho_ng, clip: float):
     """Noise std of the rho_ng-zCDP noisy clipped-gradient sum (Lee & Kifer 2018, Alg. 2 line 6).
 
     The clipped sum has L2 sensitivity ``clip`` (add/remove); ``N(0, clip^2/(2 rho_ng) I)`` is
     rho_ng-zCDP (BS16 Prop. 1.6). Rounded UP: more noise never costs more than rho_ng.
+    Batched: ``rho_ng`` may be an array (one budget per trial); the result then is an array
+    (``inf`` where the std leaves the float range).
     """
-    rho_ng = check_positive("rho_ng", rho_ng)
+    rho_ng = _positive_batch("rho_ng", rho_ng)
     clip = check_positive("clip", clip)
-    return round_up(clip / math.sqrt(2.0 * rho_ng))
+    with np.errstate(over="ignore"):
+        return round_up(clip / np.sqrt(2.0 * np.asarray(rho_ng, dtype=float)))
 
 
 def noisy_max_scale(rho_nmax: float, sensitivity: float) -> float:
@@ -194,23 +209,25 @@ def noisy_max_charge(scale: float, sensitivity: float, *, neighbouring: str = "a
     return round_up(eps * eps / 2.0)
 
 
-def _check_gradavg_rhos(rho_old: float, rho_new: float) -> tuple[float, float]:
-    rho_old = check_positive("rho_old", rho_old)
-    rho_new = check_positive("rho_new", rho_new)
-    if not rho_new > rho_old:
+def _check_gradavg_rhos(rho_old, rho_new):
+    rho_old = _positive_batch("rho_old", rho_old)
+    rho_new = _positive_batch("rho_new", rho_new)
+    if np.shape(rho_old) != np.shape(rho_new):
+        raise ValueError(f"rho_new must have the shape of rho_old {np.shape(rho_old)}, got {np.shape(rho_new)}")
+    if not np.all(np.asarray(rho_new) > np.asarray(rho_old)):
         raise ValueError(f"rho_new must be > rho_old, got rho_new={rho_new}, rho_old={rho_old}")
     return rho_old, rho_new
 
 
-def gradavg_charge(rho_old: float, rho_new: float) -> float:
+def gradavg_charge(rho_old, rho_new):
     """Extra zCDP charge of GradAvg (Lee & Kifer 2018, Alg. 2 line 19): ``rho_new - rho_old``.
 
     GradAvg draws one fresh measurement at budget ``rho_new - rho_old`` and averages it with
     the previous rho_old measurement; by additive composition (BS16 Lemma 2.3) the pair costs
-    rho_new in total. Rounded UP.
+    rho_new in total. Rounded UP. Batched: arrays of equal shape give an array of charges.
     """
     rho_old, rho_new = _check_gradavg_rhos(rho_old, rho_new)
-    return round_up(rho_new - rho_old)
+    return round_up(np.asarray(rho_new, dtype=float) - np.asarray(rho_old, dtype=float))
 
 
 def gradavg_variance(rho_old: float, rho_new: float, clip: float) -> float:
@@ -226,16 +243,17 @@ def gradavg_variance(rho_old: float, rho_new: float, clip: float) -> float:
     """
     _check_gradavg_rhos(rho_old, rho_new)
     clip = check_positive("clip", clip)
-    return clip**2 / (2.0 * rho_new)
+    return clip**2 / (2.0 * np.asarray(rho_new, dtype=float)) if np.ndim(rho_new) else clip**2 / (2.0 * rho_new)
 
 
-def gradavg(rho_old: float, rho_new: float, g, g_tilde, clip: float, *, rng=None, seed=None):
+def gradavg(rho_old, rho_new, g, g_tilde, clip: float, *, rng=None, seed=None):
     """GradAvg (Lee & Kifer 2018, Sec. 4): combine the old noisy gradient with a fresh one.
 
     Parameters
     ----------
-    rho_old, rho_new : float
+    rho_old, rho_new : float or array
         Budget of the existing measurement ``g_tilde`` and the target budget (> rho_old).
+        Batched: arrays of shape ``(trials,)``, one pair per row of ``g``.
     g : array
         The exact clipped-gradient sum (shape ``(dim,)`` or batched ``(trials, dim)``).
     g_tilde : array
@@ -250,9 +268,13 @@ def gradavg(rho_old: float, rho_new: float, g, g_tilde, clip: float, *, rng=None
     -------
     (estimate, charge)
         ``estimate = (rho_old g_tilde + (rho_new - rho_old) g2) / rho_new`` with
-        ``g2 = g + N(0, clip^2/(2 (rho_new - rho_old)) I)``, and ``charge = rho_new - rho_old``
-        (:func:`gradavg_charge`, rounded up) which the caller must draw from its filter BEFORE
+        ``g2 = g + N(0, clip^2/(2 (rho_new - rho_old)) I)``, and ``charge`` =
+        :func:`gradavg_charge` (rounded up) which the caller must draw from its filter BEFORE
         releasing the estimate.
+
+    Numerics: ``extra g2`` is drawn as ``extra g + N(0, extra clip^2 / 2)`` (the same law), with
+    the std ``clip sqrt(extra / 2)`` rounded up; the std of ``g2`` itself, ``clip / sqrt(2 extra)``,
+    overflows when the increase ``extra = rho_new - rho_old`` is tiny.
     """
     rho_old, rho_new = _check_gradavg_rhos(rho_old, rho_new)
     clip = check_positive("clip", clip)
@@ -260,13 +282,18 @@ def gradavg(rho_old: float, rho_new: float, g, g_tilde, clip: float, *, rng=None
     g_tilde = np.asarray(g_tilde, dtype=float)
     if g.shape != g_tilde.shape:
         raise ValueError(f"g_tilde must have the shape of g {g.shape}, got {g_tilde.shape}")
+    r_old = np.asarray(rho_old, dtype=float)
+    r_new = np.asarray(rho_new, dtype=float)
+    if r_old.ndim:
+        if g.ndim != 2 or g.shape[0] != r_old.shape[0] or r_old.ndim != 1:
+            raise ValueError(f"batched rho_old of shape {r_old.shape} needs g of shape (trials, dim), got {g.shape}")
+        r_old, r_new = r_old[:, None], r_new[:, None]
     if rng is None:
         rng = np.random.default_rng(seed)
-    extra = rho_new - rho_old
-    sigma2 = gradient_noise_sigma(extra, clip)
-    g2 = g + rng.normal(0.0, sigma2, size=g.shape)
-    estimate = (rho_old * g_tilde + extra * g2) / rho_new
-    return estimate, gradavg_charge(rho_old, rho_new)
+    extra = r_new - r_old
+    std = round_up(clip * np.sqrt(extra / 2.0))
+    weighted = r_old * g_tilde + extra * g + rng.standard_normal(g.shape) * std
+    return weighted / r_new, gradavg_charge(rho_old, rho_new)
 
 
 class BudgetExceededError(RuntimeError):
@@ -365,3 +392,51 @@ class ZCDPFilter:
 
     def __repr__(self) -> str:
         return f"ZCDPFilter(total_rho={self._total_float!r}, spent={self.spent!r})"
+
+
+
+class ZCDPFilterBank:
+    """One :class:`ZCDPFilter` per trial, for optimizers batched over independent trials.
+
+    Every trial's charges go through its own :class:`ZCDPFilter`, so the acceptance rule is
+    the filter's (exact rational sum compared with the total, BS16 Lemma 2.3 composition) --
+    there is no second, vectorised rule to keep in agreement with it.
+    """
+
+    def __init__(self, total_rho: float, trials: int):
+        trials = check_count(trials, "trials", minimum=1)
+        self._filters = [ZCDPFilter(total_rho) for _ in range(trials)]
+
+    def __len__(self) -> int:
+        return len(self._filters)
+
+    def __getitem__(self, k: int) -> ZCDPFilter:
+        return self._filters[k]
+
+    @property
+    def total(self) -> float:
+        return self._filters[0].total
+
+    def request(self, idx, charges) -> np.ndarray:
+        """Charge ``charges[j]`` (or one scalar charge) to trial ``idx[j]``'s filter where it fits.
+
+        Returns the boolean mask of the accepted requests; refused trials are unchanged.
+        """
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        charges = np.broadcast_to(np.asarray(charges, dtype=float), idx.shape)
+        return np.fromiter((self._filters[k].request(float(c)) for k, c in zip(idx, charges)),
+                           dtype=bool, count=idx.size)
+
+    @property
+    def spent(self) -> np.ndarray:
+        """Per trial, the exact sum of accepted charges rounded up (never above :attr:`total`)."""
+        return np.array([f.spent for f in self._filters])
+
+    @property
+    def remaining(self) -> np.ndarray:
+        """Per trial, the exact remaining budget rounded down (>= 0)."""
+        return np.array([f.remaining for f in self._filters])
+
+    def histories(self) -> list[list[float]]:
+        """Per trial, the accepted charges in order."""
+        return [list(f.history) for f in self._filters]

@@ -6,8 +6,13 @@ the PAPER where the public code deviates (sheet B.6). Objective f(w) = sum_i l(w
 
 Budgets (sheet B.1-B.2): total rho from eq. (5) (``dpaudit.bounds.dp_agd_budget``);
 eps_nmax = eps_ng = epsilon / (2 splits); rho_nmax = eps_nmax^2 / 2 (Lemma 3.7: eps-DP => eps^2/2-zCDP);
-rho_ng = eps_ng^2 / (4 log(1.25/delta)) (the code's classical-Gaussian conversion; the paper's
-conversion is not in the available text).
+rho_ng: option ``budget_split``. ``"classical"`` (default, unchanged from earlier versions): rho_ng =
+eps_ng^2 / (4 log(1.25/delta)), the authors' code, which calibrates the gradient noise to eps_ng with the
+classical Gaussian formula and so gives the gradient about 1/37 of the selection's per-step budget at
+delta = 1e-8. ``"equal"`` (the paper-text reading): rho_ng = rho_nmax, since the slides set eps_nmax = eps_ng
+and the paper converts eps-DP budgets to zCDP by eps^2/2 (Lemma 3.7); the authors' code has
+``rho_ng = rho_nmax`` commented out. Both are charged exactly what their noise costs, so both claims are valid;
+benchmarks/dp_agd_bank.py reports both (docs/theorems/dp_agd.md).
 
 One outer iteration, per trial (every release is charged to the trial's zCDP filter *before* it is
 made; a release whose charge does not fit in the remaining budget is not made and the trial stops,
@@ -32,9 +37,10 @@ Documented choices (sheet B.6):
    one-sided exponential noise and an argmin);
 4. Phi = linspace(0, alpha_max, grid_size) with grid_size = m = 20 points, index 0 being alpha = 0 (the
    code uses 21 points);
-5. alpha_max = (1 + eta) max(last tau accepted alpha), uncapped by default as in the paper, and the recorded
-   alpha is the applied one; ``alpha_cap`` (default None) reproduces the code's cap min(., 2.0) -- useful at
-   very small epsilon, where noise-dominated selections otherwise let alpha_max drift upwards;
+5. alpha_max = (1 + eta) max(last tau accepted alpha), uncapped by default: the paper text (Alg. 2 lines 20-22,
+   slides) states the update without a cap, so the default follows it; the recorded alpha is the applied one.
+   ``alpha_cap`` (default None) reproduces the code's cap min(., 2.0). At very small epsilon noise-dominated
+   selections let the uncapped alpha_max drift upwards (benchmarks/dp_agd_bank.py reports both variants);
 6. GradAvg averages the current unnormalised estimate;
 7. regulariser: ``l2 > 0`` puts (l2/2)||w||^2 into f consistently -- its gradient l2 w is added to the noisy
    clipped sum and the scores add (l2/2)||w - alpha g^||^2 (data-independent, so no privacy cost); default l2 = 0
@@ -49,11 +55,17 @@ accounting is the same as the paper's and stays exactly valid:
 one-sided exponential noise, i.e. permute-and-flip (Ding et al. 2021); with monotone scores it is
 sqrt(2 rho_nmax)-DP, checked exactly in tests/test_optimizers_utility.py). The reference code instead computes
 argmin_j (Omega_j + Exp(.)) -- the noise is added to the cost, not to the utility -- whose privacy loss reaches
-(m - 1) sqrt(2 rho_nmax) with m candidates (exact computation in the same test file): that orientation is
-not offered, since the rho_nmax charge would not cover it. ``applied_step="previous"`` applies
+(m - 1) sqrt(2 rho_nmax) with m candidates (exact computation in the same test file). That orientation is
+offered only as ``noisy_max="authors"``, NOT PRIVATE: its claim is "no privacy guarantee" (epsilon = inf), so
+it is refused wherever a private optimizer is required; it exists to show what drives the paper's small-epsilon
+results. ``applied_step="previous"`` applies
 alpha_{i-1} (no move when i = 1) while recording alpha_i for the alpha_max update; ``grid_size=21`` and
 ``alpha_cap=2.0``. ``DPAGD.REFERENCE_CODE`` holds these four settings. Not reproduced: the code's second
 rho_ng charge after an accepted step (a pure waste of budget) and its regulariser on the direction.
+
+Budget arithmetic: every charge goes through ``dpaudit.bounds.dp_agd.ZCDPFilterBank`` (one exact
+``ZCDPFilter`` per trial); noise stds and GradAvg come from ``gradient_noise_sigma``, ``gradavg_charge`` and
+``gradavg`` of the same module (batched over trials). There is no second implementation of these rules here.
 
 Privacy: add/remove neighbours (clipped sum sensitivity C_grad; clipped losses in [0, C_obj] move
 all scores the same way, the monotone report-noisy-max, sheet B.5). Every trial spends at most rho,
@@ -91,24 +103,23 @@ from dpaudit.optimizers.losses import Logistic, get_loss, row_norms as _row_norm
 __all__ = ["DPAGD", "initial_budgets"]
 
 
-def initial_budgets(epsilon: float, delta: float, splits: int) -> tuple[float, float]:
-    """(rho_nmax, rho_ng) of Lee & Kifer 2018 (sheet B.2), from ``dpaudit.bounds.dp_agd_initial_budgets``."""
+def initial_budgets(epsilon: float, delta: float, splits: int, budget_split: str = "classical") -> tuple[float, float]:
+    """(rho_nmax, rho_ng) of Lee & Kifer 2018 (sheet B.2), from ``dpaudit.bounds.dp_agd_initial_budgets``.
+
+    ``budget_split="equal"``: rho_ng = rho_nmax (the paper text: eps_nmax = eps_ng, each converted by
+    eps-DP => eps^2/2-zCDP); ``"classical"``: rho_ng = eps_ng^2 / (4 ln(1.25/delta)), the authors' code.
+    """
     from dpaudit.bounds.dp_agd import dp_agd_initial_budgets
-    b = dp_agd_initial_budgets(epsilon, delta, splits)
+    if budget_split not in _SPLITS:
+        raise ValueError(f"budget_split must be one of {tuple(_SPLITS)}, got {budget_split!r}")
+    b = dp_agd_initial_budgets(epsilon, delta, splits, calibration=_SPLITS[budget_split])
     return b.rho_nmax, b.rho_ng
 
 
-def _afford(spent: np.ndarray, charge, total: float):
-    """Vectorised zCDP filter step (same refusal rule as ``dpaudit.bounds.dp_agd.ZCDPFilter``).
-
-    ``spent`` holds, per trial, an upper bound on the exact sum of accepted charges. A charge is
-    accepted iff the float sum rounded up by one ulp (an upper bound on the exact new sum: float
-    addition errs by at most half an ulp) stays <= total. Returns (accepted mask, new spent values).
-    This can refuse, within one ulp of the total, a charge the exact-rational filter would accept;
-    it never accepts one the exact filter refuses.
-    """
-    new = np.nextafter(spent + charge, np.inf)
-    return new <= total, new
+#: DPAGD's ``budget_split`` option -> ``dp_agd_initial_budgets``'s ``calibration``
+_SPLITS = {"equal": "pure", "classical": "classical"}
+#: DPAGD's ``noisy_max`` options; "authors" (argmin(Omega + Exp)) is NOT PRIVATE at the charged budget
+_NOISY_MAX = ("laplace", "exponential", "authors")
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
@@ -134,7 +145,7 @@ class DPAGD(Optimizer):
     max_canaries = 1
     defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
                 "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
-                "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True,
+                "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True, "budget_split": "classical",
                 "noisy_max": "laplace", "applied_step": "chosen", "record_charges": False}
     #: the public reference code's choices (ppmlguy/DP-AGD, sheet B.6 items 1, 3, 4, 5)
     REFERENCE_CODE = {"noisy_max": "exponential", "applied_step": "previous", "grid_size": 21, "alpha_cap": 2.0}
@@ -154,8 +165,10 @@ class DPAGD(Optimizer):
         if self.hp["alpha_cap"] is not None:
             self._pos("alpha_cap")
         self._nonneg("l2")
-        if self.hp["noisy_max"] not in ("laplace", "exponential"):
-            raise ValueError(f"noisy_max must be 'laplace' or 'exponential', got {self.hp['noisy_max']!r}")
+        if self.hp["noisy_max"] not in _NOISY_MAX:
+            raise ValueError(f"noisy_max must be one of {_NOISY_MAX}, got {self.hp['noisy_max']!r}")
+        if self.hp["budget_split"] not in _SPLITS:
+            raise ValueError(f"budget_split must be one of {tuple(_SPLITS)}, got {self.hp['budget_split']!r}")
         if self.hp["applied_step"] not in ("chosen", "previous"):
             raise ValueError(f"applied_step must be 'chosen' or 'previous', got {self.hp['applied_step']!r}")
         for key in ("noise", "record_charges"):
@@ -175,7 +188,7 @@ class DPAGD(Optimizer):
     @property
     def initial_budgets(self) -> tuple[float, float]:
         """(rho_nmax, rho_ng) at the start."""
-        return initial_budgets(self.hp["epsilon"], self.hp["delta"], self.hp["splits"])
+        return initial_budgets(self.hp["epsilon"], self.hp["delta"], self.hp["splits"], self.hp["budget_split"])
 
     @property
     def noise_scale(self) -> float:
@@ -187,6 +200,10 @@ class DPAGD(Optimizer):
         check_count(n, "n", minimum=1)
         if not self.hp["noise"]:
             return no_guarantee_claim("add_remove", "noise switched off")
+        if self.hp["noisy_max"] == "authors":
+            return no_guarantee_claim(
+                "add_remove", "NOT PRIVATE: noisy_max='authors' (argmin(Omega + Exp), the authors' code) loses up "
+                              "to (m - 1) times the charged NoisyMax epsilon; the zCDP charge does not cover it")
         rho = self.rho
         return accountant_claim(
             "zcdp", ZCDPStatement(rho, "DP-AGD total budget"), 1, neighbouring="add_remove", source="zcdp",
@@ -241,14 +258,17 @@ class DPAGD(Optimizer):
 
         ``"laplace"`` (paper): argmax_j (-Omega_j + Lap(scale)); ``"exponential"``: argmax_j (-Omega_j + Exp(scale)),
         report-noisy-max with exponential noise = permute-and-flip (Ding et al. 2021). Both are C_obj/scale-DP for
-        monotone scores (checked exactly in tests/test_optimizers_utility.py). NOT the reference code's
-        argmin_j (Omega_j + Exp(scale)) (noise added to the cost): its privacy loss reaches (m - 1) C_obj/scale
-        with m candidates, so it is not covered by the rho_nmax charge. Ties (noise off) go to the smallest index.
+        monotone scores (checked exactly in tests/test_optimizers_utility.py). ``"authors"``: the reference code's
+        argmin_j (Omega_j + Exp(scale)) (noise added to the cost), NOT PRIVATE at the charge: its privacy loss
+        reaches (m - 1) C_obj/scale with m candidates, so the claim of that variant is "no guarantee".
+        Ties (noise off) go to the smallest index.
         """
         if not self.hp["noise"]:
             return np.argmin(scores, axis=1)
         if self.hp["noisy_max"] == "laplace":
             return np.argmax(-scores + rng.laplace(0.0, scale, size=scores.shape), axis=1)
+        if self.hp["noisy_max"] == "authors":       # NOT PRIVATE at the charge (see the module docstring)
+            return np.argmin(scores + rng.exponential(scale, size=scores.shape), axis=1)
         return np.argmax(-scores + rng.exponential(scale, size=scores.shape), axis=1)
 
     # -- run --------------------------------------------------------------------------
@@ -286,17 +306,17 @@ class DPAGD(Optimizer):
         if noise and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
             raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
                              f"{self.hp['epsilon']:g}) overflows the float range")
-        from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
+        from dpaudit.bounds.dp_agd import (ZCDPFilterBank, gradavg, gradavg_charge, gradient_noise_sigma,
+                                           noisy_max_charge, noisy_max_scale)
         lap_scale = noisy_max_scale(rho_nmax, c_obj)
         if not math.isfinite(lap_scale):
             raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="
                              f"{self.hp['epsilon']:g}) overflows the float range")
         nmax_charge = noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
-        log = [[] for _ in range(trials)] if self.hp["record_charges"] else None
         unit_grid = np.linspace(0.0, 1.0, m)
 
         w = np.zeros((trials, d))
-        spent = np.zeros(trials)
+        budget = ZCDPFilterBank(total, trials)            # every charge is drawn here BEFORE its release
         rho_ng = np.full(trials, rho_ng0)
         phase = np.zeros(trials, dtype=np.int8)          # 0: needs a gradient, 1: needs a selection, 2: stopped
         g_clean = np.zeros((trials, d))                   # clipped sum g at the current w
@@ -313,39 +333,29 @@ class DPAGD(Optimizer):
             # --- gradient measurement (lines 5-8) ---
             idx = np.flatnonzero(phase == 0)
             if idx.size:
-                fits, new = _afford(spent[idx], rho_ng[idx], total)
+                fits = budget.request(idx, rho_ng[idx])
                 stop = idx[~fits]
                 phase[stop], stop_charge[stop] = 2, rho_ng[stop]
-                spent[idx[fits]] = new[fits]
                 idx = idx[fits]
                 if idx.size:
                     n_grad[idx] += 1
-                    if log is not None:
-                        for k in idx:
-                            log[k].append(float(rho_ng[k]))
                     g = self._clipped_sum(X, y, row_norms, w[idx], g_c)
                     g_clean[idx] = g
-                    if noise:
-                        # gradient_noise_sigma, vectorised: C / sqrt(2 rho_ng) rounded up (finite:
-                        # checked at the start, and rho_ng only grows)
-                        g = g + rng.standard_normal(g.shape) * round_up(C / np.sqrt(2.0 * rho_ng[idx]))[:, None]
+                    if noise:   # finite: checked at the start, and rho_ng only grows
+                        g = g + rng.standard_normal(g.shape) * gradient_noise_sigma(rho_ng[idx], C)[:, None]
                     g_est[idx] = g
                     phase[idx] = 1
             # --- step-size selection (lines 9-19) ---
             idx = np.flatnonzero(phase == 1)
             if not idx.size:
                 continue
-            fits, new = _afford(spent[idx], nmax_charge, total)
+            fits = budget.request(idx, nmax_charge)
             stop = idx[~fits]
             phase[stop], stop_charge[stop] = 2, nmax_charge
-            spent[idx[fits]] = new[fits]
             idx = idx[fits]
             if not idx.size:
                 continue
             n_select[idx] += 1
-            if log is not None:
-                for k in idx:
-                    log[k].append(nmax_charge)
             direction = g_est[idx] + l2 * w[idx]
             direction = _normalise(direction)
             alphas = alpha_max[idx, None] * unit_grid[None, :]
@@ -369,30 +379,26 @@ class DPAGD(Optimizer):
             rej = idx[~ok]
             if rej.size:
                 rho_old = rho_ng[rej]
-                rho_new = (1.0 + gamma) * rho_old
-                extra = rho_new - rho_old
-                charge = round_up(extra)                        # gradavg_charge, vectorised
-                fits, new = _afford(spent[rej], charge, total)
+                # (1 + gamma) rho_old, at least one ulp above rho_old (a budget increase below float
+                # resolution would buy nothing and stall)
+                rho_new = np.maximum((1.0 + gamma) * rho_old, np.nextafter(rho_old, np.inf))
+                charge = gradavg_charge(rho_old, rho_new)
+                fits = budget.request(rej, charge)
                 stop = rej[~fits]
                 phase[stop], stop_charge[stop] = 2, charge[~fits]
-                spent[rej[fits]] = new[fits]
-                rej, rho_old, rho_new, extra = rej[fits], rho_old[fits], rho_new[fits], extra[fits]
-                charge = charge[fits]
+                rej, rho_old, rho_new = rej[fits], rho_old[fits], rho_new[fits]
                 if rej.size:
                     n_avg[rej] += 1
-                    if log is not None:
-                        for k, c in zip(rej, charge):
-                            log[k].append(float(c))
-                    # g2 = g + N(0, C^2 / (2 extra)) enters as extra * g2 = extra g + C sqrt(extra/2) N
-                    # (the same law; the std C/sqrt(2 extra) itself overflows when extra is tiny, and
-                    # extra = 0, a budget increase below float resolution, adds nothing)
-                    g_new = rho_old[:, None] * g_est[rej] + extra[:, None] * g_clean[rej]
                     if noise:
-                        g_new = g_new + rng.standard_normal(g_new.shape) * round_up(C * np.sqrt(extra / 2.0))[:, None]
-                    g_est[rej] = g_new / rho_new[:, None]
+                        g_est[rej], _ = gradavg(rho_old, rho_new, g_clean[rej], g_est[rej], C, rng=rng)
+                    else:
+                        g_est[rej] = (rho_old[:, None] * g_est[rej] + (rho_new - rho_old)[:, None] * g_clean[rej]) \
+                            / rho_new[:, None]
                     rho_ng[rej] = rho_new
+        spent = budget.spent
+        log = budget.histories() if self.hp["record_charges"] else None
         extra_info = {"n": n, "rho_total": total, "spent": spent, "steps": accepted, "gradient_measurements": n_grad,
                       "selections": n_select, "gradavg": n_avg, "final_rho_ng": rho_ng, "alpha_max": alpha_max,
-                      "stop_charge": stop_charge, "remaining": total - spent, "charges": log}
+                      "stop_charge": stop_charge, "remaining": budget.remaining, "charges": log}
         check_finite_params(w, self.name, ("alpha_max", "alpha_growth", "X"))
         return Run(params=w, claim=self.claim(n), extra=extra_info)

@@ -49,6 +49,10 @@ Nodes (D.10): ``run(..., nodes=[idx_0, idx_1, ...])`` runs the federated variant
 mean_k (x_t - step_size g~_k(x_t)), each node k releasing its local gradient with its own (A_k, B_k);
 a record belongs to one node, so the claim is the worst node's (pointwise max of the RDP curves).
 
+Tilted nodes (D.10, the "bias" split): ``run(..., nodes=..., tilts=[t_0, t_1, ...])`` makes node k minimise
+f_k(x - t_k), releasing grad f_k(x - t_k) = A_k (x - t_k) - b_k. The relative-sensitivity bound holds at every
+point, so the same (A_k, B_k), gamma and claim apply (the tilt t_k is public).
+
 White-box canary: ``canary_gradient`` is added to the released gradient g_t (a gradient offset of the
 differing record; it must satisfy the relative-sensitivity bound for the claim to cover the pair).
 """
@@ -288,7 +292,7 @@ class RGMGD(Optimizer):
         return self._claim_from_mechanisms(mechs, local)
 
     # -- run ------------------------------------------------------------------------------
-    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None, nodes=None) -> Run:
+    def run(self, X, y, *, trials=1, seed=None, canary_gradient=None, nodes=None, tilts=None) -> Run:
         X, y = check_data(X, y)
         trials = check_count(trials, "trials", minimum=1)
         n, d = X.shape
@@ -296,6 +300,12 @@ class RGMGD(Optimizer):
         groups = [np.arange(n)] if nodes is None else [np.asarray(g, dtype=np.int64) for g in nodes]
         if any(g.size == 0 for g in groups):
             raise ValueError("nodes must be non-empty index arrays")
+        if tilts is None:
+            shifts = [np.zeros(d)] * len(groups)
+        else:
+            shifts = [np.asarray(t, dtype=float) for t in tilts]
+            if len(shifts) != len(groups) or any(t.shape != (d,) or not np.all(np.isfinite(t)) for t in shifts):
+                raise ValueError(f"tilts must be {len(groups)} finite vectors of length {d} (one per node)")
         rng = make_rng(seed)
         l2 = self.hp["l2"]
         quads, mechs = [], []
@@ -320,8 +330,8 @@ class RGMGD(Optimizer):
         with np.errstate(over="ignore", invalid="ignore"):
             for _ in range(self.hp["steps"]):
                 update = np.zeros((trials, d))
-                for (A_D, b_D), mech in zip(quads, mechs):
-                    grad = x @ A_D - b_D
+                for (A_D, b_D), mech, t_k in zip(quads, mechs, shifts):
+                    grad = (x - t_k) @ A_D - b_D
                     if g_c is not None:
                         grad = grad + g_c
                     if self.hp["noise"]:

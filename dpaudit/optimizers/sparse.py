@@ -9,7 +9,10 @@ Noise calibrations and step costs come from ``dpaudit.bounds.sparse`` (replace-o
   the data; output argmin{||z||_1 : A z = b} (basis pursuit, ``scipy.optimize.linprog``). The linear
   programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
   small). If m >= d the equality system is overdetermined and the least-squares solution A^+ b is
-  returned instead (post-processing of the same release).
+  returned instead (post-processing of the same release) -- that is outside the mechanism's regime:
+  compressed sensing needs d >> m = n eps sqrt(s ln(d/s) / ln(1/delta)) (e.g. n = 300, eps = 0.5 gives
+  m = 208-290 for d = 1e3-1e5; one LP costs about 0.5 / 8 / 30 / 150 CPU-s at d = 1e3 / 1e4 / 3e4 / 1e5,
+  benchmarks/sparse_mean.py).
 * ``output-perturbation`` (C.4): the regularised ERM minimiser (solved to high accuracy with L-BFGS;
   it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
   the box X = [-box, box]^d (coordinatewise clipping is an l_inf-nearest point of the box).
