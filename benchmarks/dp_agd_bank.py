@@ -163,7 +163,7 @@ def main(argv=None) -> int:
         notes = {}
         ma, T = _sgd_ma(eps, len(y) - len(cells[0][2]))
         gd_choice = []
-        for c, (r, f, te) in enumerate(cells):
+        for r, f, te in cells:
             tr = np.setdiff1d(np.arange(len(y)), te)
             seed = [r, f, int(eps * 1000)]
             for key in methods:
@@ -216,7 +216,7 @@ def main(argv=None) -> int:
         per = []
         for eps, res in summary.items():
             words = []
-            for metric, sign, unit in (("acc", 1.0, "points"), ("obj", -1.0, "")):
+            for metric, sign in (("acc", 1.0), ("obj", -1.0)):
                 a = sign * np.asarray(res[key][metric])
                 worst = None
                 for b in BASELINES:

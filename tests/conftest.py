@@ -2,6 +2,19 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one BLAS/OpenMP thread per xdist worker: two workers on two cores with a multi-threaded
+    # BLAS each would oversubscribe the machine (and double the wall time of every call that the
+    # Hypothesis deadlines of the trust suites measure)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")  # for libraries loaded from here on
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # threadpoolctl comes with scikit-learn (test extra); without it, no limit
+        pass
+    else:
+        threadpool_limits(1)  # for those already loaded (numpy's, through the pytest plugin)
+
 settings.register_profile(
     "dpaudit",
     deadline=None,

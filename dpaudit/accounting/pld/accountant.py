@@ -79,6 +79,7 @@ from dpaudit.accounting.pld.discretisation import (
 from dpaudit.accounting.pld.distribution import (
     MAX_BINS,
     DiscretePLD,
+    PLDPowerRangeError,
     PLDTooLargeError,
     _chernoff_window,
     compose,
@@ -424,8 +425,10 @@ class PLDAccountant(Accountant):
                                 items.append((pr[0 if direction == "add" else 1], k))
                         built[direction] = self._compose_steps(items, d, False)
                     res.append(built)
-            except PLDTooLargeError:
-                if not self.adaptive or cap == 1:
+            except PLDTooLargeError as exc:
+                # fewer steps always give a valid lower end; without `adaptive` only the power's
+                # own range (not the grid budget) may cap the counts
+                if cap == 1 or not (self.adaptive or isinstance(exc, PLDPowerRangeError)):
                     raise
                 cap = max(cap // 2, 1)
                 continue
