@@ -185,7 +185,8 @@ class DiscreteLaplace(Mechanism):
         orders = check_orders(orders)
         if not math.isfinite(self.epsilon):
             return np.full(orders.shape, math.inf)
-        return round_up(discrete_laplace_rdp(self._unit_eps, self.sensitivity, orders), _RDP_ULPS)
+        up = round_up(discrete_laplace_rdp(self._unit_eps, self.sensitivity, orders), _RDP_ULPS)
+        return np.minimum(up, self.pure_epsilon())  # D_alpha <= D_inf = Delta eps
 
     def zcdp(self) -> float:
         """rho = eps^2/2 (pure DP implies zCDP, Bun & Steinke 2016, Prop. 1.4); inf on overflow."""
