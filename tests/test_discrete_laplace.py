@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from dpaudit import DiscreteLaplace, PLDAccountant, RDPAccountant, make_accountant
 from dpaudit.accounting.base import ACCOUNTANTS
 from dpaudit.audit import audit_mechanism
-from dpaudit.testing import exact_epsilon
 from dpaudit.mechanisms.discrete_laplace import EXACT_PAIR_ATOMS, MAX_SAMPLING_SCALE, MAX_SENSITIVITY
+from dpaudit.testing import exact_epsilon
 
 
 def _atoms_mp(t, d):

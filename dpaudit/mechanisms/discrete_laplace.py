@@ -43,8 +43,7 @@ from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms._subsampled_rdp import expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.loss_pairs import (DiscretePair, LaplacePair, NonPrivatePair, PrivacyLoss,
-                                           RandomizedResponsePair)
+from dpaudit.mechanisms.loss_pairs import DiscretePair, LaplacePair, NonPrivatePair, PrivacyLoss, RandomizedResponsePair
 
 __all__ = ["DiscreteLaplace", "discrete_laplace_rdp", "discrete_laplace_loss_atoms", "MAX_SENSITIVITY",
            "MAX_SAMPLING_SCALE", "EXACT_PAIR_ATOMS"]
