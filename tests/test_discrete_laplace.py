@@ -15,7 +15,7 @@ from dpaudit import DiscreteLaplace, PLDAccountant, RDPAccountant, make_accounta
 from dpaudit.accounting.base import ACCOUNTANTS
 from dpaudit.audit import audit_mechanism
 from dpaudit.mechanisms.discrete_laplace import EXACT_PAIR_ATOMS, MAX_SAMPLING_SCALE, MAX_SENSITIVITY
-from dpaudit.testing import exact_epsilon
+from dpaudit.testing import assert_accountant_sound, assert_audit_consistent, exact_epsilon
 
 
 def _atoms_mp(t, d):
@@ -234,3 +234,11 @@ def test_audit_flags_half_the_claimed_scale():
     bad = DiscreteLaplace(1.0)
     res = audit_mechanism(bad.sample, 0, 1, epsilon=0.5, trials=100_000, seed=1)
     assert res.violation and res.epsilon_lower > 0.5
+
+
+def test_testing_helpers_accept_it():
+    m = DiscreteLaplace(1.25, 2)
+    out = assert_accountant_sound(PLDAccountant().compose(m), m, delta=1e-5, trials=4000, seed=11)
+    assert out["exact"] == exact_epsilon(m, 1e-5) and out["audit"] is not None
+    res = assert_audit_consistent(m, 0, 2, epsilon=m.epsilon, trials=4000, seed=12)
+    assert res.verdict in ("consistent", "inconclusive")
