@@ -242,3 +242,11 @@ def test_testing_helpers_accept_it():
     assert out["exact"] == exact_epsilon(m, 1e-5) and out["audit"] is not None
     res = assert_audit_consistent(m, 0, 2, epsilon=m.epsilon, trials=4000, seed=12)
     assert res.verdict in ("consistent", "inconclusive")
+
+
+@pytest.mark.parametrize("t,d", [(1e-149, 1), (1e-300, 3), (5e-324, 1)])
+def test_huge_epsilon_pld_stays_a_valid_interval(t, d):
+    # sensitivity/scale beyond 1e150 (or inf): non-private upper pair, Laplace lower pair, no warning
+    m = DiscreteLaplace(t, d)
+    lo, up = PLDAccountant().compose(m, 2).epsilon_interval(1e-5)
+    assert 0.0 <= lo <= up and up >= min(2 * m.epsilon, 1e308) * (1 - 1e-12)
