@@ -6,6 +6,7 @@ _EXPORTS = {
     "Mechanism": "dpaudit.mechanisms.base",
     "Gaussian": "dpaudit.mechanisms.gaussian",
     "Laplace": "dpaudit.mechanisms.laplace",
+    "DiscreteLaplace": "dpaudit.mechanisms.discrete_laplace",
     "PureDP": "dpaudit.mechanisms.pure",
     "ExponentialMechanism": "dpaudit.mechanisms.pure",
     "ApproxDP": "dpaudit.mechanisms.approx",
