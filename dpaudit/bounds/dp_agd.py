@@ -117,7 +117,7 @@ def dp_agd_budget(epsilon: float, delta: float) -> float:
 
 @dataclass(frozen=True)
 class DPAGDBudgets:
-    """Initial budgets of DP-AGD (Lee & Kifer 2018, Algorithm 2 inputs; seed-theorems B.2).
+    """Initial budgets of DP-AGD (Lee & Kifer 2018, Algorithm 2 inputs).
 
     Attributes
     ----------
@@ -138,7 +138,7 @@ class DPAGDBudgets:
 
 def dp_agd_initial_budgets(epsilon: float, delta: float, splits: int = 60, *,
                            calibration: str = "classical") -> DPAGDBudgets:
-    """Initial per-step budgets of DP-AGD (Lee & Kifer 2018; seed-theorems B.2).
+    """Initial per-step budgets of DP-AGD (Lee & Kifer 2018, Algorithm 2).
 
     ``epsilon_nmax = epsilon_ng = epsilon / (2 splits)`` and ``rho_nmax = epsilon_nmax^2 / 2``.
 

@@ -10,8 +10,8 @@ Mironov, "Renyi differential privacy", CSF 2017, Prop. 3 (RDP -> (epsilon, delta
 Bun, Dwork, Rothblum, Steinke, "Composable and versatile privacy via truncated CDP", STOC 2018
 (tCDP: D_alpha <= rho alpha on 1 < alpha < omega).
 
-All constants follow ``seed-theorems.md`` section D, whose forms are reconstructions checked
-numerically by ``proofs_checks/rgm_*.py`` against exact divergences.
+Where the paper's printed constants could not be confirmed the forms are reconstructions,
+checked numerically by ``proofs_checks/rgm_*.py`` against exact divergences (docs/theorems/rgm.md).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def rgm_rdp(alpha, *, A, B, gamma, dim, sigma=None):
         eps(alpha) = alpha B^2 / (2 gamma^2 (1-u)) - d log(1+B) - d log(1-u) / (2 (alpha-1))
 
     for ``1 < alpha < 1 + 1/(B (2+B))`` and ``inf`` outside (the divergence of the radial pair is
-    infinite there). Other ``sigma`` use the general form of seed-theorems.md D.4 with
+    infinite there). Other ``sigma`` use the general form of Theorem 1 (reconstructed) with
     ``b = max(B, gamma A/sigma)`` and ``m = max(B/gamma, A/sigma)`` in place of B and B/gamma.
     Rounded up. Returns a float for scalar ``alpha``, else an array.
     """
@@ -67,7 +67,7 @@ def rgm_rdp(alpha, *, A, B, gamma, dim, sigma=None):
 
 
 def rgm_tcdp(*, A, B, gamma, dim, sigma=None) -> tuple[float, float]:
-    """``(K, omega)``-tCDP of one RGM release (seed-theorems.md D.4; derived, checked numerically).
+    """``(K, omega)``-tCDP of one RGM release (from Theorem 1; derived, checked numerically).
 
     ``K = B^2/gamma^2 + d B^2 (2+B)^2 / 2`` and ``omega = 1 + 1/(2 B (2+B))`` for the default
     sigma (general sigma: b, m as in :func:`rgm_rdp`). ``T`` releases compose to ``(T K, omega)``.
@@ -187,7 +187,7 @@ def rgm_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1, conversion="bes
     conversion : {"best", "mironov"}
         ``"best"``: the accounting layer's ``rdp_to_dp`` (the best of the valid conversions at
         each order); ``"mironov"``: Mironov Prop. 3 (eq. 45), the conversion the paper uses
-        (the reference values of seed-theorems.md D.11 are computed with it).
+        (the reference values in docs/theorems/rgm.md are computed with it).
     return_details : bool
         If True return ``(epsilon, order, conversion)`` instead of ``epsilon``.
 

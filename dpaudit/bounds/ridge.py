@@ -4,7 +4,7 @@ References
 ----------
 Hendrikx, Mangold, Bellet, "The Relative Gaussian Mechanism and its Application to Private
 Gradient Descent", AISTATS 2024, Section 5 (eqs. 9-11) and Appendix B.3-B.4. Constants follow
-the paper's derivation (``seed-theorems.md`` D.8), not the authors' code, which drops the
+the paper's derivation, not the authors' code, which drops the
 factor 2 in B and in A and centres the features.
 
 Objective (records are the ROWS of ``X``)::

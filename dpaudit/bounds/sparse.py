@@ -3,14 +3,14 @@
 References
 ----------
 Ghazi, Guzman, Kamath, Kumar, Manurangsi, "Differentially private optimization with sparse
-gradients", NeurIPS 2024, arXiv:2404.10881 (seed-theorems.md section C):
-projection mechanism (C.2, after Nikolov-Talwar-Zhang 2013), Gaussian l1-recovery (C.3),
-output perturbation with l_inf projection (C.4), bias-reduced gradient estimator (C.5,
-Algorithm 3) and DP-SGD with a random stopping time (C.6, Algorithm 4).
+gradients", NeurIPS 2024, arXiv:2404.10881: the projection mechanism (after
+Nikolov-Talwar-Zhang 2013), Gaussian l1-recovery, output perturbation with l_inf projection,
+the bias-reduced gradient estimator (Algorithm 3) and DP-SGD with a random stopping time
+(Algorithm 4); docs/theorems/sparse.md states what is reproduced.
 Dwork & Roth 2014, Thm. A.1 (classical Gaussian calibration, valid for epsilon < 1).
 Balle & Wang, "Improving the Gaussian mechanism", ICML 2018, Thm. 8 (exact calibration).
 Whitehouse, Ramdas, Rogers, Wu, "Fully-adaptive composition in differential privacy",
-ICML 2023 (the privacy filter behind C.6).
+ICML 2023 (the privacy filter behind Algorithm 4).
 
 Setting: records z_i in R^d with ||z_i||_2 <= L and ||z_i||_0 <= s (the per-example
 gradients); n records; REPLACE-ONE neighbours (the paper's constants imply it). Every claim
@@ -105,7 +105,7 @@ def _claim(mechanism: str, epsilon: float, delta: float, text: str, details: dic
 
 def sparse_mean_sensitivity(lipschitz: float, sparsity: int, n: int, norm: str = "l2", *,
                             neighbouring: str = "replace_one") -> float:
-    """Sensitivity of the mean of n s-sparse vectors of l2 norm <= L (Ghazi et al. 2024, C.2).
+    """Sensitivity of the mean of n s-sparse vectors of l2 norm <= L (Ghazi et al. 2024, projection mechanism).
 
     Replacing z_i by z_i' moves the mean by (z_i - z_i')/n, so
 
@@ -185,7 +185,7 @@ def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibratio
 def projection_mechanism_calibration(lipschitz: float, sparsity: int, n: int, epsilon: float,
                                      delta: float = 0.0, *, calibration: str = "classical"
                                      ) -> SparseCalibration:
-    """Noise of the projection mechanism for the mean of sparse vectors (Ghazi et al. 2024, C.2).
+    """Noise of the projection mechanism for the mean of sparse vectors (Ghazi et al. 2024, projection mechanism).
 
     The output is the Euclidean projection of ``mean + xi`` onto the l1 ball of radius
     ``L sqrt(s)`` (post-processing). Noise:
@@ -218,13 +218,13 @@ def projection_mechanism_calibration(lipschitz: float, sparsity: int, n: int, ep
 
 def l1_recovery_calibration(lipschitz: float, sparsity: int, dim: int, n: int, epsilon: float,
                             delta: float) -> SparseCalibration:
-    """Sketch size and noise of Gaussian l1-recovery (Ghazi et al. 2024, C.3).
+    """Sketch size and noise of Gaussian l1-recovery (Ghazi et al. 2024, Gaussian l1-recovery).
 
     ``m = ceil(n epsilon sqrt(s ln(d/s) / ln(1/delta)))`` rows of ``A ~ N(0, 1/m)`` (drawn
     independently of the data), ``b = A mean + N(0, sigma^2 I_m)`` with
     ``sigma^2 = 18 L^2 ln(2.5/delta) / (n epsilon)^2``, output ``argmin{||z||_1 : A z = b}``.
 
-    Privacy accounting [unconfirmed constants, seed-theorems C.3]: ``18 ln(2.5/delta) =
+    Privacy accounting [constants not confirmed against the paper's printed text]: ``18 ln(2.5/delta) =
     2 ln(1.25/(delta/2)) * 3^2``, i.e. a classical Gaussian mechanism at (epsilon, delta/2)
     for l2 sensitivity ``3L/n = 1.5 (2L/n)``, using ``||A(z_i - z_i')||_2 <= 1.5 ||z_i - z_i'||_2``
     for the 2s-sparse difference; the failure event of that restricted-isometry bound is
@@ -258,7 +258,7 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
                                     delta: float = 0.0, *, sparsity: int | None = None,
                                     smoothness: float | None = None,
                                     calibration: str = "classical") -> SparseCalibration:
-    """Noise of output perturbation with l_inf projection (Ghazi et al. 2024, C.4).
+    """Noise of output perturbation with l_inf projection (Ghazi et al. 2024, output perturbation with l_inf projection).
 
     The regularised minimiser ``x*_lambda(S) = argmin (1/n) sum f(x; z_i) + (lambda/2)||x||^2``
     is perturbed and then projected in l_inf onto the feasible set (post-processing).
@@ -302,7 +302,7 @@ def _levels(n: int) -> int:
 
 
 def bias_reduced_level_probabilities(n: int) -> np.ndarray:
-    """Law of the level N of the bias-reduced estimator (Ghazi et al. 2024, Alg. 3, C.5).
+    """Law of the level N of the bias-reduced estimator (Ghazi et al. 2024, Algorithm 3).
 
     ``N in {0, ..., M}``, ``M = floor(log2 n) - 1``, ``P[N = k] = 2^-k / (2 (1 - 2^-(M+1)))``
     (so the largest batch ``2^(M+1) <= n``). Whether the paper's support starts at 0 or 1 is

@@ -1,10 +1,10 @@
 """DP-AGD: gradient descent with an adaptive per-iteration zCDP budget (Lee & Kifer 2018).
 
 Algorithm 2 of Lee & Kifer, "Concentrated Differentially Private Gradient Descent with Adaptive
-per-Iteration Privacy Budget", KDD 2018 (reference sheet B.3-B.5), batched over trials, following
-the PAPER where the public code deviates (sheet B.6). Objective f(w) = sum_i l(w; d_i) (a sum).
+per-Iteration Privacy Budget", KDD 2018 (Algorithm 2, GradAvg, NoisyMax), batched over trials, following
+the PAPER where the public code deviates (docs/theorems/dp_agd.md lists the deviations). Objective f(w) = sum_i l(w; d_i) (a sum).
 
-Budgets (sheet B.1-B.2): total rho from eq. (5) (``dpaudit.bounds.dp_agd_budget``);
+Budgets (Algorithm 2 inputs): total rho from eq. (5) (``dpaudit.bounds.dp_agd_budget``);
 eps_nmax = eps_ng = epsilon / (2 splits); rho_nmax = eps_nmax^2 / 2 (Lemma 3.7: eps-DP => eps^2/2-zCDP);
 rho_ng: option ``budget_split``. ``"classical"`` (default, unchanged from earlier versions): rho_ng =
 eps_ng^2 / (4 log(1.25/delta)), the authors' code, which calibrates the gradient noise to eps_ng with the
