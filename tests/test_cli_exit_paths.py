@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from dpaudit.cli import main
+from _cli_helpers import lying_optimizer, one_line, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,43 +26,8 @@ def documented_paths() -> dict[str, int]:
     return {name.strip(): int(status) for status, name in rows}
 
 
-def run(capsys, argv):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
-
 # ------------------------------------------------------------------------------- setups
-def lying_optimizer(monkeypatch, tmp_path):
-    """audit_optimizer of an optimizer that claims epsilon = 0: a certified violation."""
-    import dpaudit.audit.optimizer as opt_mod
-    from dpaudit.accounting.claim import PrivacyClaim
-    from dpaudit.optimizers import make_optimizer
 
-    real = opt_mod.audit_optimizer
-
-    def lying(name, **kw):
-        o = make_optimizer(name)
-        orig = o.run
-
-        def run_(X, y, **k):
-            r = orig(X, y, **k)
-            r.claim = PrivacyClaim.approx_dp(0.0, 0.0, neighbouring=o.neighbouring, description="claims 0")
-            return r
-
-        o.run = run_
-        return real(o, **kw)
-
-    monkeypatch.setattr(opt_mod, "audit_optimizer", lying)
 
 
 def proof_checks(tmp_path, fail: bool) -> str:

@@ -14,19 +14,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from _cli_helpers import run
 
-from dpaudit.cli import SUBCOMMANDS, build_parser, main
+from dpaudit.cli import SUBCOMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(capsys, argv):
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def strict_json(text: str) -> dict:

@@ -14,27 +14,11 @@ import sys
 import textwrap
 
 import pytest
+from _cli_helpers import lying_optimizer, one_line, run
 
-from dpaudit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION, main
+from dpaudit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
 
 HUGE = str(10**400)
-
-
-def run(capsys, argv):
-    """(exit status, stdout, stderr) of ``dpaudit argv``; argparse's SystemExit counts as a status."""
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -167,31 +151,11 @@ def test_inconclusive_audit_says_so_and_exits_0(capsys):
     assert "advisory" in out
 
 
-def _violating(monkeypatch):
-    """audit_optimizer of an optimizer that claims epsilon = 0 (a certified violation)."""
-    import dpaudit.audit.optimizer as opt_mod
-    from dpaudit.accounting.claim import PrivacyClaim
-    from dpaudit.optimizers import make_optimizer
 
-    real = opt_mod.audit_optimizer
-
-    def lying(name, **kw):
-        o = make_optimizer(name)
-        orig = o.run
-
-        def run_(X, y, **k):
-            r = orig(X, y, **k)
-            r.claim = PrivacyClaim.approx_dp(0.0, 0.0, neighbouring=o.neighbouring, description="claims 0")
-            return r
-
-        o.run = run_
-        return real(o, **kw)
-
-    monkeypatch.setattr(opt_mod, "audit_optimizer", lying)
 
 
 def test_violation_exits_1(capsys, monkeypatch, tmp_path):
-    _violating(monkeypatch)
+    lying_optimizer(monkeypatch)
     code, out, _ = run(capsys, ["audit", "dp-gd", "--trials", "2000"])
     assert code == EXIT_VIOLATION and "VIOLATION" in out
     code, out, _ = run(capsys, ["audit", "dp-gd", "--trials", "2000", "--json"])

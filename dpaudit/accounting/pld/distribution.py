@@ -352,12 +352,6 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
     if k == 0:
         return DiscretePLD.identity(pld.d, pld.pessimistic)
     kf = float(k)
-    if not pld.pessimistic and math.fsum([*pld.p.tolist(), pld.inf]) > 1.0:
-        # an optimistic PLD whose float masses sum above 1 (by an ulp of rounding) would carry
-        # that excess k-fold (2^35 steps turned 1 + 1e-16 into 1 + 1.4e-6, a delta "lower end"
-        # above 1); scaling the finite masses down keeps it a lower end
-        scale = (1.0 - pld.inf) / math.fsum(pld.p.tolist()) * (1.0 - 4.0 * _U)
-        pld = DiscretePLD(pld.d, pld.lo, pld.p * scale, pld.inf, False, pld.slack, pld.minf)
     n1 = pld.p.size
     fin = pld.finite_mass
     tot = fin + pld.inf
