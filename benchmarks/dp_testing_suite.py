@@ -394,17 +394,147 @@ def audit_row(row, trials, seed, *, search=True, statistic=None):
     return res, time.perf_counter() - t
 
 
+# ------------------------------------------------------------------------------ ceilings
+# The most any threshold audit can certify on a given pair: the exact likelihood-ratio test (the
+# Neyman-Pearson score, known here from the mechanism's exact output distributions) with the best
+# threshold in hindsight and its EXPECTED counts at the audit's evaluation size, Clopper-Pearson at
+# beta/2 per rate. A learned attack can only get close to it; a bound well below it is the attack's
+# fault, a ceiling below 0.9 of the truth is the sample size's.
+def _lap_cdf(x, b):
+    return np.where(x < 0, 0.5 * np.exp(np.minimum(x, 0.0) / b), 1.0 - 0.5 * np.exp(-np.maximum(x, 0.0) / b))
+
+
+def _lap_pdf(x, b):
+    return np.exp(-np.abs(x) / b) / (2.0 * b)
+
+
+def _svt_first_above(a, e1, e2, t=1.0, values=False, step=0.05, span=1500.0):
+    """Exact distribution of SVT with cutoff 1 (Lyu, Su, Li 2017 Alg. 4 / Alg. 3 with its value):
+    P(first 'above' at i [, value cell]) by quadrature over the threshold noise rho ~ Lap(1/e1);
+    query noise Lap(1/e2). Returns atoms (cells of width ``step`` for the value)."""
+    g = np.arange(-span, span, step)
+    fr = _lap_pdf(g, 1.0 / e1)
+    below = np.ones_like(g)
+    atoms = []
+    for aj in a:
+        if values:  # density of (i, v): f_nu(v - a_i) * P(rho <= v - t, all j < i below)
+            cum = np.cumsum(fr * below) * step
+            atoms.append(_lap_pdf(g - aj, 1.0 / e2) * np.interp(g - t, g, cum, left=0.0, right=cum[-1]) * step)
+        else:
+            atoms.append([np.sum(fr * below * (1.0 - _lap_cdf(g + t - aj, 1.0 / e2))) * step])
+        below = below * _lap_cdf(g + t - aj, 1.0 / e2)
+    atoms.append([np.sum(fr * below) * step])
+    return np.concatenate([np.ravel(x) for x in atoms])
+
+
+def _rappor_atoms(a, b):
+    """Favourable-bit count of the 6 differing Bloom bits (3 each way): Binomial(6, .) under each value."""
+    from scipy.stats import binom
+
+    k = np.arange(7)
+    return binom.pmf(k, 6, a), binom.pmf(k, 6, b)
+
+
+def exact_atoms(name):
+    """(p, q, how): exact output distributions (atoms or fine cells) of a benchmark row on its pair
+    (DP-Sniper's pair or the given pair), or None where not available."""
+    if name in ("RAPPOR", "tight: RAPPOR (pair's exact eps)"):
+        qs, ps = 0.5 * 0.75 + 0.25 * 0.55, 0.5 * 0.75 + 0.25 * 0.45
+        return (*_rappor_atoms(qs, ps), "exact")
+    if name in ("One-time RAPPOR", "tight: one-time RAPPOR (pair's exact eps)"):
+        return (*_rappor_atoms(1 - 0.95 / 2, 0.95 / 2), "exact")
+    if name.startswith("ReportNoisyMax3"):  # max of 5 Lap(2/eps): values shifted by 1 between the pair
+        b, step = 2.0 / EPS, 0.01
+        v = np.arange(-800.0, 800.0, step)
+        f = lambda u: 5 * _lap_cdf(u, b) ** 4 * _lap_pdf(u, b)  # noqa: E731
+        return f(v) * step, f(v - 1.0) * step, "quadrature"
+    if name.startswith("SVT4"):
+        a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
+        return _svt_first_above(a, EPS / 4, 3 * EPS / 4), _svt_first_above(ap, EPS / 4, 3 * EPS / 4), "quadrature"
+    if name.startswith("SVT3 ("):
+        a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
+        return (_svt_first_above(a, EPS / 2, EPS / 2, values=True),
+                _svt_first_above(ap, EPS / 2, EPS / 2, values=True), "quadrature")
+    if name.startswith("PrefixSum (incorrect"):
+        # increments y_i = a_i + Lap(1/eps), a = 1 vs 0: the log-likelihood ratio is a sum of 10 iid terms
+        # eps (|y| - |y - 1|), atoms at +-eps outside [0, 1] and a density inside; one term on a grid of
+        # 2001 points (interior cells by the midpoint rule), convolved 10 times; q = p e^{-L} per atom
+        # (the pair's likelihood ratio exactly, so the result is a valid pair of distributions)
+        b, h = 1.0 / EPS, 1000
+        lgrid = np.linspace(-EPS, EPS, 2 * h + 1)
+        one = np.zeros(lgrid.size)
+        one[-1] = 0.5  # y > 1
+        one[0] = 0.5 * math.exp(-1.0 / b)  # y < 0
+        ymid = (np.arange(2 * h) + 0.5) / (2 * h)  # y in [0, 1], cells of width 1/(2h)
+        mass = np.exp(-(1.0 - ymid) / b) / (2 * b) / (2 * h)
+        idx = np.clip(np.round(ymid * 2 * h).astype(int), 1, 2 * h - 1)  # l = eps (2y - 1) on the grid
+        np.add.at(one, idx, mass)
+        one /= one.sum()
+        tot = one
+        for _ in range(9):
+            tot = np.convolve(tot, one)
+        llr = np.linspace(-10 * EPS, 10 * EPS, tot.size)
+        return tot, tot * np.exp(-llr), "convolution of the exact per-increment loss (grid 1e-4)"
+    if name.startswith("tight: randomized response"):
+        e = math.exp(1.0) / (1 + math.exp(1.0))
+        return np.array([e, 1 - e]), np.array([1 - e, e]), "exact"
+    if name.startswith("tight: discrete Laplace"):
+        k = np.arange(-200, 201)
+        f = lambda u: np.tanh(0.25) * np.exp(-0.5 * np.abs(u))  # noqa: E731  (1-e^-eps)/(1+e^-eps) e^{-eps|k|}
+        return f(k), f(k - 1), "exact"
+    return None
+
+
+def pair_epsilon(p, q):
+    """sup |log p/q| over atoms of mass > 1e-300 on both sides (the pair's exact epsilon for exact atoms;
+    subnormal masses in the quadrature's far tails carry no ratio information)."""
+    m = (p > 1e-300) & (q > 1e-300)
+    return float(np.max(np.abs(np.log(p[m]) - np.log(q[m]))))
+
+
+def ceiling(p, q, n_eval: int, beta: float = 0.05) -> float:
+    """Expected certified bound of the exact likelihood-ratio test at ``n_eval`` draws per input: the
+    best top-LR event (both orientations), expected counts, Clopper-Pearson at beta/2 per rate."""
+    best = 0.0
+    n = int(n_eval)
+    for a, b in ((p, q), (q, p)):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            llr = np.log(a) - np.log(b)
+        order = np.argsort(-np.where(np.isnan(llr), -np.inf, llr), kind="stable")
+        pa = np.minimum(np.cumsum(a[order]), 1.0)
+        pb = np.minimum(np.cumsum(b[order]), 1.0)
+        keep = np.unique(np.concatenate([np.geomspace(1, pa.size, 4000).astype(np.int64) - 1, [pa.size - 1]]))
+        k1 = np.floor(pa[keep] * n)
+        k0 = np.ceil(pb[keep] * n)
+        lo = cp_lower(k1.astype(np.int64), np.full(k1.shape, n, np.int64), beta / 2)
+        up = cp_upper(k0.astype(np.int64), np.full(k0.shape, n, np.int64), beta / 2)
+        with np.errstate(divide="ignore"):
+            e = np.log(lo) - np.log(up)
+        best = max(best, float(np.max(e)))
+    return best
+
+
 def _fmt(v, nd=4):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+_ATOMS: dict = {}
+
+
+def _atoms(name):
+    if name not in _ATOMS:
+        _ATOMS[name] = exact_atoms(name)
+    return _ATOMS[name]
+
+
 def table(trial_list, seed=0, search=True, names=None):
-    print("| mechanism | claim | true eps | trials/input | our bound (95%) | flagged | attack | pair | "
-          "DP-Sniper LR / NN | StatDP | s/audit |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| mechanism | claim | true eps | pair's exact eps | trials/input | our bound (95%) | ceiling | ours / ceiling "
+          "| flagged | attack | pair | DP-Sniper LR / NN | StatDP | s/audit |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in MECHANISMS:
         if names and not any(n.lower() in row[0].lower() for n in names):
             continue
+        atoms = _atoms(row[0])
         for n in trial_list:
             res, sec = audit_row(row, n, seed, search=search)
             a = res.details.get("attack", {})
@@ -412,9 +542,34 @@ def table(trial_list, seed=0, search=True, names=None):
             fam = a.get("family", "?") + (" (float leak)" if a.get("leak") == "floating-point" else "")
             if row[0] in REAL_ONLY:
                 fam += " [auto-real]"
-            print(f"| {row[0]} | {_claim(row):.4g} | {row[4]} | {n:,} | {res.epsilon_lower:.4f} | "
-                  f"{'YES' if res.violation else 'no'} | {fam} | {inp.get('name', '')} | "
+            pair_name = inp.get("name", "")
+            ceil = None
+            if atoms is not None and pair_name in ("DP-Sniper's pair", "given pair"):
+                ceil = ceiling(atoms[0], atoms[1], int(res.details["n_evaluation"][0]))
+            pe = _fmt(pair_epsilon(atoms[0], atoms[1])) if atoms is not None else "-"
+            ratio = _fmt(res.epsilon_lower / ceil, 2) if ceil else "-"
+            print(f"| {row[0]} | {_claim(row):.4g} | {row[4]} | {pe} | {n:,} | {res.epsilon_lower:.4f} | {_fmt(ceil)} | "
+                  f"{ratio} | {'YES' if res.violation else 'no'} | {fam} | {pair_name} | "
                   f"{_fmt(row[8])} / {_fmt(row[9])} | {_fmt(row[10])} / {_fmt(row[11])} | {sec:.1f} |", flush=True)
+
+
+def ceilings(trial_list, fraction=0.3):
+    """The ceiling of every row with known distributions, at the audit's evaluation size (1 - fraction of
+    the trials) and, for comparison, with every trial evaluating one test fixed in advance."""
+    print("| mechanism | pair's exact eps | how | trials/input | ceiling (70% evaluating) | / exact eps | "
+          "ceiling (all evaluating) | / exact eps |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in MECHANISMS:
+        atoms = _atoms(row[0])
+        if atoms is None or row[0].startswith("tight:"):
+            continue
+        p, q, how = atoms
+        pe = pair_epsilon(p, q)
+        for n in trial_list:
+            c70 = ceiling(p, q, int(round((1 - fraction) * n)))
+            c100 = ceiling(p, q, n)
+            print(f"| {row[0]} | {pe:.4f} | {how} | {n:,} | {c70:.4f} | {c70 / pe:.2f} | {c100:.4f} | {c100 / pe:.2f} |",
+                  flush=True)
 
 
 def false_alarms(seeds, trials, names=None, search=False):
@@ -505,11 +660,15 @@ def main(argv=None) -> int:
     f.add_argument("--search", action="store_true")
     r = sub.add_parser("rules")
     r.add_argument("--seeds", type=int, default=100)
+    c = sub.add_parser("ceilings")
+    c.add_argument("--trials", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000, 200_000_000])
     o = sub.add_parser("one-run-rate")
     o.add_argument("--audits", type=int, default=20_000)
     a = ap.parse_args(argv)
     if a.cmd == "one-run-rate":
         one_run_rate(a.audits)
+    elif a.cmd == "ceilings":
+        ceilings(a.trials)
     elif a.cmd == "rules":
         rules(a.seeds)
     elif a.cmd == "table":

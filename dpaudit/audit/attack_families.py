@@ -55,7 +55,10 @@ import zlib
 import numpy as np
 from scipy.optimize import minimize
 
+from dpaudit.audit.binomial import cp_upper
+from dpaudit.audit.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
+from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
 
 __all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
@@ -229,6 +232,35 @@ def _quantile_edges(x, bins):
     return np.unique(np.quantile(x, levels, method="inverted_cdf"))
 
 
+#: quantile bins per coordinate tried by the empirical likelihood ratio on many-valued numeric outputs
+ELR_BINS = (64, 32, 16, 8, 4, 2)
+
+
+def _ordinary(col, specials):
+    mask = np.isfinite(col)
+    for sp in specials:
+        if not math.isnan(sp):
+            mask &= col != sp
+    return col[mask]
+
+
+def _binned_encoder(a, b, per, max_categories):
+    """Encoder of the OBSERVED joint cells of ``per`` quantile bins per coordinate (special values
+    kept), with its description, or (None, "", per) when more cells than ``max_categories`` occur."""
+    both = np.concatenate([a, b])
+    k = both.shape[1]
+    specials = [_special_values(both[:, j]) for j in range(k)]
+    edges = [_quantile_edges(_ordinary(both[:, j], specials[j]), per) for j in range(k)]
+    cells = _Encoder("binned", edges=edges, specials=specials).bins(both)
+    uniq = np.unique(cells, axis=0)
+    if uniq.shape[0] > max_categories:
+        return None, "", per
+    ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq))}
+    enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids)
+    return enc, (f"empirical likelihood ratio over {len(ids)} observed cells of quantile bins ({per} per "
+                 f"coordinate, special values kept; {k} coordinate(s))"), per
+
+
 class _EmpiricalLR(FittedStatistic):
     family = "empirical-lr"
 
@@ -246,10 +278,12 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
 
     ``train0``/``train1`` are batches (:func:`dpaudit.audit.outputs.as_output_batch`) or anything a
     sampler returns. Categories: the outputs' keys when there are at most ``max_categories``
-    distinct ones; else (numeric outputs) per-coordinate quantile bins (``bins`` per coordinate,
-    default chosen so that the joint grid stays within ``max_categories``), hashed into
-    ``max_categories`` buckets if the grid is still larger; object outputs are hashed. The
-    description says which.
+    distinct ones; else (numeric outputs) the observed cells of per-coordinate quantile bins
+    (``bins`` per coordinate; by default the count among ``ELR_BINS`` whose observed cells fit in
+    ``max_categories`` that does best under two-fold cross-fitting on the training sample, as in
+    :func:`naive_bayes_statistic`: fine bins resolve a sharp likelihood ratio, coarse ones estimate
+    a smooth one with less noise), hashed into ``max_categories`` buckets if no count fits; object
+    outputs are hashed. The description says which.
     """
 
     max_categories = check_count(max_categories, "max_categories", minimum=2)
@@ -269,30 +303,32 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
         enc = _Encoder("exact", key_ids=distinct)
         desc = f"empirical likelihood ratio over {len(distinct)} exact output categories"
     elif is_numeric_batch(a):
-        both = np.concatenate([a, b])
-        k = both.shape[1]
-        specials = [_special_values(both[:, j]) for j in range(k)]
-        levels = [bins] if bins is not None else [64, 32, 16, 8, 4, 2]
-        for per in levels:  # the finest per-coordinate quantile bins whose OBSERVED joint cells fit
-            edges = []
-            for j in range(k):
-                col = both[:, j]
-                mask = np.isfinite(col)
-                for sp in specials[j]:
-                    if not math.isnan(sp):
-                        mask &= col != sp
-                edges.append(_quantile_edges(col[mask], per))
-            binner = _Encoder("binned", edges=edges, specials=specials)
-            cells = binner.bins(both)
-            uniq = np.unique(cells, axis=0)
-            if uniq.shape[0] <= max_categories:
-                break
-        if uniq.shape[0] <= max_categories:
-            ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq))}
-            enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids)
-            desc = (f"empirical likelihood ratio over {len(ids)} observed cells of quantile bins ({per} per "
-                    f"coordinate, special values kept; {k} coordinate(s))")
+        levels = [bins] if bins is not None else list(ELR_BINS)
+        fits = [e for e in (_binned_encoder(a, b, per, max_categories) for per in levels) if e[0] is not None]
+        if len(fits) > 1:  # cross-fitted choice of the bin count on the training sample (as naive Bayes)
+            n = min(a.shape[0], b.shape[0])
+            h0, h1 = a.shape[0] // 2, b.shape[0] // 2
+            folds = ((a[:h0], b[:h1], a[h0:], b[h1:]), (a[h0:], b[h1:], a[:h0], b[:h1]))
+            score = []
+            for _, _, per in fits:
+                v = 0.0
+                for fa, fb, ga, gb in folds:
+                    e = _binned_encoder(fa, fb, per, max_categories)[0] if n >= 8 else None
+                    if e is None:
+                        v = -math.inf
+                        break
+                    t = _CategoryTable(e(fa), e(fb), alpha)
+                    v += _split_bound(t(e(ga)), t(e(gb)))
+                score.append(v)
+            fits = [fits[int(np.argmax(score))]]
+        if fits:
+            enc, desc, _ = fits[0]
         else:
+            both = np.concatenate([a, b])
+            k = both.shape[1]
+            per = min(levels)
+            specials = [_special_values(both[:, j]) for j in range(k)]
+            edges = [_quantile_edges(_ordinary(both[:, j], specials[j]), per) for j in range(k)]
             enc = _Encoder("binned+hashed", edges=edges, specials=specials, buckets=max_categories)
             desc = (f"empirical likelihood ratio over quantile bins ({per} per coordinate, {k} coordinates) "
                     f"hashed into {max_categories} buckets")
@@ -306,16 +342,12 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
 class _NaiveBayes(FittedStatistic):
     family = "naive-bayes"
 
-    def __init__(self, diffs, edges, specials, tables, description):
-        self.diffs, self.edges, self.specials, self.tables = diffs, edges, specials, tables
+    def __init__(self, columns, edges, specials, tables, description):
+        self.mode, self.edges, self.specials, self.tables = columns, edges, specials, tables
         self.description = description
 
     def columns(self, batch):
-        b = _numeric_or_raise(batch, "the naive-Bayes attack")
-        if self.diffs and b.shape[1] > 1:
-            with np.errstate(invalid="ignore"):
-                b = np.concatenate([b, np.diff(b, axis=1)], axis=1)
-        return b
+        return _nb_columns(_numeric_or_raise(batch, "the naive-Bayes attack"), self.mode)
 
     def __call__(self, batch):
         b = self.columns(batch)
@@ -329,20 +361,28 @@ class _NaiveBayes(FittedStatistic):
         return out
 
 
-def naive_bayes_statistic(train0, train1, *, bins: int | None = None, differences: bool = True, alpha: float = 0.5):
-    """Sum over coordinates (and, for vectors, their first differences) of per-coordinate empirical
-    log-likelihood ratios on quantile bins (special values kept as their own bins).
+#: column sets of the naive-Bayes attack: the values; the increments (first value and successive
+#: differences: the inverse of a cumulative sum); both (the old default, which counts a cumulative
+#: release's evidence twice)
+NB_COLUMNS = ("values", "increments", "values+differences")
+#: quantile bins per column tried by ``bins=None``
+NB_BINS = (4, 8, 16, 32, 64)
+#: at least this many training rows per bin and side for a bin count to be tried
+_NB_MIN_PER_BIN = 50
 
-    The Neyman-Pearson statistic when the coordinates are independent given the input (noisy
-    histograms: a Laplace likelihood ratio per bin, learned); the first differences make the
-    increments of cumulative releases (prefix sums) independent coordinates too.
-    """
-    a = _numeric_or_raise(train0, "the naive-Bayes attack")
-    b = _numeric_or_raise(train1, "the naive-Bayes attack")
-    diffs = bool(differences) and a.shape[1] > 1
-    proto = _NaiveBayes(diffs, None, None, [None] * (2 * a.shape[1] - 1 if diffs else a.shape[1]), "")
-    ca, cb = proto.columns(a), proto.columns(b)
-    per = bins if bins is not None else int(np.clip(min(ca.shape[0], cb.shape[0]) // 200, 4, 64))
+
+def _nb_columns(b, mode):
+    if mode == "values" or b.shape[1] == 1:
+        return b
+    with np.errstate(invalid="ignore"):
+        d = np.diff(b, axis=1)
+    if mode == "increments":
+        return np.concatenate([b[:, :1], d], axis=1)
+    return np.concatenate([b, d], axis=1)
+
+
+def _fit_naive_bayes(a, b, mode, per, alpha):
+    ca, cb = _nb_columns(a, mode), _nb_columns(b, mode)
     both = np.concatenate([ca, cb])
     specials, edges = [], []
     for j in range(both.shape[1]):
@@ -357,9 +397,60 @@ def naive_bayes_statistic(train0, train1, *, bins: int | None = None, difference
     enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
     c0, c1 = enc.bins(ca), enc.bins(cb)
     tables = [_CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
-    what = f"{a.shape[1]} coordinate(s)" + (" and their first differences" if diffs else "")
-    return _NaiveBayes(diffs, edges, specials, tables,
+    what = {"values": f"{a.shape[1]} coordinate(s)",
+            "increments": f"the increments of {a.shape[1]} coordinates (first value, successive differences)",
+            "values+differences": f"{a.shape[1]} coordinates and their first differences"}[mode]
+    return _NaiveBayes(mode, edges, specials, tables,
                        f"naive-Bayes empirical likelihood ratio over {what} ({per} quantile bins each)")
+
+
+def _split_bound(s0, s1) -> float:
+    """Best two-sided Clopper-Pearson threshold bound (delta 0, beta 0.05) of scores on one fold: the
+    criterion of the training-sample model choice (a heuristic; validity does not depend on it)."""
+    t = candidate_thresholds(s0, s1, 400)
+    k_fp, k_fn = oriented_counts(s0, s1, t)
+    crit = epsilon_lower_from_rates(cp_upper(k_fp, s0.size, 0.025), cp_upper(k_fn, s1.size, 0.025), 0.0)
+    return float(np.max(crit))
+
+
+def naive_bayes_statistic(train0, train1, *, bins: int | None = None, columns: str = "auto",
+                          differences: bool | None = None, alpha: float = 0.5):
+    """Sum over columns of per-column empirical log-likelihood ratios on quantile bins (special values
+    kept as their own bins).
+
+    The Neyman-Pearson statistic when the columns are independent given the input: the coordinates of
+    a noisy histogram, or -- ``columns="increments"`` -- the increments of a cumulative release
+    (prefix sums, streaming counters), whose raw coordinates are dependent. ``columns`` is one of
+    ``NB_COLUMNS`` or ``"auto"``; ``bins=None`` tries ``NB_BINS``. Whatever is left open is chosen on the
+    TRAINING sample alone by two-fold cross-fitting (fit on one half, the best Clopper-Pearson threshold
+    bound on the other, averaged over both ways), then refitted on all of it; the description says
+    which won. ``differences`` (older interface): True means ``"values+differences"``, False ``"values"``.
+    """
+    a = _numeric_or_raise(train0, "the naive-Bayes attack")
+    b = _numeric_or_raise(train1, "the naive-Bayes attack")
+    if differences is not None:
+        columns = "values+differences" if differences else "values"
+    if columns != "auto" and columns not in NB_COLUMNS:
+        raise ValueError(f"columns must be 'auto' or one of {NB_COLUMNS}, got {columns!r}")
+    if bins is not None:
+        bins = check_count(bins, "bins", minimum=1)
+    modes = [columns] if columns != "auto" else (list(NB_COLUMNS) if a.shape[1] > 1 else ["values"])
+    n = min(a.shape[0], b.shape[0])
+    pers = [bins] if bins is not None else ([k for k in NB_BINS if k * _NB_MIN_PER_BIN <= n // 2] or [NB_BINS[0]])
+    configs = [(m, k) for m in modes for k in pers]
+    if len(configs) > 1 and n >= 8:
+        h0, h1 = a.shape[0] // 2, b.shape[0] // 2
+        folds = ((a[:h0], b[:h1], a[h0:], b[h1:]), (a[h0:], b[h1:], a[:h0], b[:h1]))
+        score = []
+        for m, k in configs:
+            v = 0.0
+            for fa, fb, ga, gb in folds:
+                st = _fit_naive_bayes(fa, fb, m, k, alpha)
+                v += _split_bound(st(ga), st(gb))
+            score.append(v)
+        configs = [configs[int(np.argmax(score))]]
+    mode, per = configs[0]
+    return _fit_naive_bayes(a, b, mode, per, alpha)
 
 
 # ------------------------------------------------------------------------------ features
@@ -656,7 +747,8 @@ class EmpiricalLRAttack(AttackFamily):
 
 class NaiveBayesAttack(AttackFamily):
     name = "naive-bayes"
-    description = "sum of per-coordinate empirical likelihood ratios (values and first differences)"
+    description = ("sum of per-column empirical likelihood ratios (values, increments or both; bins and columns "
+                   "chosen by cross-fitting on the training sample)")
 
     def applicable(self, train0, train1):
         if not is_numeric_batch(train0):
