@@ -48,7 +48,7 @@ import numpy as np
 
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
-from dpaudit.audit.one_run import one_run_protocol
+from dpaudit.audit.one_run import bound_record, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
@@ -552,6 +552,7 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
     details.update({"one_run": one, "calibration_canaries": int(m_cal),
                     "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
                     "calibration_epsilon": float(cal["calibration_epsilon"][0]),
+                    "one_run_bound": bound_record(res),
                     "statistic": getattr(stat, "description", "user statistic")})
     if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
         details["advice"] = one_run_advice(m=one["m"], r=one["r"], v=one["v"], epsilon=epsilon, delta=delta,
