@@ -13,8 +13,14 @@ from scipy.stats import binom, norm
 
 from dpaudit.audit.binomial import cp_upper
 from dpaudit.audit.one_run import bound_record, one_run_epsilon_lower, one_run_protocol
-from dpaudit.audit.one_run_fdp import (dp_inverse_blowup, fdp_rejects, gaussian_inverse_blowup,
-                                       one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon, one_run_fdp_mu_lower)
+from dpaudit.audit.one_run_fdp import (
+    dp_inverse_blowup,
+    fdp_rejects,
+    gaussian_inverse_blowup,
+    one_run_fdp_epsilon_lower,
+    one_run_fdp_gdp_epsilon,
+    one_run_fdp_mu_lower,
+)
 
 
 # ------------------------------------------------------------------ reference values
@@ -123,7 +129,7 @@ def test_protocol_false_alarm_rate_over_seeds():
     A, eps = 400, 1.0
     res = one_run_protocol(_RR(eps), m=1000, m_calibration=1000, seed=11, audits=A, confidence=0.95)
     k = int(np.sum(res["epsilon_lower"] > eps))
-    assert binom.cdf(k - 1, A, 0.05) < 0.99  # k is not significantly above 5% (measured: 0/400)
+    assert binom.cdf(k - 1, A, 0.05) < 0.99  # k is not significantly above 5% (measured: 16/400, tight RR)
     assert set(res["bound"]) <= {"snj", "fdp"}
 
 

@@ -46,6 +46,7 @@ import math
 
 import numpy as np
 
+from dpaudit.audit.attack_statistics import DEFAULT_FPR_LEVELS, attack_statistics
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import bound_record, one_run_protocol
@@ -121,10 +122,12 @@ def _warn_pure_dp_claim(sampler) -> None:
 
 def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
                  method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
-                 details: dict | None = None) -> AuditResult:
+                 details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     """Turn selection/evaluation scores into an :class:`AuditResult` (shared by every auditor).
 
     ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
+    ``details["attack_statistics"]``: TPR at each of ``fpr_levels``, AUROC and best accuracy with their
+    intervals (:mod:`dpaudit.audit.attack_statistics`; descriptive, they never set the verdict).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     delta = check_audit_delta(delta)
@@ -180,6 +183,7 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
         "n_selection": [int(sel0.size), int(sel1.size)],
         "n_evaluation": [int(eval0.size), int(eval1.size)],
         "roc": roc_points(eval0, eval1, thr["orientation"]),
+        "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels, confidence=confidence),
         "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
                                    trials=max(n_trials, int(eval0.size)), selection=selection,
                                    grid_size=thr.get("grid_size")),

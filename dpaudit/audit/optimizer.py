@@ -54,7 +54,13 @@ import numpy as np
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, bound_record, correct_counts, one_run_protocol
+from dpaudit.audit.one_run import (
+    DEFAULT_GUESS_FRACTION,
+    GUESS_FRACTIONS,
+    bound_record,
+    correct_counts,
+    one_run_protocol,
+)
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.runner import (
