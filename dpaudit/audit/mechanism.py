@@ -63,7 +63,8 @@ from dpaudit.audit.selection import (
     split_train_validation,
     tiebreak_seed,
 )
-from dpaudit.audit.thresholds import ORIENTATIONS, as_scores, bonferroni_test, heldout_test, oriented_counts
+from dpaudit.audit.thresholds import (ORIENTATIONS, as_scores, bonferroni_test, frontier_test, heldout_test,
+                                     oriented_counts, roc_frontier)
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
@@ -82,7 +83,7 @@ from dpaudit.core.validation import check_confidence, check_count, check_nonnega
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
 
 METHODS = ("threshold", "gdp", "one-run")
-SELECTIONS = ("heldout", "bonferroni", "combined")
+SELECTIONS = ("heldout", "bonferroni", "combined", "frontier")
 #: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
 GDP_METHOD = "gdp (estimate assuming mu-GDP)"
 _DEFAULT_GRID_SIZE = 50
@@ -153,6 +154,9 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
             return out
         if rule == "heldout":
             return heldout_test(sel0, sel1, eval0, eval1, delta=delta, beta=b, kind=kind)
+        if rule == "frontier":
+            fr = roc_frontier(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"))
+            return frontier_test(eval0, eval1, fr["thresholds"], fr["orientation"], delta=delta, beta=b, kind=kind)
         g = grid if grid is not None else _fixed_grid(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"),
                                                       _DEFAULT_GRID_SIZE)
         return bonferroni_test(eval0, eval1, g, delta=delta, beta=b, kind=kind)
@@ -168,7 +172,8 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     # epsilon_lower is always the certified threshold bound; method="gdp" only asks for the estimate
     eps_lower = thr["value"]
     rule_str = {"heldout": "held-out threshold selection", "bonferroni": "Bonferroni over a fixed grid",
-                "combined": "held-out and Bonferroni at beta/2 each"}[selection]
+                "combined": "held-out and Bonferroni at beta/2 each",
+                "frontier": "two-sided, Bonferroni over the selection ROC frontier"}[selection]
     method_str = f"threshold test, Clopper-Pearson + delta term, {rule_str}"
     if method == "gdp":
         method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
@@ -281,7 +286,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         See the module docstring. ``epsilon_lower`` is always certified; "gdp" gives the same
         certified threshold bound and asks for the GDP estimate (``result.gdp_estimate``, an
         estimate assuming mu-GDP, computed for "threshold" too).
-    selection : {"auto", "heldout", "bonferroni", "combined"}
+    selection : {"auto", "heldout", "bonferroni", "combined", "frontier"}
         Threshold rule for "threshold" and "gdp" (:mod:`dpaudit.audit.selection`). ``"auto"``:
         Bonferroni over the category boundaries for statistics with few values, held-out otherwise.
     selection_fraction : float in (0, 1)
