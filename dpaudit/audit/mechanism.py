@@ -63,8 +63,15 @@ from dpaudit.audit.selection import (
     split_train_validation,
     tiebreak_seed,
 )
-from dpaudit.audit.thresholds import (ORIENTATIONS, as_scores, bonferroni_test, frontier_test, heldout_test,
-                                     oriented_counts, roc_frontier)
+from dpaudit.audit.thresholds import (
+    ORIENTATIONS,
+    as_scores,
+    bonferroni_test,
+    frontier_test,
+    heldout_test,
+    oriented_counts,
+    roc_frontier,
+)
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
