@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.attack_statistics import DEFAULT_FPR_LEVELS, attack_statistics
+from dpaudit.audit.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import bound_record, one_run_protocol
@@ -135,7 +135,7 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
 
     ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
     ``details["attack_statistics"]``: TPR at each of ``fpr_levels``, AUROC and best accuracy with their
-    intervals (:mod:`dpaudit.audit.attack_statistics`; descriptive, they never set the verdict).
+    intervals (:mod:`dpaudit.audit.attack_stats`; descriptive, they never set the verdict).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     delta = check_audit_delta(delta)

@@ -16,7 +16,7 @@ import numpy as np
 
 from dpaudit.audit.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
 
-__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS", "attack_statistics_lines"]
+__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS"]
 
 #: what to check after a certified violation, most common first (shown by reports and the pytest helpers)
 VIOLATION_CHECKS = (
@@ -69,27 +69,6 @@ def to_jsonable(obj):
     if hasattr(obj, "to_dict"):
         return to_jsonable(obj.to_dict())
     return repr(obj)
-
-
-def _iv(iv) -> str:
-    return f"[{iv[0]:.4g}, {iv[1]:.4g}]"
-
-
-def attack_statistics_lines(st) -> list:
-    """Summary lines of ``details["attack_statistics"]`` (empty when absent)."""
-    if not isinstance(st, dict) or not isinstance(st.get("auroc"), dict):
-        return []
-    conf = float(st.get("confidence", 0.95))
-    a = st["auroc"]
-    lines = [f"attack AUROC      : {a['value']:.4f} {_iv(a['interval'])} ({conf:.0%}, distribution-free; "
-             "descriptive, not a bound)"]
-    for row in st.get("tpr_at_fpr") or []:
-        lines.append(f"TPR at FPR {row['fpr_level']:<7g}: {row['tpr']:.4f} {_iv(row['tpr_interval'])} "
-                     f"(FPR reached {row['fpr']:.2g} {_iv(row['fpr_interval'])}; Clopper-Pearson)")
-    acc = st.get("accuracy")
-    if isinstance(acc, dict):
-        lines.append(f"best accuracy     : {acc['value']:.4f} {_iv(acc['interval'])} (balanced; Clopper-Pearson)")
-    return lines
 
 
 @dataclass(frozen=True)
@@ -182,7 +161,7 @@ class AuditResult:
     @property
     def attack_statistics(self):
         """TPR at fixed low FPRs, AUROC and best accuracy with intervals (``details["attack_statistics"]``, see
-        :mod:`dpaudit.audit.attack_statistics`; ``None`` when not computed). Descriptive: never a bound."""
+        :mod:`dpaudit.audit.attack_stats`; ``None`` when not computed). Descriptive: never a bound."""
         st = self.details.get("attack_statistics") if isinstance(self.details, dict) else None
         return st if isinstance(st, dict) else None
 
@@ -223,7 +202,6 @@ class AuditResult:
         if eps is not None:
             lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
                          "not a bound, never sets the verdict)")
-        lines += attack_statistics_lines(self.attack_statistics)
         lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
         if self.verdict == "inconclusive":
             lines += [f"                    {x}" for x in advice_lines(self.details.get("advice"), self.epsilon_claimed)]
