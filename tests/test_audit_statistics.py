@@ -131,6 +131,9 @@ def test_fpr_levels_are_configurable():
     res = audit_scores(s0[:1000], s1[:1000], s0[1000:], s1[1000:], epsilon=5.0, delta=1e-5, confidence=0.95,
                        fpr_levels=(0.05,))
     assert [r["fpr_level"] for r in res.attack_statistics["tpr_at_fpr"]] == [0.05]
+    res = audit_mechanism(_gaussian_sampler, 0.0, 1.0, epsilon=10.0, delta=1e-5, trials=3000, seed=4,
+                          statistic="value", fpr_levels=(0.02, 0.2))
+    assert [r["fpr_level"] for r in res.attack_statistics["tpr_at_fpr"]] == [0.02, 0.2]
 
 
 # ------------------------------------------------------------------ the ROC-frontier rule

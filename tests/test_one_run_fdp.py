@@ -208,3 +208,20 @@ def test_bound_record_labels_the_gaussian_number_as_an_estimate():
     assert "estimate" in rec["gdp_family"]["label"]
     fixed = one_run_protocol(_RR(2.0), m=500, m_calibration=500, seed=3, delta=1e-5, guesses=100)
     assert fixed["bound"][0] == "both" and fixed["bound_level"] == pytest.approx(0.975)
+
+
+def test_one_run_audit_records_the_test_and_the_report_labels_the_gaussian_number():
+    from dpaudit.audit import audit_mechanism
+    from dpaudit.report.writer import render_report
+
+    def laplace(x, rng, size):
+        return x + rng.laplace(0.0, 1.0, size)
+
+    res = audit_mechanism(laplace, 0.0, 1.0, epsilon=0.5, delta=1e-5, trials=4000, seed=4, statistic="value",
+                          method="one-run")
+    rec = res.details["one_run_bound"]
+    assert res.epsilon_lower == pytest.approx(rec["epsilon_" + rec["test"]])
+    # the Gaussian-family number of a Laplace canary (true epsilon 1) reads above the truth: an estimate only
+    assert rec["gdp_family"]["epsilon"] > 1.0 >= res.epsilon_lower
+    text = render_report(audit=res, fmt="md")[0]
+    assert "one-run test (certified)" in text and "NOT a bound: estimate assuming mu-GDP" in text

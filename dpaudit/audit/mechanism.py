@@ -263,7 +263,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
                     features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
-                    workers=None, retries: int = DEFAULT_RETRIES) -> AuditResult:
+                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -298,6 +298,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         Bonferroni over the category boundaries for statistics with few values, held-out otherwise.
     selection_fraction : float in (0, 1)
         Share of the trials used for selection (fitting the attack, choosing pair and threshold).
+    fpr_levels : sequence of floats in (0, 1)
+        FPR levels of the "TPR at a fixed FPR" attack statistics (``result.attack_statistics``;
+        :mod:`dpaudit.audit.attack_stats`; descriptive, never the verdict). Default (1e-3, 1e-2).
     grid : array, optional
         Fixed thresholds for ``selection="bonferroni"`` with a callable statistic; then all
         trials are evaluation trials.
@@ -364,7 +367,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         if method == "one-run":
             result = _audit_one_run(sampler, **common)
         else:
-            result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
+            result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, fpr_levels=fpr_levels,
+                                       **common)
     return result.with_details(seed=seed_record(seed))
 
 
@@ -424,7 +428,7 @@ def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec
 
 def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, method, selection,
                       selection_fraction, grid, candidates, encode, features, randomize_ties, chunk_size, executor,
-                      retries) -> AuditResult:
+                      retries, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     s_tb, s_fit, s_pairs = root.spawn(3)  # children 4, 5, 6: the four streams above are unchanged
     beta = 1.0 - confidence
@@ -446,7 +450,7 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
                              executor, retries)
         desc = getattr(statistic, "description", "user statistic")
         return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
-                            method=method, selection=rule, grid=grid, trials=trials,
+                            method=method, selection=rule, grid=grid, trials=trials, fpr_levels=fpr_levels,
                             details={"statistic": desc,
                                      "attack": {"family": getattr(statistic, "family", "") or "user statistic",
                                                 "description": desc, "selected_on": "fixed by the user",
@@ -486,7 +490,8 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
                                  "grid": "category boundaries" if rule_grid is not None else
                                  ("quantiles of the selection scores" if rule != "heldout" else None)}
     res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
-                       method=method, selection=rule, grid=rule_grid, trials=trials, details=details)
+                       method=method, selection=rule, grid=rule_grid, trials=trials, details=details,
+                       fpr_levels=fpr_levels)
     # every selection run counts (fitting half + threshold half), as the trial accounting promises
     res.details["n_threshold_selection"] = res.details["n_selection"]
     res.details["n_selection"] = [int(n_sel), int(n_sel)]

@@ -412,10 +412,24 @@ def _attack_statistics_section(doc, audit_d):
           "These are descriptive statistics: they never set the lower bound, the verdict or an exit code.", "note")
 
 
+def _one_run_rows(audit_d) -> list:
+    """The one-run test that certified the bound, and the Gaussian-family f-DP number (an estimate)."""
+    rec = (audit_d.get("details") or {}).get("one_run_bound")
+    if not isinstance(rec, dict):
+        return []
+    rows = [["one-run test (certified)", f"{rec.get('description', rec.get('test'))}; chosen by "
+                                         f"{rec.get('chosen_by', 'n/a')}"]]
+    g = rec.get("gdp_family")
+    if isinstance(g, dict):
+        rows.append(["one-run f-DP, Gaussian family (NOT a bound: estimate assuming mu-GDP)",
+                     f"{_f(g.get('epsilon'))} (certified only: not mu-GDP for mu <= {_f(g.get('mu_lower'))})"])
+    return rows
+
+
 def _test_rows(audit_d) -> list:
     test = (audit_d.get("details") or {}).get("threshold_test") or {}
     if not test or not test.get("n0"):
-        return []
+        return _one_run_rows(audit_d)
     return [["chosen test (threshold, orientation)", f"{_f(test.get('threshold'))}, {test.get('orientation')}"],
             ["false positives / runs on D (upper bound)",
              f"{int(test['k_fp']):,} / {int(test['n0']):,} ({_f(test.get('fpr_upper'))})"],
