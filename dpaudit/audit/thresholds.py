@@ -1,7 +1,7 @@
 """Valid threshold selection for distinguishing tests (held-out or Bonferroni threshold selection; Bichsel et al. 2021).
 
 Maximising an epsilon lower bound over thresholds *on the data that certify it* is invalid
-(winner's curse: on identical distributions some threshold shows a spurious ratio). Two valid
+(winner's curse: on identical distributions some threshold shows a spurious ratio). Three valid
 procedures are implemented:
 
 1. :func:`heldout_test` -- choose the test (threshold and orientation) on a *selection* sample
@@ -10,6 +10,9 @@ procedures are implemented:
 2. :func:`bonferroni_test` -- the grid of thresholds is fixed before the audit samples are
    drawn; each of the G (threshold, orientation) tests is bounded at level beta/G and the
    maximum is reported. Valid by the union bound.
+3. :func:`frontier_test` -- the thresholds of the ROC frontier of the *selection* sample
+   (:func:`roc_frontier`), fixed before the evaluation sample is seen; each of the G is bounded at
+   beta/G with both inequalities of Kairouz et al. Valid by the union bound.
 
 A test with orientation ``">"`` guesses D' iff ``s > t`` (FPR = P_D[s > t], FNR = P_D'[s <= t]);
 orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data are always
@@ -198,8 +201,9 @@ def roc_frontier(sel0, sel1, max_points: int = FRONTIER_MAX_POINTS) -> dict:
     """The thresholds of the ROC frontier (upper concave hull of the empirical ROC curve) of the SELECTION scores.
 
     Orientation: ``">"`` when the selection AUROC is at least 1/2, else ``"<="``. Each hull vertex
-    (FPR, TPR) is a threshold; the two inequalities of Kairouz et al. at a vertex also cover its mirror image, so
-    one orientation suffices (the "two-sided" frontier of jax_privacy's auditing module). More than
+    (FPR, TPR) is a threshold, bounded with both inequalities of Kairouz et al. (the test, and the test with the
+    roles of D and D' swapped: the "two-sided" variant of jax_privacy's auditing module); the tests of the other
+    orientation lie below the diagonal when the AUROC is at least 1/2 and are not charged for. More than
     ``max_points`` vertices are thinned to ``max_points`` spread evenly in log FPR (the tails matter for large
     epsilon). Everything here depends only on the selection scores.
     """
