@@ -7,6 +7,17 @@ epsilon is the GDP value with mu = sqrt(10)/3). For each: the best valid bound (
 held-out selection, Clopper-Pearson + delta term), the GDP estimate (labelled: valid only under
 the mu-GDP assumption, not for Laplace), and the time taken. Goals: >= 0.9 Laplace (valid bound),
 >= 0.85 Gaussian cases with the GDP method. Run: ``python benchmarks/audit_tightness.py [--seed S]``.
+
+``--rules`` (issue 17) instead compares, on the SAME score samples (the value of the output; n draws per input),
+the certified threshold rules -- held-out, Bonferroni over a quantile grid, combined, and the two-sided ROC
+frontier -- beside jax_privacy's ``epsilon_clopper_pearson`` (two-sided, Bonferroni over the frontier of all
+2n scores; jax_privacy itself when it is importable, else the column says n/a) and beside the limit of a
+threshold audit at n evaluation draws (:func:`dpaudit.audit.threshold_limit.threshold_audit_limit`), for the
+Gaussian (sigma 1, delta 1e-5), Laplace (b 1, delta 0) and randomized-response (eps 1, delta 0) mechanisms at
+1e4, 1e5 and 1e6 draws. ``--one-run`` prints the one-run bounds in jax_privacy's settings (deterministic
+normal scores, 10,000 canaries per side, shift 1/2/4; and random Gaussian canaries): Steinke-Nasr-Jagielski,
+the certified f-DP test with the (epsilon, delta) curve, and the Gaussian-family f-DP number (an estimate
+assuming mu-GDP), ours beside jax_privacy's.
 """
 
 from __future__ import annotations
@@ -14,6 +25,8 @@ from __future__ import annotations
 import argparse
 import math
 import time
+
+import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.gdp import gdp_epsilon_of
@@ -57,7 +70,147 @@ def main(seed: int = 0) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- issue 17: threshold rules
+RULE_NAMES = ("heldout", "bonferroni", "combined", "frontier")
+SEL_FRACTION = 0.3  # audit_mechanism's default selection share
+
+
+def _samples(kind, n, rng):
+    if kind == "gaussian":
+        return rng.normal(0.0, 1.0, n), rng.normal(1.0, 1.0, n)
+    if kind == "laplace":
+        return rng.laplace(0.0, 1.0, n), rng.laplace(1.0, 1.0, n)
+    q = math.exp(1.0) / (1.0 + math.exp(1.0))  # randomized response, eps = 1: output = bit w.p. q
+    return (rng.random(n) >= q).astype(float), (rng.random(n) < q).astype(float)
+
+
+def _jax_clopper_pearson(s0, s1, delta):
+    try:
+        from jax_privacy import auditing
+    except ImportError:
+        return math.nan
+    a = auditing.CanaryScoreAuditor(s1, s0)
+    return float(a.epsilon_clopper_pearson(0.05, delta, one_sided=False))
+
+
+def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
+    """Mean certified epsilon of each threshold rule on the same samples (see the module docstring)."""
+    from dpaudit.audit.mechanism import audit_scores
+    from dpaudit.audit.threshold_limit import threshold_audit_limit
+
+    cases = (("gaussian", 1e-5, dict(mu=1.0)), ("laplace", 0.0, dict(epsilon=1.0)),
+             ("randomized-response", 0.0, dict(epsilon=1.0)))
+    rows = []
+    for kind, delta, par in cases:
+        for n in sizes:
+            vals = {r: [] for r in RULE_NAMES + ("jax",)}
+            t0 = time.perf_counter()
+            for seed in seeds:
+                rng = np.random.default_rng([17, seed, n])
+                s0, s1 = _samples(kind, n, rng)
+                k = int(round(SEL_FRACTION * n))
+                for rule in RULE_NAMES:
+                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta,
+                                       confidence=0.95, selection=rule)
+                    vals[rule].append(res.epsilon_lower)
+                vals["jax"].append(_jax_clopper_pearson(s0, s1, delta))
+            lim = threshold_audit_limit(kind, n - int(round(SEL_FRACTION * n)), delta=delta, **par)["epsilon"]
+            lim_all = threshold_audit_limit(kind, n, delta=delta, **par)["epsilon"]
+            rows.append((kind, n, {r: float(np.mean(v)) for r, v in vals.items()}, lim, lim_all,
+                         time.perf_counter() - t0))
+    return rows
+
+
+def print_rules(rows, seeds):
+    print(f"threshold rules, mean certified epsilon over {len(seeds)} seeds, 95% confidence; ours: {SEL_FRACTION:.0%} "
+          "selection / 70% evaluation; jax_privacy: all 2n scores")
+    print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>10}" for r in RULE_NAMES)
+          + f" {'jax 2-sided':>11} {'limit(0.7n)':>11} {'limit(n)':>9} {'time':>6}")
+    for kind, n, v, lim, lim_all, dt in rows:
+        print(f"{kind:<20} {n:>8} " + " ".join(f"{v[r]:>10.4f}" for r in RULE_NAMES)
+              + f" {v['jax']:>11.4f} {lim:>11.4f} {lim_all:>9.4f} {dt:>5.1f}s")
+
+
+# ---------------------------------------------------------------------------- issue 17: one-run bounds
+def _det_normal(shift, n):
+    from scipy.stats import norm
+
+    return norm.ppf(np.linspace(0.0, 1.0, n, endpoint=False) + 1.0 / (2 * n)) + shift
+
+
+def _frontier_counts(s_in, s_out):
+    """(tp, fp) at the ROC-frontier thresholds "in iff score >= t" of jax_privacy's one-run audit (all
+    thresholds, Bonferroni over their number) -- the same protocol, re-computed here so that our bounds are
+    evaluated at exactly its (r, v)."""
+    from dpaudit.audit.thresholds import _upper_hull
+
+    t = np.concatenate([np.union1d(s_in, s_out), [np.inf]])
+    tp = s_in.size - np.searchsorted(np.sort(s_in), t, side="left")
+    fp = s_out.size - np.searchsorted(np.sort(s_out), t, side="left")
+    order = np.lexsort((tp, fp))
+    hull = order[_upper_hull(fp[order].astype(float), tp[order].astype(float))]
+    return tp[hull], fp[hull]
+
+
+def one_run_table(delta=1e-6, significance=0.05):
+    from dpaudit.audit.one_run import one_run_epsilon_lower
+    from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
+
+    rows = []
+    settings = [(f"deterministic normal, shift {s}", _det_normal(s, 10_000), _det_normal(0.0, 10_000))
+                for s in (1, 2, 4)]
+    rng = np.random.default_rng(17)
+    settings.append(("random Gaussian canaries, shift 1", rng.normal(1.0, 1.0, 10_000), rng.normal(0.0, 1.0, 10_000)))
+    for name, s_in, s_out in settings:
+        t0 = time.perf_counter()
+        tp, fp = _frontier_counts(s_in, s_out)
+        g = tp.size
+        m, conf = s_in.size + s_out.size, 1.0 - significance / g
+        best = {"snj": 0.0, "fdp": 0.0, "gdp": 0.0}
+        for v, f in zip(tp, fp):
+            r, v = int(v + f), int(v)
+            if r == 0 or 2 * v <= r:
+                continue
+            best["snj"] = max(best["snj"], one_run_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=conf))
+            best["fdp"] = max(best["fdp"], one_run_fdp_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=conf))
+            best["gdp"] = max(best["gdp"], one_run_fdp_gdp_epsilon(m=m, r=r, v=v, delta=delta,
+                                                                   confidence=conf)["epsilon"])
+        jx = {"snj": math.nan, "gdp": math.nan}
+        try:
+            from jax_privacy import auditing
+
+            a = auditing.CanaryScoreAuditor(s_in, s_out)
+            jx = {"snj": float(a.epsilon_one_run(significance, delta)),
+                  "gdp": float(a.epsilon_one_run_fdp(significance, delta))}
+        except ImportError:
+            pass
+        rows.append((name, g, best, jx, time.perf_counter() - t0))
+    return rows
+
+
+def print_one_run(rows):
+    print("one-run bounds, 20,000 canaries, delta 1e-6, significance 0.05 Bonferroni over the G frontier thresholds")
+    print(f"{'setting':<36} {'G':>4} {'SNJ ours':>9} {'SNJ jax':>8} {'f-DP (eps,delta) ours*':>23} "
+          f"{'f-DP GDP ours**':>16} {'f-DP GDP jax**':>15} {'time':>6}")
+    for name, g, b, jx, dt in rows:
+        print(f"{name:<36} {g:>4} {b['snj']:>9.4f} {jx['snj']:>8.4f} {b['fdp']:>23.4f} {b['gdp']:>16.4f} "
+              f"{jx['gdp']:>15.4f} {dt:>5.1f}s")
+    print("*  certified for every mechanism; ** estimate assuming mu-GDP (certified only: 'not mu-GDP below mu_lower')")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
-    raise SystemExit(main(ap.parse_args().seed))
+    ap.add_argument("--rules", action="store_true", help="compare the threshold rules (issue 17)")
+    ap.add_argument("--one-run", action="store_true", help="one-run bounds in jax_privacy's settings (issue 17)")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
+    a = ap.parse_args()
+    if a.rules or a.one_run:
+        if a.rules:
+            sd = tuple(range(a.seeds))
+            print_rules(rules_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
+        if a.one_run:
+            print_one_run(one_run_table())
+        raise SystemExit(0)
+    raise SystemExit(main(a.seed))

@@ -46,9 +46,10 @@ import math
 
 import numpy as np
 
+from dpaudit.audit.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
-from dpaudit.audit.one_run import one_run_protocol
+from dpaudit.audit.one_run import bound_record, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
@@ -62,7 +63,15 @@ from dpaudit.audit.selection import (
     split_train_validation,
     tiebreak_seed,
 )
-from dpaudit.audit.thresholds import ORIENTATIONS, as_scores, bonferroni_test, heldout_test, oriented_counts
+from dpaudit.audit.thresholds import (
+    ORIENTATIONS,
+    as_scores,
+    bonferroni_test,
+    frontier_test,
+    heldout_test,
+    oriented_counts,
+    roc_frontier,
+)
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
@@ -81,7 +90,7 @@ from dpaudit.core.validation import check_confidence, check_count, check_nonnega
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
 
 METHODS = ("threshold", "gdp", "one-run")
-SELECTIONS = ("heldout", "bonferroni", "combined")
+SELECTIONS = ("heldout", "bonferroni", "combined", "frontier")
 #: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
 GDP_METHOD = "gdp (estimate assuming mu-GDP)"
 _DEFAULT_GRID_SIZE = 50
@@ -121,10 +130,12 @@ def _warn_pure_dp_claim(sampler) -> None:
 
 def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
                  method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
-                 details: dict | None = None) -> AuditResult:
+                 details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     """Turn selection/evaluation scores into an :class:`AuditResult` (shared by every auditor).
 
     ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
+    ``details["attack_statistics"]``: TPR at each of ``fpr_levels``, AUROC and best accuracy with their
+    intervals (:mod:`dpaudit.audit.attack_stats`; descriptive, they never set the verdict).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     delta = check_audit_delta(delta)
@@ -150,6 +161,9 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
             return out
         if rule == "heldout":
             return heldout_test(sel0, sel1, eval0, eval1, delta=delta, beta=b, kind=kind)
+        if rule == "frontier":
+            fr = roc_frontier(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"))
+            return frontier_test(eval0, eval1, fr["thresholds"], fr["orientation"], delta=delta, beta=b, kind=kind)
         g = grid if grid is not None else _fixed_grid(as_scores(sel0, "sel0"), as_scores(sel1, "sel1"),
                                                       _DEFAULT_GRID_SIZE)
         return bonferroni_test(eval0, eval1, g, delta=delta, beta=b, kind=kind)
@@ -165,7 +179,8 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     # epsilon_lower is always the certified threshold bound; method="gdp" only asks for the estimate
     eps_lower = thr["value"]
     rule_str = {"heldout": "held-out threshold selection", "bonferroni": "Bonferroni over a fixed grid",
-                "combined": "held-out and Bonferroni at beta/2 each"}[selection]
+                "combined": "held-out and Bonferroni at beta/2 each",
+                "frontier": "two-sided, Bonferroni over the selection ROC frontier"}[selection]
     method_str = f"threshold test, Clopper-Pearson + delta term, {rule_str}"
     if method == "gdp":
         method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
@@ -180,6 +195,7 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
         "n_selection": [int(sel0.size), int(sel1.size)],
         "n_evaluation": [int(eval0.size), int(eval1.size)],
         "roc": roc_points(eval0, eval1, thr["orientation"]),
+        "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels, confidence=confidence),
         "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
                                    trials=max(n_trials, int(eval0.size)), selection=selection,
                                    grid_size=thr.get("grid_size")),
@@ -247,7 +263,7 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
                     features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
-                    workers=None, retries: int = DEFAULT_RETRIES) -> AuditResult:
+                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -277,11 +293,14 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         See the module docstring. ``epsilon_lower`` is always certified; "gdp" gives the same
         certified threshold bound and asks for the GDP estimate (``result.gdp_estimate``, an
         estimate assuming mu-GDP, computed for "threshold" too).
-    selection : {"auto", "heldout", "bonferroni", "combined"}
+    selection : {"auto", "heldout", "bonferroni", "combined", "frontier"}
         Threshold rule for "threshold" and "gdp" (:mod:`dpaudit.audit.selection`). ``"auto"``:
         Bonferroni over the category boundaries for statistics with few values, held-out otherwise.
     selection_fraction : float in (0, 1)
         Share of the trials used for selection (fitting the attack, choosing pair and threshold).
+    fpr_levels : sequence of floats in (0, 1)
+        FPR levels of the "TPR at a fixed FPR" attack statistics (``result.attack_statistics``;
+        :mod:`dpaudit.audit.attack_stats`; descriptive, never the verdict). Default (1e-3, 1e-2).
     grid : array, optional
         Fixed thresholds for ``selection="bonferroni"`` with a callable statistic; then all
         trials are evaluation trials.
@@ -348,7 +367,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         if method == "one-run":
             result = _audit_one_run(sampler, **common)
         else:
-            result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, **common)
+            result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, fpr_levels=fpr_levels,
+                                       **common)
     return result.with_details(seed=seed_record(seed))
 
 
@@ -408,7 +428,7 @@ def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec
 
 def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic, families, root, method, selection,
                       selection_fraction, grid, candidates, encode, features, randomize_ties, chunk_size, executor,
-                      retries) -> AuditResult:
+                      retries, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     s_tb, s_fit, s_pairs = root.spawn(3)  # children 4, 5, 6: the four streams above are unchanged
     beta = 1.0 - confidence
@@ -430,7 +450,7 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
                              executor, retries)
         desc = getattr(statistic, "description", "user statistic")
         return audit_scores(sel0, sel1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
-                            method=method, selection=rule, grid=grid, trials=trials,
+                            method=method, selection=rule, grid=grid, trials=trials, fpr_levels=fpr_levels,
                             details={"statistic": desc,
                                      "attack": {"family": getattr(statistic, "family", "") or "user statistic",
                                                 "description": desc, "selected_on": "fixed by the user",
@@ -470,7 +490,8 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
                                  "grid": "category boundaries" if rule_grid is not None else
                                  ("quantiles of the selection scores" if rule != "heldout" else None)}
     res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=epsilon, delta=delta, confidence=confidence,
-                       method=method, selection=rule, grid=rule_grid, trials=trials, details=details)
+                       method=method, selection=rule, grid=rule_grid, trials=trials, details=details,
+                       fpr_levels=fpr_levels)
     # every selection run counts (fitting half + threshold half), as the trial accounting promises
     res.details["n_threshold_selection"] = res.details["n_selection"]
     res.details["n_selection"] = [int(n_sel), int(n_sel)]
@@ -552,6 +573,7 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
     details.update({"one_run": one, "calibration_canaries": int(m_cal),
                     "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
                     "calibration_epsilon": float(cal["calibration_epsilon"][0]),
+                    "one_run_bound": bound_record(res),
                     "statistic": getattr(stat, "description", "user statistic")})
     if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
         details["advice"] = one_run_advice(m=one["m"], r=one["r"], v=one["v"], epsilon=epsilon, delta=delta,

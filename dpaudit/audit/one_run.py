@@ -21,11 +21,13 @@ from scipy.stats import binom
 
 from dpaudit.audit.binomial import cp_lower
 from dpaudit.audit.error_rates import check_audit_delta, check_beta
+from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
 from dpaudit.core.numeric import round_down
 from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
-__all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit"]
+__all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run_protocol", "choose_guesses",
+           "choose_bound", "bound_record", "BOUNDS"]
 
 
 def _check(m, r, v):
@@ -197,26 +199,54 @@ def choose_guesses(cal_scores, cal_coins, *, m: int, delta: float = 0.0, confide
     k_out = np.where((f_out > 0) & (k_out == 0), 1, k_out)
     both0 = (k_in + k_out) == 0
     k_in = np.where(both0, 1, k_in)
+    rows = np.arange(v.shape[0])
+    r_cal, v_cal = (ki + ko)[best], v[rows, best]
     return {"k_in": k_in, "k_out": k_out, "fraction_in": f_in, "fraction_out": f_out,
-            "calibration_epsilon": best_eps, "calibrated": ~none, "m_calibration": int(m_cal)}
+            "calibration_epsilon": best_eps, "calibrated": ~none, "m_calibration": int(m_cal),
+            "r_calibration": r_cal, "v_calibration": v_cal}
+
+
+#: the one-run tests: Steinke-Nasr-Jagielski 2023 (``"snj"``) and the f-DP test of Mahloujifar-Melis-Chaudhuri
+#: 2024 with the (epsilon, delta) trade-off curve (``"fdp"``); ``"auto"`` picks one of them on the calibration run
+#: (fixed guesses: both at beta/2, the larger -- a union bound)
+BOUNDS = ("auto", "snj", "fdp", "both")
 
 
 class _EpsilonTable:
-    """``one_run_epsilon_lower`` memoised on (r, v) (many audits share their counts)."""
+    """The certified one-run bound of test ``kind`` memoised on (r, v) (many audits share their counts)."""
 
-    def __init__(self, m, delta, confidence):
-        self.m, self.delta, self.confidence, self.cache = m, delta, confidence, {}
+    def __init__(self, m, delta, confidence, kind="snj"):
+        self.m, self.delta, self.confidence, self.kind, self.cache = m, delta, confidence, kind, {}
 
     def __call__(self, r: int, v: int) -> float:
         key = (int(r), int(v))
         if key not in self.cache:
-            self.cache[key] = one_run_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
-                                                    confidence=self.confidence)
+            if self.kind == "fdp":
+                self.cache[key] = one_run_fdp_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
+                                                            confidence=self.confidence)
+            else:
+                self.cache[key] = one_run_epsilon_lower(m=self.m, r=key[0], v=key[1], delta=self.delta,
+                                                        confidence=self.confidence)
         return self.cache[key]
 
 
+def choose_bound(m: int, r_cal, v_cal, m_cal: int, *, delta: float, confidence: float) -> np.ndarray:
+    """Per calibration row, ``"fdp"`` or ``"snj"``: the test whose bound is larger at the calibration counts
+    scaled to the main run (r, v times m / m_cal; the delta term of Steinke-Nasr-Jagielski grows with m, so the
+    comparison is made at the main run's m). Uses only the calibration run, so either choice keeps the main
+    run's bound valid at the full level; ties go to ``"snj"``."""
+    snj = _EpsilonTable(m, delta, confidence, "snj")
+    fdp = _EpsilonTable(m, delta, confidence, "fdp")
+    out = []
+    for r, v in zip(np.atleast_1d(r_cal), np.atleast_1d(v_cal)):
+        rr = min(m, max(1, int(round(int(r) * m / m_cal))))
+        vv = min(rr, int(round(int(v) * m / m_cal)))
+        out.append("fdp" if fdp(rr, vv) > snj(rr, vv) else "snj")
+    return np.array(out)
+
+
 def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.0, confidence: float = 0.95,
-                     audits: int = 1, guesses=None, fractions=GUESS_FRACTIONS) -> dict:
+                     audits: int = 1, guesses=None, fractions=GUESS_FRACTIONS, bound: str = "auto") -> dict:
     """The one-run audit (Steinke, Nasr, Jagielski 2023), shared by mechanisms and optimizers.
 
     1. calibration run (unless ``guesses`` is given): ``m_calibration`` canaries with the auditor's
@@ -224,7 +254,12 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
        ``(audits, m)``; a larger score means "more likely included");
     2. choice of k_in and k_out separately on it (:func:`choose_guesses`);
     3. main run: ``m`` canaries, independent coins and randomness;
-    4. bound from the v correct guesses out of r = k_in + k_out (:func:`one_run_epsilon_lower`).
+    4. bound from the v correct guesses out of r = k_in + k_out: ``bound="snj"`` the test of Steinke, Nasr,
+       Jagielski (:func:`one_run_epsilon_lower`), ``"fdp"`` the f-DP test of Mahloujifar, Melis, Chaudhuri 2024
+       with the (epsilon, delta) trade-off curve (:func:`dpaudit.audit.one_run_fdp.one_run_fdp_epsilon_lower`),
+       ``"both"`` both at beta/2 and the larger (union bound), ``"auto"`` (default) the one of the two that is
+       larger on the calibration run (:func:`choose_bound`; with fixed ``guesses`` there is no calibration run
+       and ``"auto"`` means ``"both"``). Every choice is certified at ``confidence``.
 
     ``guesses``: a fixed k (k "in" and k "out") or a pair (k_in, k_out). Seeds: children 0..3 of
     ``seed`` are the main coins, the main run, the calibration coins, the calibration run.
@@ -234,6 +269,8 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
 
     m = check_count(m, "m", minimum=2)
     audits = check_count(audits, "audits", minimum=1)
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
     s_coins, s_run, s_cal_coins, s_cal_run = as_seed_sequence(seed).spawn(4)
     cal = None
     if guesses is None:
@@ -258,8 +295,40 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
     rows = np.arange(audits)
     v = in_ok[rows, k_in] + out_ok[rows, k_out]
     r = k_in + k_out
-    table = _EpsilonTable(m, delta, confidence)
-    eps = np.array([table(rr, vv) for rr, vv in zip(r, v)])
+    if bound == "auto" and cal is not None:
+        used = choose_bound(m, cal["r_calibration"], cal["v_calibration"], m_cal, delta=delta, confidence=confidence)
+        level = confidence
+    else:
+        kind = "both" if bound == "auto" else bound
+        used = np.full(audits, kind, dtype=object)
+        level = 1.0 - (1.0 - confidence) / 2.0 if kind == "both" else confidence
+    snj = _EpsilonTable(m, delta, level, "snj")
+    fdp = _EpsilonTable(m, delta, level, "fdp")
+    eps_snj = np.array([snj(rr, vv) if u in ("snj", "both") else np.nan for rr, vv, u in zip(r, v, used)])
+    eps_fdp = np.array([fdp(rr, vv) if u in ("fdp", "both") else np.nan for rr, vv, u in zip(r, v, used)])
+    eps = np.fmax(eps_snj, eps_fdp)
     return {"epsilon_lower": eps, "r": r, "v": v, "k_in": k_in, "k_out": k_out, "included": coins.sum(axis=1),
             "m": m, "calibration": cal, "calibrated": guesses is None, "delta": float(delta),
-            "confidence": float(confidence)}
+            "confidence": float(confidence), "bound": used, "epsilon_snj": eps_snj, "epsilon_fdp": eps_fdp,
+            "bound_level": float(level)}
+
+
+def bound_record(res: dict, row: int = 0) -> dict:
+    """``details["one_run_bound"]`` of audit ``row`` of a :func:`one_run_protocol` result: which test certified
+    ``epsilon_lower``, both tests' numbers where computed, and the Gaussian-family f-DP number of Mahloujifar,
+    Melis, Chaudhuri 2024 (what jax_privacy's ``epsilon_one_run_fdp`` reports) -- an *estimate assuming mu-GDP*,
+    never a bound."""
+    used = str(res["bound"][row])
+    names = {"snj": "Steinke-Nasr-Jagielski 2023 p-value", "fdp": "f-DP test with the (epsilon, delta) curve "
+             "(Mahloujifar-Melis-Chaudhuri 2024)", "both": "both tests at beta/2 each, the larger (union bound)"}
+    out = {"test": used, "description": names[used],
+           "chosen_by": "calibration run (the larger predicted bound)" if res["calibrated"] and used != "both" else
+           "fixed before the run", "level": res["bound_level"],
+           "epsilon_snj": float(res["epsilon_snj"][row]), "epsilon_fdp": float(res["epsilon_fdp"][row])}
+    if res["delta"] > 0.0:
+        g = one_run_fdp_gdp_epsilon(m=res["m"], r=int(res["r"][row]), v=int(res["v"][row]), delta=res["delta"],
+                                    confidence=res["confidence"])
+        out["gdp_family"] = {"mu_lower": g["mu_lower"], "epsilon": g["epsilon"],
+                             "label": "estimate assuming mu-GDP (not a bound; never sets the verdict)",
+                             "certified": f"the mechanism is not mu-GDP for mu <= {g['mu_lower']:.6g}"}
+    return out

@@ -54,7 +54,13 @@ import numpy as np
 from dpaudit.audit.attacks import dirac_canary, projection_statistic
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts, one_run_protocol
+from dpaudit.audit.one_run import (
+    DEFAULT_GUESS_FRACTION,
+    GUESS_FRACTIONS,
+    bound_record,
+    correct_counts,
+    one_run_protocol,
+)
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.verdict import one_run_advice
 from dpaudit.core.runner import (
@@ -337,6 +343,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
                  "m": m, "r": r, "correct": v, "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]),
                  "canaries_included": int(res["included"][0]),
                  "guesses_chosen_by": "calibration run" if res["calibrated"] else "fixed (guesses option)",
+                 "one_run_bound": bound_record(res),
                  "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "
                            f"{res['dim']}..{res['dim'] + m - 1} (data columns zero there), fair coins",
                  "statistic": "-theta_T along each canary coordinate; 'in' for the top k, 'out' for the bottom k",

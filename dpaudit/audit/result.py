@@ -158,6 +158,13 @@ class AuditResult:
         eps = gdp.get("epsilon") if isinstance(gdp, dict) else None
         return None if eps is None else float(eps)
 
+    @property
+    def attack_statistics(self):
+        """TPR at fixed low FPRs, AUROC and best accuracy with intervals (``details["attack_statistics"]``, see
+        :mod:`dpaudit.audit.attack_stats`; ``None`` when not computed). Descriptive: never a bound."""
+        st = self.details.get("attack_statistics") if isinstance(self.details, dict) else None
+        return st if isinstance(st, dict) else None
+
     def __repr__(self) -> str:
         """One line: the verdict and the numbers that decide it (``details`` are left out; see
         :meth:`summary` or ``to_dict()``)."""

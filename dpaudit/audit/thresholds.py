@@ -1,7 +1,7 @@
 """Valid threshold selection for distinguishing tests (held-out or Bonferroni threshold selection; Bichsel et al. 2021).
 
 Maximising an epsilon lower bound over thresholds *on the data that certify it* is invalid
-(winner's curse: on identical distributions some threshold shows a spurious ratio). Two valid
+(winner's curse: on identical distributions some threshold shows a spurious ratio). Three valid
 procedures are implemented:
 
 1. :func:`heldout_test` -- choose the test (threshold and orientation) on a *selection* sample
@@ -10,6 +10,9 @@ procedures are implemented:
 2. :func:`bonferroni_test` -- the grid of thresholds is fixed before the audit samples are
    drawn; each of the G (threshold, orientation) tests is bounded at level beta/G and the
    maximum is reported. Valid by the union bound.
+3. :func:`frontier_test` -- the thresholds of the ROC frontier of the *selection* sample
+   (:func:`roc_frontier`), fixed before the evaluation sample is seen; each of the G is bounded at
+   beta/G with both inequalities of Kairouz et al. Valid by the union bound.
 
 A test with orientation ``">"`` guesses D' iff ``s > t`` (FPR = P_D[s > t], FNR = P_D'[s <= t]);
 orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data are always
@@ -30,7 +33,10 @@ from dpaudit.audit.gdp import mu_lower_from_rates
 from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test",
-           "heldout_test", "bonferroni_test", "ORIENTATIONS"]
+           "heldout_test", "bonferroni_test", "ORIENTATIONS", "roc_frontier", "frontier_test", "FRONTIER_MAX_POINTS"]
+
+#: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
+FRONTIER_MAX_POINTS = 128
 
 ORIENTATIONS = (">", "<=")
 _KINDS = ("dp", "gdp")
@@ -174,3 +180,80 @@ def bonferroni_test(scores0, scores1, grid, *, delta: float, beta: float, kind: 
             "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(s0.size), "n1": int(s1.size),
             "fpr_upper": float(fpr_u[o, i]), "fnr_upper": float(fnr_u[o, i]), "beta": beta,
             "grid_size": int(grid.size), "selection": "bonferroni"}
+
+
+# ------------------------------------------------------------------ the ROC-frontier rule
+def _upper_hull(x, y):
+    """Indices of the upper concave hull of points sorted by x (ties in x: larger y last)."""
+    keep = []
+    for i in range(x.size):  # monotone chain: at most 2 pushes/pops per point
+        while len(keep) >= 2:
+            a, b = keep[-2], keep[-1]
+            if (x[b] - x[a]) * (y[i] - y[a]) - (y[b] - y[a]) * (x[i] - x[a]) >= 0:
+                keep.pop()  # b lies on or below the chord a-i
+            else:
+                break
+        keep.append(i)
+    return np.asarray(keep, dtype=int)
+
+
+def roc_frontier(sel0, sel1, max_points: int = FRONTIER_MAX_POINTS) -> dict:
+    """The thresholds of the ROC frontier (upper concave hull of the empirical ROC curve) of the SELECTION scores.
+
+    Orientation: ``">"`` when the selection AUROC is at least 1/2, else ``"<="``. Each hull vertex
+    (FPR, TPR) is a threshold, bounded with both inequalities of Kairouz et al. (the test, and the test with the
+    roles of D and D' swapped: the "two-sided" variant of jax_privacy's auditing module); the tests of the other
+    orientation lie below the diagonal when the AUROC is at least 1/2 and are not charged for. More than
+    ``max_points`` vertices are thinned to ``max_points`` spread evenly in log FPR (the tails matter for large
+    epsilon). Everything here depends only on the selection scores.
+    """
+    max_points = check_count(max_points, "max_points", minimum=2)
+    s0 = as_scores(sel0, "sel0")
+    s1 = as_scores(sel1, "sel1")
+    t = np.unique(np.concatenate([s0, s1]))
+    k_fp, k_fn = oriented_counts(s0, s1, t)
+    s0s = np.sort(s0)
+    below = np.searchsorted(s0s, s1, side="left").sum() + 0.5 * (np.searchsorted(s0s, s1, side="right")
+                                                                  - np.searchsorted(s0s, s1, side="left")).sum()
+    o = 0 if below / (s0.size * s1.size) >= 0.5 else 1  # selection AUROC of ">" (Mann-Whitney)
+    fpr = k_fp[o] / s0.size
+    tpr = 1.0 - k_fn[o] / s1.size
+    order = np.lexsort((tpr, fpr))
+    hull = order[_upper_hull(fpr[order], tpr[order])]
+    hull = hull[(fpr[hull] < 1.0) & (tpr[hull] > 0.0)]  # the trivial corners certify nothing
+    if hull.size == 0:
+        hull = np.array([int(np.argmax(tpr - fpr))])
+    if hull.size > max_points:
+        lf = np.log(np.maximum(fpr[hull], 0.5 / s0.size))
+        targets = np.linspace(lf.min(), lf.max(), max_points)
+        pick = np.unique(np.clip(np.searchsorted(lf, targets), 0, hull.size - 1))
+        hull = hull[pick]
+    return {"thresholds": t[hull], "orientation": ORIENTATIONS[o], "fpr": fpr[hull], "tpr": tpr[hull]}
+
+
+def frontier_test(eval0, eval1, thresholds, orientation: str, *, delta: float, beta: float, kind: str = "dp") -> dict:
+    """Two-sided Clopper-Pearson with Bonferroni over a frontier FIXED in advance (:func:`roc_frontier` of the
+    selection scores): each of the G thresholds is bounded at beta/G (beta/(2G) per rate), with both inequalities
+    of Kairouz, Oh, Viswanath 2015 at each; the largest bound is valid at level beta by the union bound."""
+    kind = _check_kind(kind)
+    delta = check_audit_delta(delta)
+    beta = check_beta(beta)
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    grid = np.atleast_1d(np.asarray(thresholds, dtype=float))
+    if grid.ndim != 1 or grid.size == 0 or np.any(np.isnan(grid)):
+        raise ValueError("thresholds must be a non-empty 1-D array without NaN")
+    s0 = as_scores(eval0, "eval0")
+    s1 = as_scores(eval1, "eval1")
+    o = ORIENTATIONS.index(orientation)
+    k_fp, k_fn = oriented_counts(s0, s1, grid)
+    k_fp, k_fn = k_fp[o], k_fn[o]
+    g = grid.size
+    fpr_u = cp_upper(k_fp, s0.size, beta / (2.0 * g))
+    fnr_u = cp_upper(k_fn, s1.size, beta / (2.0 * g))
+    crit = np.atleast_1d(np.asarray(_criterion(kind, fpr_u, fnr_u, delta)))
+    i = int(np.argmax(crit))
+    return {"value": float(crit[i]), "threshold": float(grid[i]), "orientation": orientation,
+            "k_fp": int(k_fp[i]), "k_fn": int(k_fn[i]), "n0": int(s0.size), "n1": int(s1.size),
+            "fpr_upper": float(np.atleast_1d(fpr_u)[i]), "fnr_upper": float(np.atleast_1d(fnr_u)[i]), "beta": beta,
+            "grid_size": int(g), "selection": "frontier"}

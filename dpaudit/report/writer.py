@@ -386,12 +386,50 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
           "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
           "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
           f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
+    _attack_statistics_section(doc, audit_d)
+
+
+def _attack_statistics_section(doc, audit_d):
+    """TPR at fixed low FPRs, AUROC and best accuracy with their intervals (descriptive; never the verdict)."""
+    st = (audit_d.get("details") or {}).get("attack_statistics")
+    if not isinstance(st, dict) or not isinstance(st.get("auroc"), dict):
+        return
+    conf = float(_num(st.get("confidence", 0.95)))
+
+    def iv(x):
+        return f"[{_f(x[0])}, {_f(x[1])}]"
+
+    rows = [["AUROC", _f(st["auroc"]["value"]), iv(st["auroc"]["interval"]), "distribution-free (McDiarmid)"]]
+    for r in st.get("tpr_at_fpr") or []:
+        rows.append([f"TPR at FPR {_f(r['fpr_level'])} (FPR reached {_f(r['fpr'])} {iv(r['fpr_interval'])})",
+                     _f(r["tpr"]), iv(r["tpr_interval"]), "exact (Clopper-Pearson)"])
+    acc = st.get("accuracy")
+    if isinstance(acc, dict):
+        rows.append(["best balanced accuracy", _f(acc["value"]), iv(acc["interval"]), "exact (Clopper-Pearson)"])
+    doc.h(3, "Attack statistics")
+    doc.table(["statistic (evaluation runs)", "value", f"{conf:.0%} interval", "interval"], rows)
+    doc.p("How good the attack is, measured on the evaluation runs with thresholds fixed on the selection runs. "
+          "These are descriptive statistics: they never set the lower bound, the verdict or an exit code.", "note")
+
+
+def _one_run_rows(audit_d) -> list:
+    """The one-run test that certified the bound, and the Gaussian-family f-DP number (an estimate)."""
+    rec = (audit_d.get("details") or {}).get("one_run_bound")
+    if not isinstance(rec, dict):
+        return []
+    rows = [["one-run test (certified)", f"{rec.get('description', rec.get('test'))}; chosen by "
+                                         f"{rec.get('chosen_by', 'n/a')}"]]
+    g = rec.get("gdp_family")
+    if isinstance(g, dict):
+        rows.append(["one-run f-DP, Gaussian family (NOT a bound: estimate assuming mu-GDP)",
+                     f"{_f(g.get('epsilon'))} (certified only: not mu-GDP for mu <= {_f(g.get('mu_lower'))})"])
+    return rows
 
 
 def _test_rows(audit_d) -> list:
     test = (audit_d.get("details") or {}).get("threshold_test") or {}
     if not test or not test.get("n0"):
-        return []
+        return _one_run_rows(audit_d)
     return [["chosen test (threshold, orientation)", f"{_f(test.get('threshold'))}, {test.get('orientation')}"],
             ["false positives / runs on D (upper bound)",
              f"{int(test['k_fp']):,} / {int(test['n0']):,} ({_f(test.get('fpr_upper'))})"],
