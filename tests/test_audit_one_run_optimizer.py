@@ -181,8 +181,8 @@ def test_correct_counts_match_one_run_audit():
 
 def test_audit_result_fields_and_reproducible():
     res = audit_optimizer("dp-gd", method="one-run", canaries=200, seed=1)
-    assert res.method == METHOD and res.trials == 1
     d = res.details
+    assert d["one_run_bound"]["test"] == "snj" and res.method == METHOD and res.trials == 1
     assert d["m"] == 200 and 0 < d["r"] <= 200 and 0 <= d["correct"] <= d["r"] and 0 < d["canaries_included"] < 200
     assert d["k_in"] + d["k_out"] == d["r"] and d["dim"] == 205  # k_in, k_out chosen separately (issue 15)
     assert res.epsilon_claimed == pytest.approx(make_optimizer("dp-gd").claim(20).epsilon(1e-5))

@@ -221,6 +221,9 @@ def test_one_run_audit_records_the_test_and_the_report_labels_the_gaussian_numbe
                           method="one-run")
     rec = res.details["one_run_bound"]
     assert res.epsilon_lower == pytest.approx(rec["epsilon_" + rec["test"]])
+    from dpaudit.audit.one_run import ONE_RUN_METHODS
+
+    assert res.method == ONE_RUN_METHODS[rec["test"]]  # the method names the test that certified (regression)
     # the Gaussian-family number of a Laplace canary (true epsilon 1) reads above the truth: an estimate only
     assert rec["gdp_family"]["epsilon"] > 1.0 >= res.epsilon_lower
     text = render_report(audit=res, fmt="md")[0]
@@ -249,3 +252,22 @@ def test_protocol_gaussian_family_false_alarms_with_known_mu(mu):
     lows = np.array([cache[(int(r), int(v))] for r, v in zip(res["r"], res["v"])])
     assert binom.cdf(int(np.sum(lows > mu)) - 1, A, 0.05) < 0.99
     assert lows.mean() > 0.4 * mu  # and it has power
+
+
+def test_method_string_names_the_test_that_certified_regression():
+    """Before: AuditResult.method said "Steinke-Nasr-Jagielski 2023" also when the f-DP test had certified the
+    bound. It now names the test recorded in details["one_run_bound"]."""
+    from dpaudit.audit.one_run import ONE_RUN_METHODS, one_run_method
+
+    for used in ("snj", "fdp", "both"):
+        assert one_run_method({"bound": [used]}) == ONE_RUN_METHODS[used]
+    assert "f-DP" in ONE_RUN_METHODS["fdp"] and "Steinke" not in ONE_RUN_METHODS["fdp"]
+    from dpaudit.audit import audit_mechanism
+
+    res = audit_mechanism(_shifted_gaussian, 0.0, 4.0, epsilon=0.5, delta=1e-5, trials=4000, seed=1,
+                          statistic="value", method="one-run")
+    assert res.details["one_run_bound"]["test"] == "fdp" and res.method == ONE_RUN_METHODS["fdp"]
+
+
+def _shifted_gaussian(x, rng, size):
+    return x + rng.normal(0.0, 1.0, size)

@@ -49,7 +49,7 @@ import numpy as np
 from dpaudit.audit.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
-from dpaudit.audit.one_run import bound_record, one_run_protocol
+from dpaudit.audit.one_run import bound_record, one_run_method, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
@@ -581,5 +581,5 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
     return AuditResult(
         epsilon_lower=eps_lower, epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon),
-        method="one-run (Steinke-Nasr-Jagielski 2023)", trials=int(trials), details=details,
+        method=one_run_method(res), trials=int(trials), details=details,
     )

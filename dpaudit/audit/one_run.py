@@ -27,7 +27,7 @@ from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run_protocol", "choose_guesses",
-           "choose_bound", "bound_record", "BOUNDS"]
+           "choose_bound", "bound_record", "one_run_method", "BOUNDS"]
 
 
 def _check(m, r, v):
@@ -311,6 +311,17 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
             "m": m, "calibration": cal, "calibrated": guesses is None, "delta": float(delta),
             "confidence": float(confidence), "bound": used, "epsilon_snj": eps_snj, "epsilon_fdp": eps_fdp,
             "bound_level": float(level)}
+
+
+#: ``AuditResult.method`` of a one-run audit, by the test that certified its bound
+ONE_RUN_METHODS = {"snj": "one-run (Steinke-Nasr-Jagielski 2023)",
+                   "fdp": "one-run (f-DP test of Mahloujifar-Melis-Chaudhuri 2024, (epsilon, delta) curve)",
+                   "both": "one-run (Steinke-Nasr-Jagielski 2023 and the f-DP test at beta/2 each, the larger)"}
+
+
+def one_run_method(res: dict, row: int = 0) -> str:
+    """The method string of audit ``row`` of a :func:`one_run_protocol` result: names the test that certified."""
+    return ONE_RUN_METHODS[str(res["bound"][row])]
 
 
 def bound_record(res: dict, row: int = 0) -> dict:

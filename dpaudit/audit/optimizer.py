@@ -59,6 +59,7 @@ from dpaudit.audit.one_run import (
     GUESS_FRACTIONS,
     bound_record,
     correct_counts,
+    one_run_method,
     one_run_protocol,
 )
 from dpaudit.audit.result import AuditResult
@@ -87,7 +88,6 @@ DEFAULT_ONE_RUN_CANARIES = 1_000
 ONE_RUN_GUESS_FRACTIONS = GUESS_FRACTIONS
 #: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
 ONE_RUN_DEFAULT_FRACTION = DEFAULT_GUESS_FRACTION
-ONE_RUN_METHOD = "one-run (Steinke-Nasr-Jagielski 2023)"
 #: delta of an optimizer audit when neither the call nor the optimizer gives one
 DEFAULT_AUDIT_DELTA = 1e-5
 
@@ -338,7 +338,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
         advice["advice"] = one_run_advice(m=m, r=r, v=v, epsilon=eps_claimed, delta=delta, confidence=confidence)
     return AuditResult(
         epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=float(delta), confidence=float(confidence),
-        violation=bool(eps_lower > eps_claimed), method=ONE_RUN_METHOD, trials=1,
+        violation=bool(eps_lower > eps_claimed), method=one_run_method(res), trials=1,
         details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}),
                  "m": m, "r": r, "correct": v, "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]),
                  "canaries_included": int(res["included"][0]),
