@@ -252,7 +252,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
     description says which.
     """
 
-    max_categories = check_count(max_categories, "max_categories", minimum=2)
+    max_categories = check_count("max_categories", max_categories, minimum=2)
     a = train0 if isinstance(train0, np.ndarray) and (is_numeric_batch(train0) or train0.dtype == object) \
         else as_output_batch(train0)
     b = train1 if isinstance(train1, np.ndarray) and (is_numeric_batch(train1) or train1.dtype == object) \
