@@ -27,12 +27,12 @@ import numpy as np
 
 from dpaudit.core.numeric import count_to_float, round_down, round_up
 from dpaudit.core.validation import (
+    check_count,
     check_delta,
     check_epsilon,
     check_neighbouring,
     check_nonnegative,
     check_positive,
-    check_count,
 )
 
 __all__ = [
@@ -334,7 +334,7 @@ class ZCDPFilter:
         self._history: list[float] = []
 
     @classmethod
-    def from_dp(cls, epsilon: float, delta: float) -> "ZCDPFilter":
+    def from_dp(cls, epsilon: float, delta: float) -> ZCDPFilter:
         """A filter with the DP-AGD budget :func:`dp_agd_budget` (eq. 5) for (epsilon, delta)."""
         return cls(dp_agd_budget(epsilon, delta))
 

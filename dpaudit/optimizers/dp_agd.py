@@ -87,7 +87,7 @@ import math
 
 import numpy as np
 
-from dpaudit.core.numeric import l2_norm, round_up
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import (
     Optimizer,
@@ -99,7 +99,8 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import Logistic, get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import Logistic, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["DPAGD", "initial_budgets"]
 
@@ -307,8 +308,14 @@ class DPAGD(Optimizer):
         if noise and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
             raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
                              f"{self.hp['epsilon']:g}) overflows the float range")
-        from dpaudit.bounds.dp_agd import (ZCDPFilterBank, gradavg, gradavg_charge, gradient_noise_sigma,
-                                           noisy_max_charge, noisy_max_scale)
+        from dpaudit.bounds.dp_agd import (
+            ZCDPFilterBank,
+            gradavg,
+            gradavg_charge,
+            gradient_noise_sigma,
+            noisy_max_charge,
+            noisy_max_scale,
+        )
         lap_scale = noisy_max_scale(rho_nmax, c_obj)
         if not math.isfinite(lap_scale):
             raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="

@@ -35,7 +35,8 @@ import numpy as np
 from dpaudit.core.numeric import TINY, l2_norm, round_up
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import Optimizer, Run, check_data, check_finite_params, make_rng, no_guarantee_claim
-from dpaudit.optimizers.losses import get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
            "basis_pursuit"]
@@ -424,7 +425,7 @@ class BiasReducedSGD(_SparseBase):
             one = np.zeros((k, n), dtype=bool)
             one[np.arange(k), pick] = True
 
-            def mean_over(mask, size_log2):
+            def mean_over(mask, size_log2, scal=scal):  # (called within this iteration)
                 g = (scal * mask) @ X
                 if g_c is not None:
                     g = g + mask[:, 0:1] * g_c
