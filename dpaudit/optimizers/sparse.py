@@ -1,21 +1,23 @@
 """The sparse-gradient algorithms of Ghazi, Guzman, Kamath, Kumar, Manurangsi (NeurIPS 2024).
 
-"Differentially Private Optimization with Sparse Gradients", arXiv:2404.10881 (the algorithms as named in the authors' NeurIPS 2024 poster;
-constants that could not be checked against the paper are marked [unconfirmed], see docs/theorems/sparse.md).
+"Differentially Private Optimization with Sparse Gradients", arXiv:2404.10881 (the algorithms as named
+in the authors' NeurIPS 2024 poster; constants that could not be checked against the paper are marked
+[unconfirmed], see docs/theorems/sparse.md).
 Noise calibrations and step costs come from ``dpaudit.bounds.sparse`` (replace-one neighbours).
 
-* ``projection`` (the Projection Mechanism, after Nikolov, Talwar, Zhang 2013): mean of the rows z_i of X (||z_i||_2 <= L, ||z_i||_0 <= s), plus Laplace
-  (delta = 0) or Gaussian noise, then the Euclidean projection onto the l1 ball of radius L sqrt(s).
-* ``l1-recovery`` (Gaussian l1-Recovery): b = A mean + N(0, sigma^2 I_m) with A ~ N(0, 1/m)^{m x d} drawn independently of
-  the data; output argmin{||z||_1 : A z = b} (basis pursuit, ``scipy.optimize.linprog``). The linear
-  programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
+* ``projection`` (the Projection Mechanism, after Nikolov, Talwar, Zhang 2013): mean of the rows z_i
+  of X (||z_i||_2 <= L, ||z_i||_0 <= s), plus Laplace (delta = 0) or Gaussian noise, then the
+  Euclidean projection onto the l1 ball of radius L sqrt(s).
+* ``l1-recovery`` (Gaussian l1-Recovery): b = A mean + N(0, sigma^2 I_m) with A ~ N(0, 1/m)^{m x d}
+  drawn independently of the data; output argmin{||z||_1 : A z = b} (basis pursuit,
+  ``scipy.optimize.linprog``). The linear programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
   small). If m >= d the equality system is overdetermined and the least-squares solution A^+ b is
   returned instead (post-processing of the same release) -- that is outside the mechanism's regime:
   compressed sensing needs d >> m = n eps sqrt(s ln(d/s) / ln(1/delta)) (e.g. n = 300, eps = 0.5 gives
   m = 208-290 for d = 1e3-1e5; one LP costs about 0.5 / 8 / 30 / 150 CPU-s at d = 1e3 / 1e4 / 3e4 / 1e5,
   benchmarks/sparse_mean.py).
-* ``output-perturbation`` (Output Perturbation with l_inf-Projection): the regularised ERM minimiser (solved to high accuracy with L-BFGS;
-  it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
+* ``output-perturbation`` (Output Perturbation with l_inf-Projection): the regularised ERM minimiser
+  (solved to high accuracy with L-BFGS; it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
   the box X = [-box, box]^d (coordinatewise clipping is an l_inf-nearest point of the box).
 * ``bias-reduced-sgd`` (the Subsampled Bias-Reduced Gradient Estimator, Alg. 3, in DP-SGD with a
   random stopping time, Alg. 4): projected SGD with the bias-reduced gradient estimator of
