@@ -1,4 +1,4 @@
-"""DP-AGD versus DP-GD / DP-SGD / SGD-MA on BANK (logistic regression), Lee & Kifer 2018 protocol (sheet B.7).
+"""DP-AGD versus DP-GD / DP-SGD / SGD-MA on BANK (logistic regression), Lee & Kifer 2018 protocol (as in the authors' code ppmlguy/DP-AGD).
 
 Paper's claim (Lee & Kifer, KDD 2018, Fig. 3 (logistic regression), and the slides): "DP-AGD is best or
 competitive, especially at small epsilon; SGD-MA wins for epsilon > 0.8". Results exist only as figures.

@@ -4,7 +4,7 @@ Paper's claim (Section 6, Figure 1: panels random / label / bias on ijcnn1): "th
 problem-dependent; RGM needs no tuning" -- RGM, with no threshold, is competitive with the best clipping level
 and robust across the heterogeneity types. ijcnn1 is not available here; synthetic designs are used instead.
 
-Setting (sheet D.10): two nodes, x_{t+1} = mean_k (x_t - eta g~_k(x_t)), x_0 = 0, T = 40, ridge l2 = 3e-2,
+Setting (the paper's Section 6 and Appendix C, and the authors' code HadrienHx/RGM): two nodes, x_{t+1} = mean_k (x_t - eta g~_k(x_t)), x_0 = 0, T = 40, ridge l2 = 3e-2,
 replace-one neighbours; each node is calibrated on its own, the run's claim is the worst node's.
 Splits: ``random`` halves; ``label`` (50 + 50 random records, then all of one label to each node); ``bias`` (the
 authors' third panel): random halves and node 1 minimises f_1(x - t) with tilt t = 100 * 1 (the constants, the
@@ -22,7 +22,7 @@ Privacy (the same for every method, by our accountant): total RDP at order 2 ove
 4.0 (= T x 0.1: the paper's per-iteration "alpha = 2, epsilon = 0.1") and 1.0.
 Methods:
 * RGM (paper constants): (A_k, B_k) by the paper's formulas WITH the rigorous factor 2 and UNCENTRED features
-  (sheet D.8; the authors' code drops the factor 2 and centres the features, so this variant adds about twice
+  (Section 5.2, eqs. (10)-(11); the authors' code drops the factor 2 and centres the features, so this variant adds about twice
   the authors' noise); gamma solved so that T * rgm_rdp(2) = target exactly (Theorem 1 (5*)).
 * RGM (A at optimum): the same B, A = sup ||grad f_D'(x*_D)|| evaluated (eq. 10), a labelled variant.
 * Clipped GD, per-example rule: node k releases sum_i clip_C(g_i) + N(0, sigma_c^2 I), g_i = x_i (x_i.z - y_i)

@@ -1,4 +1,4 @@
-"""Sparse mean estimation against d (Ghazi, Guzman, Kamath, Kumar, Manurangsi 2024, Table 1 / sheet C.2-C.3).
+"""Sparse mean estimation against d (Ghazi, Guzman, Kamath, Kumar, Manurangsi 2024, Table 1).
 
 Paper's claim (Table 1, mean estimation, approximate DP): the projection mechanism and Gaussian l1-recovery both
 reach error L (s ln(d/s) ln(1/delta))^(1/4) / sqrt(epsilon n) (projection: ln d), i.e. only a (log d)^(1/4)
@@ -10,7 +10,7 @@ the same s-sparse vector with equal entries L/sqrt(s): the mean has ||mean||_1 =
 boundary -- the worst case of the projection's analysis). Prints the mean L2 error +- standard error (over
 trials), the rate above, error / rate, and the growth of error and rate from the smallest to the largest d.
 Verdict: the rate is an O() upper bound; its constant comes from the key lemma ||zhat - mean||^2 <= 2 L sqrt(s)
-||xi||_inf (sheet C.2), which with E||xi||_inf <= sigma sqrt(2 ln(2d)) and Jensen gives the explicit bound
+||xi||_inf (variational inequality of the projection), which with E||xi||_inf <= sigma sqrt(2 ln(2d)) and Jensen gives the explicit bound
 E error <= sqrt(2 L sqrt(s) sigma sqrt(2 ln(2d))) (the Table 1 rate with its constant). The claim holds on a
 design when the mean error (minus 3 standard errors) stays below that bound at every d. The growth of the error
 from the smallest to the largest d is printed against the rate's growth for information (the bound is

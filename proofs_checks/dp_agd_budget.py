@@ -10,7 +10,7 @@ Independent computations (mpmath, 50 digits):
 2. the Canonne-Kamath-Steinke delta of dpaudit's rho at epsilon, minimised over alpha by golden-
    section search in mpmath: it must be <= delta (CKS allows a larger rho; margin = log delta - log
    delta_CKS >= 0, reported separately).
-Also the B.1 table of the reference sheet (delta = 1e-8) is reproduced to 4 significant digits.
+Also the values at delta = 1e-8 quoted in docs/theorems/dp_agd.md are reproduced to 4 significant digits.
 """
 
 from __future__ import annotations

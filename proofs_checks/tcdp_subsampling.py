@@ -29,7 +29,7 @@ from scipy import integrate
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
-# (s, rho): the three of the reference sheet plus three more inside the hypotheses
+# (s, rho): three sanity points, (0.01, 0.05), (0.1, 0.1), (0.05, 0.01), plus three more inside the hypotheses
 CASES = [(0.01, 0.05), (0.1, 0.1), (0.05, 0.01), (0.001, 0.1), (0.1, 0.01), (0.02, 0.002)]
 
 

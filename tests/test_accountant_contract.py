@@ -29,7 +29,7 @@ class _NoGuarantee(Mechanism):
     """A mechanism with no statement in any notion (every curve inf, no pair)."""
 
     def rdp(self, orders):
-        return np.full(check_orders(orders).shape, math.inf)
+        return np.full(check_orders("orders", orders).shape, math.inf)
 
     def approx_dp(self):
         return (1.0, 0.5)  # only an (epsilon, delta) statement: no RDP, zCDP or tCDP guarantee

@@ -124,7 +124,7 @@ def test_epsilon_rates_bad_inputs():
 
 # ------------------------------------------------------------------ GDP
 def test_gdp_epsilon_reference_and_inverse():
-    # reference sheet sec. 10: sigma = 3.73 is (1, 1e-5)-DP
+    # Balle & Wang 2018, Thm. 8: sigma = 3.73 is (1, 1e-5)-DP
     assert gdp_epsilon_of(1 / 3.73, 1e-5) == pytest.approx(1.0, abs=2e-3)
     for mu in (0.1, 0.5, 1.0, 3.0):
         eps = gdp_epsilon_of(mu, 1e-6)

@@ -44,7 +44,7 @@ class _DiscreteLaplace(Mechanism):
     epsilon: float
 
     def rdp(self, orders):
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         eps = self.epsilon
         log_p, log_q = -math.log1p(math.exp(-eps)), -math.log1p(math.exp(eps))
         with np.errstate(over="ignore", invalid="ignore"):
@@ -190,7 +190,7 @@ def test_without_a_pair_the_pld_refuses_and_helpers_return_none():
     @dataclass(frozen=True)
     class _NoPair(Mechanism):
         def rdp(self, orders):
-            return np.full(check_orders(orders).shape, math.inf)
+            return np.full(check_orders("orders", orders).shape, math.inf)
 
     with pytest.raises(UnsupportedMechanismError):
         PLDAccountant().compose(_NoPair())

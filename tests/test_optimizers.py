@@ -270,7 +270,7 @@ def test_noisy_gd_noise_and_initial_variance():
 @pytest.mark.parametrize("eta,K,thm,comp", [(0.1, 10, 0.786938680575, 0.5), (0.1, 100, 1.986524106, 5.0),
                                             (0.5, 3, 1.05526689452, 0.75)])
 def test_noisy_gd_claim_reference_values(eta, K, thm, comp):
-    # sheet A.7: alpha = 2, S_g = 1, sigma^2 = 1, n = 1, lambda = 1; S_g = 2R for the logistic loss -> R = 1/2
+    # closed form of Theorem 1 (Chourasia, Ye, Shokri 2021) at alpha = 2, S_g = 1, sigma^2 = 1, n = 1, lambda = 1; S_g = 2R for the logistic loss -> R = 1/2
     opt = make_optimizer("noisy-gd", feature_bound=0.5, l2=1.0, step_size=eta, steps=K, sigma=1.0)
     assert opt.theorem1_applies and opt.sensitivity == 1.0
     c = opt.claim(1)
@@ -463,7 +463,7 @@ def test_projection_mechanism_noise_off_and_error_lemma():
     run = noisy.run(Z, None, trials=200, seed=11)
     xi = np.random.default_rng(11).normal(0.0, run.extra["noise_scale"], size=(200, 60))   # the same draws
     err2 = np.sum((run.params - Z.mean(axis=0)) ** 2, axis=1)
-    # ||z_hat - z_bar||^2 <= 2 L sqrt(s) ||xi||_inf and <= ||xi||_2^2 (sheet C.2), almost surely
+    # ||z_hat - z_bar||^2 <= 2 L sqrt(s) ||xi||_inf and <= ||xi||_2^2 (variational inequality of the projection, z_bar in the ball), almost surely
     assert np.all(err2 <= 2 * math.sqrt(3) * np.abs(xi).max(axis=1) * (1 + 1e-9))
     assert np.all(err2 <= np.sum(xi**2, axis=1) * (1 + 1e-9))
     assert run.claim.neighbouring == "replace_one" and run.claim.epsilon(1e-6) == 0.5

@@ -156,10 +156,10 @@ def test_renyi_table_small():
     rows = renyi_table(steps=(1, 10), alphas=(2.0,), trials=4000, seed=0)
     assert [r["steps"] for r in rows] == [1, 10]
     for r in rows:
-        # exact value of the instance between Theorem 2 and Theorem 1 / composition (sheet A.5)
+        # exact value of the instance between Theorem 2 and Theorem 1 / composition (the instance of Theorem 2)
         assert r["theorem2"] <= r["exact"] <= min(r["theorem1"], r["composition"]) * (1 + 1e-12)
         assert r["lower"] <= r["estimate"] <= r["upper"]
-    # sheet A.7 closed form, alpha = 2, S_g = sigma = n = 1, eta = 0.1, K = 10: 0.458786515383
+    # closed form of the instance, alpha = 2, S_g = sigma = n = 1, eta = 0.1, K = 10: 0.458786515383
     assert rows[1]["exact"] == pytest.approx(0.458786515383, rel=1e-9)
     with pytest.raises(ValueError, match="step_size"):
         renyi_table(step_size=1.5)

@@ -1,7 +1,7 @@
 """Deterministic sweeps against mpmath behind the numerical constants of the accounting layer:
 
 * the relative error bounds assumed for scipy's ``erfcx`` / ``erfc``
-  (``dpaudit.accounting.conversions._ERFCX_POS_ULPS`` etc., 4x the largest error measured);
+  (``dpaudit.accounting.gaussian_profile._ERFCX_POS_ULPS`` etc., 4x the largest error measured);
 * the exact Gaussian delta (an upper bound everywhere, within 2e-12 of the exact value where the
   value is representable) and its epsilon / mu inverses (exact delta at the root <= target, and
   the root within 1e-11 of the exact one; the internal lower root below it);
@@ -22,6 +22,7 @@ from test_trust_numerics_oracles import mp_gauss_delta, mp_mu, mp_subsampled_rr_
 
 from dpaudit import conversions as C
 from dpaudit.accounting import conversions as K
+from dpaudit.accounting import gaussian_profile as G
 from dpaudit.mechanisms import _subsampled_rdp as SR
 
 pytestmark = pytest.mark.filterwarnings("error")
@@ -53,9 +54,9 @@ def _special_function_constants(n):
     pos = np.concatenate([rng.uniform(0, 30, n), 10 ** rng.uniform(-300, 300, n)])
     neg = np.concatenate([rng.uniform(-26.6, 0, n), -(10 ** rng.uniform(-300, 1.42, n))])
     erfc_pos = np.concatenate([rng.uniform(0, 26.5, n), 10 ** rng.uniform(-300, 1.42, n)])
-    assert _max_rel_err(special.erfcx, _erfcx_ref, pos, lambda x: 1.0) <= K._ERFCX_POS_ULPS
-    assert _max_rel_err(special.erfcx, _erfcx_ref, neg, lambda x: 1 + 2 * x * x) <= K._ERFCX_NEG_ULPS
-    assert _max_rel_err(special.erfc, mp.erfc, erfc_pos, lambda x: 1 + 2 * x * x) <= K._ERFC_POS_ULPS
+    assert _max_rel_err(special.erfcx, _erfcx_ref, pos, lambda x: 1.0) <= G._ERFCX_POS_ULPS
+    assert _max_rel_err(special.erfcx, _erfcx_ref, neg, lambda x: 1 + 2 * x * x) <= G._ERFCX_NEG_ULPS
+    assert _max_rel_err(special.erfc, mp.erfc, erfc_pos, lambda x: 1 + 2 * x * x) <= G._ERFC_POS_ULPS
 
 
 def test_special_function_error_bounds():

@@ -294,7 +294,7 @@ def test_ceiling_reference_values():
     n, level, delta = 10_000, 0.025, 1e-5
     p = -math.expm1(math.log(level) / n)
     assert threshold_ceiling(60.0, delta, n, level) == pytest.approx(math.log((1 - delta - p) / p), rel=1e-9)
-    # the ceiling approaches the claim with many trials (pure 1-DP: 0.9 at 10^4, as sheet sec. 10 reports)
+    # the ceiling approaches the claim with many trials (pure 1-DP: about 0.9 at 10^4)
     assert 0.85 < threshold_ceiling(1.0, 0.0, 10_000, level) < 1.0
     assert threshold_ceiling(1.0, 0.0, 10**7, level) > 0.99
     assert threshold_ceiling(math.inf, delta, n, level) == math.inf

@@ -76,7 +76,7 @@ class Accountant(abc.ABC):
         when the mechanism has no guarantee in the accountant's notion, and ``ValueError`` when
         its neighbouring relation differs from that of the mechanisms composed before.
         """
-        count = check_count(count)
+        count = check_count("count", count)
         step = self._step(mechanism)
         self.neighbouring = join_relation(self.neighbouring, mechanism)
         if count and self._add(mechanism, step, count):

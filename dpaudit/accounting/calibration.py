@@ -109,12 +109,12 @@ def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", 
         On bad input, or when no sigma in [1e-12, 1e15] * sensitivity * sqrt(steps) meets the
         target.
     """
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    delta = check_delta(delta)
+    target_epsilon = check_epsilon("target_epsilon", target_epsilon)
+    delta = check_delta("delta", delta)
     q = check_probability("q", q)
     if q == 0.0:
         raise ValueError("q must be in (0, 1] for calibration (with q = 0 nothing is released and any sigma works)")
-    steps = check_count(steps, "steps", minimum=1)
+    steps = check_count("steps", steps, minimum=1)
     sensitivity = check_positive("sensitivity", sensitivity)
     if accountant not in CALIBRATION_ACCOUNTANTS:
         raise ValueError(f"accountant must be one of {CALIBRATION_ACCOUNTANTS}, got {accountant!r}")

@@ -51,7 +51,7 @@ class PrivacyClaim:
         source: str = "",
         details: dict | None = None,
     ):
-        self.neighbouring = check_neighbouring(neighbouring)
+        self.neighbouring = check_neighbouring("neighbouring", neighbouring)
         self.description = description
         self._epsilon_fn = epsilon_fn
         self._delta_fn = delta_fn
@@ -63,15 +63,15 @@ class PrivacyClaim:
     # -- queries -------------------------------------------------------------------------
     def epsilon(self, delta: float) -> float:
         """Upper bound on epsilon for the given delta."""
-        return float(self._epsilon_fn(check_delta(delta)))
+        return float(self._epsilon_fn(check_delta("delta", delta)))
 
     def delta(self, epsilon: float) -> float:
         """Upper bound on delta for the given epsilon."""
-        return float(self._delta_fn(check_epsilon(epsilon)))
+        return float(self._delta_fn(check_epsilon("epsilon", epsilon)))
 
     def rdp(self, orders) -> np.ndarray:
         """RDP curve of the claim (``inf`` everywhere when the claim is not an RDP statement)."""
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if self._rdp_fn is None:
             return np.full(orders.shape, math.inf)
         return np.asarray(self._rdp_fn(orders), dtype=float)
@@ -108,7 +108,7 @@ class PrivacyClaim:
         ``epsilon(d)`` is ``epsilon`` for ``d >= delta`` and ``inf`` below; ``delta(e)`` is
         ``delta`` for ``e >= epsilon`` and ``1`` below (no guarantee).
         """
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         delta0 = float(delta)
         if not 0.0 <= delta0 < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {delta0}")

@@ -56,8 +56,8 @@ def sampling_from_epochs(epochs: float, batch_size: int, dataset_size: int) -> t
     Raises ``ValueError`` (naming the argument) when batch_size > dataset_size or epochs <= 0.
     """
     epochs = check_positive("epochs", epochs)
-    batch_size = check_count(batch_size, "batch_size", minimum=1)
-    dataset_size = check_count(dataset_size, "dataset_size", minimum=1)
+    batch_size = check_count("batch_size", batch_size, minimum=1)
+    dataset_size = check_count("dataset_size", dataset_size, minimum=1)
     if batch_size > dataset_size:
         raise ValueError(f"batch_size must be <= dataset_size ({dataset_size}), got {batch_size}")
     q = batch_size / dataset_size
@@ -70,7 +70,7 @@ def _steps(steps, epochs, sample_rate) -> int:
     if (steps is None) == (epochs is None):
         raise ValueError("give exactly one of steps and epochs")
     if steps is not None:
-        return check_count(steps, "steps", minimum=1)
+        return check_count("steps", steps, minimum=1)
     epochs = check_positive("epochs", epochs)
     exact = epochs / sample_rate
     return max(1, int(math.ceil(exact - 1e-9 * exact)))
@@ -90,7 +90,7 @@ def get_epsilon(*, noise_multiplier: float, sample_rate: float, delta: float, st
     times the clipping norm. ``accountant``: "rdp" (default), "pld" ("prv" is accepted as PLD)."""
     key = _accountant_key(accountant)
     q = check_probability("sample_rate", sample_rate)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     if q == 0.0:
         return 0.0
     t = _steps(steps, epochs, q)
@@ -110,8 +110,8 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
     if kwargs:
         raise ValueError(f"unknown arguments {sorted(kwargs)}")
     key = _accountant_key(accountant)
-    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
-    target_delta = check_delta(target_delta, "target_delta")
+    target_epsilon = check_epsilon("target_epsilon", target_epsilon)
+    target_delta = check_delta("target_delta", target_delta)
     q = check_probability("sample_rate", sample_rate)
     if q == 0.0:
         raise ValueError("sample_rate must be in (0, 1] (with sample_rate = 0 nothing is released)")
@@ -135,7 +135,7 @@ class OpacusStyleAccountant:
         """Record ``count`` steps (default 1) with these parameters; returns the accountant."""
         nm = check_positive("noise_multiplier", noise_multiplier)
         q = check_probability("sample_rate", sample_rate)
-        count = check_count(count, "count", minimum=1)
+        count = check_count("count", count, minimum=1)
         if self.history and self.history[-1][:2] == (nm, q):
             self.history[-1] = (nm, q, self.history[-1][2] + count)
         else:
@@ -147,7 +147,7 @@ class OpacusStyleAccountant:
 
     def get_epsilon(self, delta: float) -> float:
         """Upper bound on epsilon at ``delta`` for every step recorded so far (0 before any step)."""
-        delta = check_delta(delta)
+        delta = check_delta("delta", delta)
         acc = make_accountant(self.mechanism)
         steps = [(nm, q, c) for nm, q, c in self.history if q > 0.0]
         if not steps:

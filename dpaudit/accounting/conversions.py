@@ -32,9 +32,11 @@ import sys
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
+from scipy.optimize import minimize_scalar
 
-from dpaudit.core.numeric import TINY, bisect_float, next_down, next_up, round_down, round_up
+from dpaudit.accounting import gaussian_profile
+from dpaudit.core.numeric import TINY, bisect_float, next_down, round_down, round_up, softplus
 from dpaudit.core.validation import (
     check_delta,
     check_epsilon,
@@ -50,6 +52,8 @@ __all__ = [
     "dp_to_zcdp",
     "rdp_to_dp",
     "rdp_to_delta",
+    "epsilon_from_rdp_curve",
+    "RDP_CURVE_CONVERSIONS",
     "tcdp_to_dp",
     "tcdp_delta",
     "gaussian_delta",
@@ -88,13 +92,6 @@ def _up(x: float) -> float:
     if x == 0.0:
         return 0.0
     return max(round_up(x), 0.0)
-
-
-def _softplus(x: float) -> float:
-    """log(1 + e^x) without overflow."""
-    if x > 30.0:
-        return x + math.log1p(math.exp(-x))
-    return math.log1p(math.exp(x))
 
 
 def _check_method(method: str, allowed: tuple[str, ...]) -> str:
@@ -140,7 +137,7 @@ def _log_ratio_alpha(alpha: np.ndarray) -> np.ndarray:
 # RDP -> (epsilon, delta)
 # ---------------------------------------------------------------------------------------------
 def _check_rdp_vector(orders, rdp) -> tuple[np.ndarray, np.ndarray]:
-    orders = check_orders(orders)
+    orders = check_orders("orders", orders)
     rdp = np.atleast_1d(np.asarray(rdp, dtype=float))
     if rdp.shape != orders.shape:
         raise ValueError(f"rdp must have the same shape as orders, got {rdp.shape} and {orders.shape}")
@@ -205,7 +202,7 @@ def rdp_to_dp(orders, rdp, delta) -> tuple[float, float]:
     (epsilon, order) : the smallest epsilon (rounded up) and the order that attains it.
     """
     orders, rdp = _check_rdp_vector(orders, rdp)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     eps = _balle_epsilon(orders, rdp, math.log(delta))
     eps = np.where(rdp <= _tv_rho_threshold(delta), 0.0, eps)
     i = int(np.argmin(eps))
@@ -225,7 +222,7 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
     Returns ``(min(delta, 1), order)`` with delta rounded up.
     """
     orders, rdp = _check_rdp_vector(orders, rdp)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         log_tv = 0.5 * np.log(-np.expm1(-rdp))
         log_tv = log_tv + 4.0 * _EPS * (1.0 + np.abs(log_tv))
@@ -252,6 +249,83 @@ def rdp_to_delta(orders, rdp, epsilon) -> tuple[float, float]:
         log_d = np.minimum(np.minimum(log_tv, log_balle), 0.0)
     i = int(np.argmin(log_d))
     return min(1.0, _exp_up(float(log_d[i]))), float(orders[i])
+
+
+# ---------------------------------------------------------------------------------------------
+# RDP curve (a function of the order) -> (epsilon, delta)
+# ---------------------------------------------------------------------------------------------
+#: conversions accepted by :func:`epsilon_from_rdp_curve`
+RDP_CURVE_CONVERSIONS = ("best", "mironov")
+
+
+def _mironov_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:
+    """[M17, Prop. 3] at each order: ``rdp + log(1/delta)/(alpha-1)``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return rdp + (-math.log(delta)) / (orders - 1.0)
+
+
+def _curve_convert(orders: np.ndarray, rdp: np.ndarray, delta: float, conversion: str) -> tuple[float, float]:
+    """(epsilon, order) of the best order under ``conversion``."""
+    if conversion == "mironov":
+        eps = _mironov_epsilon(orders, rdp, delta)
+        eps = np.where(np.isnan(eps), math.inf, eps)
+        i = int(np.argmin(eps))
+        return float(eps[i]), float(orders[i])
+    best, order = rdp_to_dp(orders, rdp, delta)
+    return float(best), float(order)
+
+
+def _curve_order_grid(max_order: float, points: int = 1500) -> np.ndarray:
+    """Log-spaced orders on (1, max_order), dense near both ends."""
+    if math.isinf(max_order):
+        return 1.0 + np.geomspace(1e-8, 1e10, points)
+    w = max_order - 1.0
+    inner = w * np.geomspace(1e-9, 1.0, points, endpoint=False)
+    edge = w * (1.0 - np.geomspace(1e-12, 1e-2, 60))
+    grid = 1.0 + np.unique(np.concatenate([inner, edge]))
+    return grid[(grid > 1.0) & (grid < max_order)]
+
+
+def epsilon_from_rdp_curve(curve, delta: float, *, max_order: float = math.inf,
+                           conversion: str = "best") -> tuple[float, float]:
+    """Minimise the (epsilon, delta) conversion of an RDP curve over continuous orders.
+
+    ``curve(orders) -> array`` is an RDP upper bound on ``1 < alpha < max_order``. A log-spaced
+    grid of 1,500+ orders is searched first, then a bounded Brent refinement runs between the
+    grid neighbours of the best order. Every candidate is a valid bound at its own order, so
+    the optimisation affects tightness only. Returns ``(epsilon, order)``, epsilon rounded up
+    (``inf`` with order ``nan`` when no order gives a finite bound).
+
+    ``conversion``: ``"best"`` uses the accounting layer's ``rdp_to_dp`` (best of the valid
+    conversions at each order); ``"mironov"`` uses [M17, Prop. 3].
+    """
+    if conversion not in RDP_CURVE_CONVERSIONS:
+        raise ValueError(f"conversion must be one of {RDP_CURVE_CONVERSIONS}, got {conversion!r}")
+    delta = check_delta("delta", delta)
+    if max_order <= 1.0:
+        return math.inf, math.nan
+    grid = _curve_order_grid(max_order)
+    best_eps, best_order = _curve_convert(grid, np.atleast_1d(curve(grid)), delta, conversion)
+    if not math.isfinite(best_eps):
+        return math.inf, math.nan
+    i = int(np.searchsorted(grid, best_order))
+    lo = grid[max(i - 1, 0)]
+    hi = grid[min(i + 1, grid.size - 1)]
+    if hi > lo:
+        def objective(t):
+            order = np.array([1.0 + math.exp(t)])
+            e, _ = _curve_convert(order, np.atleast_1d(curve(order)), delta, conversion)
+            return e if math.isfinite(e) else 1e300
+
+        res = minimize_scalar(objective, bounds=(math.log(lo - 1.0), math.log(hi - 1.0)),
+                              method="bounded", options={"xatol": 1e-10})
+        order = 1.0 + math.exp(float(res.x))
+        if order < max_order:
+            e, _ = _curve_convert(np.array([order]), np.atleast_1d(curve(np.array([order]))), delta, conversion)
+            if e < best_eps:
+                best_eps, best_order = e, order
+    return round_up(best_eps), best_order
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,7 +433,7 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
     epsilon >= 0, an upper bound (rounded up; exactly 0 for rho = 0).
     """
     rho = check_nonnegative("rho", rho)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     _check_method(method, ZCDP_METHODS)
     if method == "bs":
         if rho == 0.0:
@@ -384,7 +458,7 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
 
     def h(u):
         # u - log(1 + e^u) = -log(1 + e^-u), written without cancellation
-        return (1.0 + 2.0 * math.exp(u)) * rho - epsilon - _softplus(-u)
+        return (1.0 + 2.0 * math.exp(u)) * rho - epsilon - softplus(-u)
 
     u_hi = min(math.log(max(1.0, (epsilon + 1.0) / (2.0 * rho))), _MAX_EXP_ARG)
     if h(u_hi) <= 0.0:
@@ -438,7 +512,7 @@ def zcdp_delta(rho, epsilon) -> float:
     ``sqrt(1 - exp(-rho))``. Rounded up; never underflows to 0 for rho > 0; exactly 0 for rho = 0.
     """
     rho = check_nonnegative("rho", rho)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     return _tcdp_delta(rho, math.inf, epsilon)
 
 
@@ -451,7 +525,7 @@ def tcdp_delta(rho, omega, epsilon) -> float:
     """
     rho = check_nonnegative("rho", rho)
     omega = _check_omega(omega)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     return _tcdp_delta(rho, omega, epsilon)
 
 
@@ -473,7 +547,7 @@ def tcdp_to_dp(rho, omega, delta, method: str = "bs") -> float:
     """
     rho = check_nonnegative("rho", rho)
     omega = _check_omega(omega)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     _check_method(method, TCDP_METHODS)
     if method == "cks":
         return _cks_epsilon(rho, omega, delta)
@@ -500,8 +574,8 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
     The result is rounded down and verified: ``zcdp_to_dp(result, delta, method) <= epsilon``
     for "bs" and ``zcdp_delta(result, epsilon) <= delta`` for "cks".
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_delta("delta", delta)
     _check_method(method, ZCDP_METHODS)
     L = -math.log(delta)
     root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
@@ -546,327 +620,9 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
 # ---------------------------------------------------------------------------------------------
 # Exact Gaussian (Balle-Wang) and GDP
 # ---------------------------------------------------------------------------------------------
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_HALF_LOG_PI_2 = 0.5 * math.log(math.pi / 2.0)
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_LOG2 = math.log(2.0)
-#: relative error bounds, in units of eps, of scipy's erfcx / erfc (scipy 1.17), measured against
-#: 40-digit mpmath on 25,000+ points each over the whole double range (max found: 3.9, 3.9 (1 + 2x^2),
-#: 1.8 (1 + 2x^2)) and multiplied by 4: erfcx(x) for x >= 0; erfcx(x) for x < 0 (per 1 + 2x^2);
-#: erfc(x) for x >= 0 (per 1 + 2x^2). tests/test_trust_numerics_sweeps.py re-checks them.
-_ERFCX_POS_ULPS = 16.0
-_ERFCX_NEG_ULPS = 16.0
-_ERFC_POS_ULPS = 8.0
-#: the double-precision evaluation is accepted when its certified bracket on log(delta) is narrower
-#: than this plus 16 eps |log delta| (about the relative width of the delta bracket; the rounding
-#: of u^2/2 alone is ~eps |log delta|); otherwise delta is recomputed with mpmath
-_GAUSS_TOL = 1e-12
-_LOG_TINY = math.log(TINY)
-#: cap on the digits the mpmath fallback may need to resolve the cancellation: at most
-#: log10(u/mu) <= log10(40/5e-324) ~ 325 in the regime where it is used; beyond, the safe bound
-#: Phi(-u) is returned (a bounded run time whatever the input)
-_MAX_CANCEL_DIGITS = 1200.0
-
-
-def _log_phi_tail(u: float) -> tuple[float, float]:
-    """``(log Phi(-u), err)``: the upper tail of the standard normal at u, with a bound on the
-    absolute error of the computed logarithm (for the exact double ``u``).
-
-    u >= 0: ``log(erfcx(u/sqrt2)/2) - u^2/2``; u < 0: ``log1p(-erfc(|u|/sqrt2)/2)``.
-    """
-    if u >= 0.0:
-        if u > 1e150:  # log Phi(-u) < -5e299
-            return -math.inf, 0.0
-        e = float(special.erfcx(u * _INV_SQRT2))
-        half_u2 = 0.5 * u * u
-        val = math.log(e) - _LOG2 - half_u2
-        # erfcx's own error, the argument's rounding (|d log erfcx / d log z| <= 1 for z >= 0),
-        # the rounding of u*u, of the logarithm and of the two subtractions
-        err = _EPS * (_ERFCX_POS_ULPS + 4.0 + abs(math.log(e)) + 2.0 * half_u2 + 2.0 * abs(val))
-        return val, err
-    w = -u
-    if w > 40.0:  # erfc(w/sqrt2) < 1e-349: log Phi(-u) in (-1e-349, 0]
-        return 0.0, 1e-300
-    p = 0.5 * float(special.erfc(w * _INV_SQRT2))  # Phi(u) <= 1/2
-    # relative error of p: erfc's own, plus the argument rounding amplified by
-    # |d log erfc / d log z| <= 1 + 2 z^2 (z = w/sqrt2)
-    rel_p = _EPS * (_ERFC_POS_ULPS * (1.0 + w * w) + 4.0 * (1.0 + w * w))
-    val = math.log1p(-p)
-    err = 2.0 * p * rel_p + 2.0 * _EPS * abs(val) + 1e-320
-    return val, err
-
-
-def _log_mills(x: float) -> tuple[float, float]:
-    """``(log R(x), err)`` with R(x) = Phi(-x)/phi(x) = sqrt(pi/2) erfcx(x/sqrt2) the Mills ratio."""
-    if x >= 0.0:
-        e = float(special.erfcx(x * _INV_SQRT2))
-        val = math.log(e) + _HALF_LOG_PI_2
-        return val, _EPS * (_ERFCX_POS_ULPS + 4.0 + 2.0 * abs(val))
-    if x > -20.0:
-        z = x * _INV_SQRT2
-        e = float(special.erfcx(z))
-        val = math.log(e) + _HALF_LOG_PI_2
-        # own error and argument rounding (|d log erfcx / d log z| <= 1 + 2 z^2)
-        return val, _EPS * ((_ERFCX_NEG_ULPS + 4.0) * (1.0 + 2.0 * z * z) + 2.0 * abs(val))
-    # R(x) = Phi(-x) e^{x^2/2} sqrt(2 pi): no overflow of erfcx
-    lp, errp = _log_phi_tail(x)
-    half_x2 = 0.5 * x * x
-    val = lp + half_x2 + _HALF_LOG_2PI
-    return val, errp + _EPS * (2.0 * half_x2 + 2.0 * abs(val) + 2.0)
-
-
-def _frac_down(x: Fraction) -> float:
-    """The largest float <= x (``-inf``/max-float saturation outside the range)."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return sys.float_info.max if x > 0 else -math.inf
-    return next_down(f) if Fraction(f) > x else f
-
-
-def _frac_up(x: Fraction) -> float:
-    """The smallest float >= x."""
-    try:
-        f = float(x)
-    except OverflowError:
-        return math.inf if x > 0 else -sys.float_info.max
-    return next_up(f) if Fraction(f) < x else f
-
-
-def _gauss_inputs(mu_num: float, mu_den: float, epsilon: float):
-    """Outward-rounded doubles ``(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi)`` around the exact
-    u* = epsilon/mu - mu/2, v* = u* + mu and mu = mu_num/mu_den (rational arithmetic on the double
-    inputs; exact arithmetic matters when epsilon/mu and mu/2 nearly cancel, mu > 1e8, where
-    double arithmetic would lose every digit of u*)."""
-    mu = Fraction(mu_num) / Fraction(mu_den)
-    e = Fraction(epsilon) / mu
-    h = mu / 2
-    u, v = e - h, e + h
-    return _frac_down(u), _frac_up(u), _frac_down(v), _frac_up(v), _frac_down(mu), _frac_up(mu)
-
-
-def _gauss_log_f_double(u: float, v: float):
-    """Certified bracket ``(lo, hi, r)`` on log F(u, v), F(u, v) = phi(u) (R(u) - R(v))
-    = Phi(-u) (1 - r), r = R(v)/R(u), for the exact doubles u < v, in double precision (r is
-    the computed ratio). Returns None when r is within its error bound of 1."""
-    lp, errp = _log_phi_tail(u)
-    lp_hi = min(lp + errp, 0.0)
-    lp_lo = lp - errp
-    if lp_hi < _LOG_TINY - 10.0:
-        return lp_lo, lp_hi, 0.0
-    lru, eru = _log_mills(u)
-    lrv, erv = _log_mills(v)
-    if lru == math.inf:  # R(u) > e^{1e308}: r = 0 to double precision, log1p(-r) in (-1e-300, 0]
-        return lp_lo - 1e-300, lp_hi, 0.0
-    log_r = lrv - lru
-    err_r = eru + erv + _EPS * abs(log_r)
-    if not (math.isfinite(log_r) and math.isfinite(err_r)):
-        return None
-    r = math.exp(log_r) if log_r < 1.0 else math.inf
-    if log_r + err_r < -745.0:  # r < 5e-324: log1p(-r) in (-1e-300, 0]
-        return lp_lo - 1e-300, lp_hi, r
-    if log_r + err_r >= 0.0:
-        return None
-    r_lo = math.exp(log_r - err_r) * (1.0 - 2.0 * _EPS)
-    r_hi = math.exp(log_r + err_r) * (1.0 + 2.0 * _EPS)
-    if not r_hi < 1.0:
-        return None
-    l1_hi = math.log1p(-r_lo)
-    l1_hi = l1_hi + 2.0 * _EPS * abs(l1_hi)
-    l1_lo = math.log1p(-r_hi)
-    l1_lo = l1_lo - 2.0 * _EPS * abs(l1_lo)
-    hi = lp_hi + l1_hi
-    lo = lp_lo + l1_lo
-    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi), r
-
-
-def _log_k_asymptotic(x: float):
-    """Certified bracket on log K(x) for x >= 10 from the asymptotic series
-    K(x) = sum_k (-1)^k (2k+1)!! / x^(2k+2): K(x) = int_0^inf t e^{-t^2/2} e^{-xt} dt and the
-    Taylor remainders of e^{-t^2/2} alternate in sign with magnitude below the next term, so
-    consecutive partial sums bracket K(x) (Watson's lemma with an exact remainder bound).
-    Returns None if the terms do not get small enough (x too small)."""
-    inv = 1.0 / (x * x)
-    term = inv
-    total = 0.0
-    sign = 1.0
-    for k in range(400):
-        total += sign * term
-        nxt = term * (2 * k + 3) * inv
-        if nxt < 1e-18 * total:
-            # exact K lies between total and total - sign * nxt; floating error of the sum of
-            # k+1 alternating terms with decreasing magnitudes (each <= inv): (k + 4) eps inv
-            err = nxt + (k + 4.0) * 2.0 * _EPS * inv
-            lo, hi = total - err, total + err
-            if not lo > 0.0:
-                return None
-            log_lo, log_hi = math.log(lo), math.log(hi)
-            return log_lo - 2.0 * _EPS * abs(log_lo), log_hi + 2.0 * _EPS * abs(log_hi)
-        if nxt >= term:
-            return None
-        term = nxt
-        sign = -sign
-    return None
-
-
-def _log_k_bracket(x: float) -> tuple[float, float]:
-    """Certified bracket on log K(x), K(x) = 1 - x R(x) = -R'(x) > 0 (decreasing in x)."""
-    if x == 0.0:
-        return 0.0, 0.0
-    if x >= 10.0:
-        res = _log_k_asymptotic(x)
-        if res is not None:
-            return res
-    lr, er = _log_mills(x)
-    t = math.log(abs(x)) + lr  # log |x R(x)|
-    et = er + _EPS * (2.0 + 2.0 * abs(t))
-    if x < 0.0:  # K = 1 + |x| R(x): no cancellation
-        val = float(np.logaddexp(0.0, t))
-        e = et + _EPS * (4.0 + 2.0 * abs(val))
-        return val - e, val + e
-    if t + et >= 0.0:  # x R(x) within its error of 1: no bracket
-        return -math.inf, 0.0
-    y_lo = math.exp(t - et) * (1.0 - 2.0 * _EPS)
-    y_hi = math.exp(t + et) * (1.0 + 2.0 * _EPS)
-    if not y_hi < 1.0:
-        return -math.inf, math.log1p(-y_lo) * (1.0 - 2.0 * _EPS)
-    hi = math.log1p(-y_lo)
-    lo = math.log1p(-y_hi)
-    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi)
-
-
-def _log_npdf_bracket(u: float) -> tuple[float, float]:
-    """Certified bracket on log phi(u) = -u^2/2 - log(2 pi)/2."""
-    val = -0.5 * u * u - _HALF_LOG_2PI
-    e = _EPS * (4.0 + 3.0 * abs(val))
-    return val - e, val + e
-
-
-def _gauss_f_mpmath(u: float, mu: float, cancel: float, upward: bool = True) -> float:
-    """F(u, mu) = Phi(-u) - exp(mu (u + mu/2)) Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu)) for the
-    exact doubles u and mu, evaluated in mpmath with a working precision raised until the
-    difference keeps 20+ significant digits (``cancel``: estimated digits lost); rounded up
-    (``upward``) or down."""
-    import mpmath as mp
-
-    t1 = 1.0  # (the loop below runs at least once and sets it)
-    cancel = min(cancel, _MAX_CANCEL_DIGITS)
-    for _ in range(4):
-        dps = int(40 + cancel)
-        with mp.workdps(dps):
-            U, M = mp.mpf(u), mp.mpf(mu)
-            t1 = mp.ncdf(-U)
-            f = t1 - mp.exp(M * (U + M / 2)) * mp.ncdf(-(U + M))
-            if f > 0 and f > t1 * mp.mpf(10) ** (25 - dps):
-                # relative error of f is below 1e-20: one ulp outwards covers the conversion
-                if upward:
-                    return min(1.0, max(next_up(float(f * (1 + mp.mpf(10) ** -18))), TINY))
-                return max(next_down(float(f * (1 - mp.mpf(10) ** -18))), 0.0)
-        if cancel >= _MAX_CANCEL_DIGITS:
-            break
-        cancel = min(2.0 * cancel + 40.0, _MAX_CANCEL_DIGITS)
-    if upward:
-        return min(1.0, max(next_up(next_up(float(t1))), TINY))  # Phi(-u) >= F(u, mu)
-    return 0.0
-
-
-def _gauss_delta_bounds(mu_num: float, mu_den: float, epsilon: float, need_lower: bool = False):
-    """``(lower, upper)``: certified bounds on the exact delta(epsilon) of the Gaussian mechanism
-    with GDP parameter mu = mu_num/mu_den (= sensitivity/sigma, taken exactly: the ratio is not
-    rounded). ``lower`` is only computed (otherwise 0.0) when ``need_lower``.
-
-    [BW18, Thm. 8] with u = epsilon/mu - mu/2 and R(x) = Phi(-x)/phi(x) the Mills ratio:
-
-        delta = Phi(-u) - e^eps Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu))
-              = int_0^inf phi(u + t) (1 - e^{-mu t}) dt,
-
-    which increases in mu at fixed u and decreases in u at fixed mu (and, as F(u, v) = phi(u)
-    (R(u) - R(v)), decreases in u and increases in v): inputs rounded outwards only raise it,
-    inwards only lower it. Two double-precision evaluations with certified error brackets (the
-    measured error bounds of erfc/erfcx and every rounding accounted for):
-
-    * direct: log Phi(-u) + log1p(-R(v)/R(u)) at (u_lo, v_hi), its lower end at (u_hi, v_lo);
-    * small mu: K = -R' = 1 - x R(x) is positive and decreasing, so
-      mu phi(u) K(u + mu) <= delta <= mu phi(u) K(u).
-
-    When the bracket is narrower than 1e-12 relative (plus 16 eps |log delta|) its ends are
-    returned; otherwise (cancellation: mu small against u, or x R(x) close to 1) F(u_lo, mu_hi)
-    (and F(u_hi, mu_lo) for the lower end) is recomputed in mpmath. The upper bound is never 0
-    (the exact value is positive) and at most 1.
-    """
-    if mu_num / mu_den == math.inf:  # mu > 1.7e308: delta = 1 - (far below one ulp)
-        return (next_down(1.0) if need_lower else 0.0), 1.0
-    u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi = _gauss_inputs(mu_num, mu_den, epsilon)
-    lp_hi = sum(_log_phi_tail(u_lo))
-    if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
-        return 0.0, TINY
-    best_hi, best_lo = 0.0, -math.inf
-    res = _gauss_log_f_double(u_lo, v_hi)
-    if res is not None:
-        best_hi = min(best_hi, res[1])
-    if v_lo > u_hi:
-        res = _gauss_log_f_double(u_hi, v_lo)
-        if res is not None:
-            best_lo = max(best_lo, res[0])
-    if mu_lo > 0.0 and mu_hi * (2.0 + abs(u_lo)) < 1e-3:
-        k_lo, k_hi = _log_k_bracket(u_lo)
-        p_lo, p_hi = _log_npdf_bracket(u_lo)
-        hi_b = math.log(mu_hi) + p_hi + k_hi
-        best_hi = min(best_hi, hi_b + 2.0 * _EPS * (abs(hi_b) + abs(math.log(mu_hi))))
-        x = next_up(u_hi + mu_hi)
-        k_lo, _ = _log_k_bracket(x)
-        p_lo, _ = _log_npdf_bracket(u_hi)
-        lo_b = math.log(mu_lo) + p_lo + k_lo
-        best_lo = max(best_lo, lo_b - 2.0 * _EPS * (abs(lo_b) + abs(math.log(mu_lo))))
-    lower = max(next_down(next_down(math.exp(best_lo))), 0.0) if need_lower else 0.0
-    if best_hi < _LOG_TINY:
-        return lower, TINY
-    if best_hi - best_lo <= _GAUSS_TOL + 16.0 * _EPS * abs(best_hi) or max(abs(u_lo), abs(v_hi)) > 1e6:
-        # (arguments beyond 1e6 never cancel: R(v)/R(u) <= u/v there, and mpmath is not used)
-        return lower, min(1.0, max(next_up(next_up(math.exp(best_hi))), TINY))
-    if math.isfinite(best_lo):
-        cancel = max(0.0, (lp_hi - best_lo) / math.log(10.0)) + 5.0
-    else:
-        cancel = max(0.0, -math.log10(mu_hi)) + 2.0 * math.log10(2.0 + abs(u_lo)) + 10.0
-    upper = _gauss_f_mpmath(u_lo, mu_hi, cancel)
-    if need_lower and mu_lo > 0.0:
-        lower = max(lower, _gauss_f_mpmath(u_hi, mu_lo, cancel, upward=False))
-    return lower, upper
-
-
-def _gauss_delta_up(mu_num: float, mu_den: float, epsilon: float) -> float:
-    """Certified upper bound on the exact Gaussian delta (see :func:`_gauss_delta_bounds`)."""
-    return _gauss_delta_bounds(mu_num, mu_den, epsilon)[1]
-
-
-def _gauss_log_delta_approx(mu: float, epsilon: float) -> float:
-    """A fast approximation of log delta(epsilon) (no certificate), for bracketing roots.
-
-    Direct form ``log Phi(-u) + log1p(-R(u + mu)/R(u))`` unless the ratio is within 1e-7 of 1
-    (mu small against max(1, u)); there the midpoint rule on R(u) - R(u + mu) = int K gives
-    ``log(mu phi(u) K(u + mu/2))``.
-    """
-    with np.errstate(over="ignore"):
-        u = epsilon / mu - 0.5 * mu
-    if not math.isfinite(u):
-        return -math.inf
-    v = u + mu
-    lp, _ = _log_phi_tail(u)
-    if lp < _LOG_TINY - 200.0:
-        return lp
-    lru, _ = _log_mills(u)
-    lrv, _ = _log_mills(v)
-    log_r = lrv - lru
-    if log_r < -1e-7:
-        return lp + math.log1p(-math.exp(log_r))
-    m = u + 0.5 * mu
-    if m > 1e3:
-        k = (1.0 - 3.0 / (m * m) + 15.0 / m**4) / (m * m)
-    else:
-        k = 1.0 - m * math.exp(_log_mills(m)[0])
-    if not k > 0.0:
-        return lp + math.log1p(-math.exp(min(log_r, -1e-300)))
-    return -0.5 * u * u - _HALF_LOG_2PI + math.log(mu) + math.log(k)
+def _mu2(mu_num: float, mu_den: float) -> Fraction:
+    """The exact mu^2 = (mu_num / mu_den)^2 of one Gaussian mechanism."""
+    return (Fraction(mu_num) / Fraction(mu_den)) ** 2
 
 
 def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
@@ -876,137 +632,40 @@ def gaussian_delta(sigma, epsilon, sensitivity=1.0) -> float:
 
         delta(epsilon) = Phi(D/(2 sigma) - epsilon sigma/D) - e^epsilon Phi(-D/(2 sigma) - epsilon sigma/D),
 
-    returned as an upper bound that holds for every legal input (rounded up, never below the
-    exact value, never 0: the exact value is positive): with u = epsilon/mu - mu/2 and
-    R(x) = Phi(-x)/phi(x) the Mills ratio, delta = Phi(-u) (1 - R(u + mu)/R(u)), evaluated in
-    double precision with a certified error bracket (the measured error bounds of scipy's
-    erfc/erfcx, every rounding accounted for, inputs taken exactly: u and mu are computed in
-    rational arithmetic and rounded outwards); when the bracket is wider than about 1e-12
-    relative (cancellation: mu small against u) the difference is recomputed in mpmath at a
-    working precision that keeps 20 significant digits.
+    returned as an upper bound that holds for every legal input (never below the exact value, never
+    0: the exact value is positive), within about an ulp of the exact value: the upper end of
+    :func:`dpaudit.accounting.gaussian_profile.delta_bounds` (a certified double-precision bracket,
+    refined in mpmath to 25 significant digits where it is wider than a few ulps; mu^2 =
+    (D/sigma)^2 taken exactly).
     """
     sigma = check_positive("sigma", sigma)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     sensitivity = check_positive("sensitivity", sensitivity)
-    return _gauss_delta_up(sensitivity, sigma, epsilon)
+    return gaussian_profile.delta_bounds(_mu2(sensitivity, sigma), epsilon)[1]
 
 
 def gaussian_epsilon_lower(mu_num: float, mu_den: float, delta: float) -> float:
     """A certified LOWER bound on the exact epsilon(delta) of the Gaussian mechanism with
-    mu = mu_num/mu_den: a float e with certified lower bound on delta(e) > delta (so the exact
-    root lies above e), within 2^-46 relative of the upper root :func:`_gaussian_min_epsilon`
-    plus the width of the certified delta bracket. 0 when delta(0) may be <= delta."""
-    hi = _gaussian_min_epsilon(mu_num, mu_den, delta)
-    if hi == 0.0:
-        return 0.0
-
-    def low_above(e: float) -> bool:  # certified: exact delta(e) > delta
-        return _gauss_delta_bounds(mu_num, mu_den, e, need_lower=True)[0] > delta
-
-    if not math.isfinite(hi):
-        hi = sys.float_info.max
-        if low_above(hi):
-            return hi
-    if not low_above(0.0):
-        return 0.0
-    w = max(hi * 2.0**-40, 1e-300)
-    lo = 0.0
-    for _ in range(12):
-        cand = hi - w
-        if cand <= 0.0:
-            break
-        if low_above(cand):
-            lo = cand
-            break
-        w *= 64.0
-    lo, _ = bisect_float(lambda e: not low_above(e), lo, hi)
-    return lo
-
-
-def _gaussian_min_epsilon(mu_num: float, mu_den: float, delta: float) -> float:
-    """Smallest float epsilon (to 2^-52 relative) with ``_gauss_delta_up(mu_num, mu_den, epsilon) <= delta``.
-
-    An approximate root (Brent's method on :func:`_gauss_log_delta_approx`) seeds a narrow
-    bracket [lo, hi] with lo certified infeasible and hi certified feasible, which is then
-    bisected on the float grid (:func:`dpaudit.core.numeric.bisect_float`). Every loop has a
-    fixed iteration bound; the returned value is always a point at which the certified upper
-    bound on delta was evaluated and found <= delta (so the exact delta there is <= delta).
-    ``inf`` when no finite epsilon qualifies.
-    """
-    mu_hi = next_up(mu_num / mu_den)
-    if mu_hi == math.inf:
-        return math.inf
-
-    def ok(e: float) -> bool:
-        return _gauss_delta_up(mu_num, mu_den, e) <= delta
-
-    if ok(0.0):
-        return 0.0
-    # analytic feasible point: delta(eps) <= Phi(mu/2 - eps/mu) <= e^{-z^2/2}/2 <= delta for
-    # eps = mu (mu/2 + z), z = sqrt(2 log(1/(2 delta))) (z = 0 when delta >= 1/2)
-    z = math.sqrt(2.0 * max(0.0, -math.log(2.0 * delta)))
-    with np.errstate(over="ignore"):
-        hi = float(np.float64(mu_hi) * (0.5 * mu_hi + z + 1e-3)) * (1.0 + 1e-9) + 1e-300
-    for _ in range(8):
-        if math.isfinite(hi) and ok(hi):
-            break
-        hi = hi * 2.0
-    else:
-        hi = math.inf
-    if not math.isfinite(hi):
-        hi = sys.float_info.max
-        if not ok(hi):
-            return math.inf
-    lo = 0.0
-    # seed: approximate root
-    log_delta = math.log(delta)
-
-    def g(e: float) -> float:
-        return _gauss_log_delta_approx(mu_hi, e) - log_delta
-
-    e0 = None
-    try:
-        if g(0.0) > 0.0 > g(hi):
-            e0 = optimize.brentq(g, 0.0, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
-    except (ValueError, RuntimeError, OverflowError, ZeroDivisionError):
-        e0 = None
-    if e0 is not None and 0.0 < e0 < hi:
-        w = max(e0 * 2.0**-36, 1e-300)
-        for _ in range(12):
-            cand = e0 + w
-            if cand >= hi:
-                break
-            if ok(cand):
-                hi = cand
-                break
-            w *= 64.0
-        w = max(e0 * 2.0**-36, 1e-300)
-        for _ in range(12):
-            cand = e0 - w
-            if cand <= lo:
-                break
-            if not ok(cand):
-                lo = cand
-                break
-            w *= 64.0
-    _, hi = bisect_float(ok, lo, hi, rel=2.0**-52)
-    return hi
+    mu = mu_num/mu_den: the largest float e (to one ulp) at which delta(e) > delta is certified (so
+    the exact root lies above e), within a few ulps of :func:`gaussian_epsilon`'s upper root
+    (:func:`dpaudit.accounting.gaussian_profile.epsilon_bounds`). 0 when delta(0) may be <= delta."""
+    return gaussian_profile.epsilon_bounds(_mu2(mu_num, mu_den), delta)[0]
 
 
 def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     """Exact (smallest) epsilon at ``delta`` of one Gaussian mechanism [BW18, Thm. 8].
 
-    The smallest float epsilon (to 2^-52 relative) at which the certified upper bound
-    :func:`gaussian_delta` is ``<= delta``: a bracketed root (seeded by Brent's method on a fast
-    approximation, then bisection on the float grid, every loop bounded) whose final point is
-    always one where the upper bound was evaluated and met the target, so the exact delta of the
-    returned epsilon is <= delta. 0 if delta(0) <= delta; ``inf`` if no finite epsilon suffices
-    (sensitivity/sigma beyond the float range or the root beyond 1.8e308).
+    The smallest float epsilon (to one ulp) at which delta(epsilon) <= ``delta`` is certified
+    (:func:`dpaudit.accounting.gaussian_profile.epsilon_bounds`: a bracketed root seeded by Brent's
+    method on a fast approximation, then bisection on the float grid, every loop bounded), so the
+    exact delta of the returned epsilon is <= delta and the exact root is at most a few ulps below
+    it. 0 if delta(0) <= delta; ``inf`` if no finite epsilon suffices (sensitivity/sigma beyond the
+    float range or the root beyond 1.8e308).
     """
     sigma = check_positive("sigma", sigma)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-    return _gaussian_min_epsilon(sensitivity, sigma, delta)
+    return gaussian_profile.epsilon_bounds(_mu2(sensitivity, sigma), delta)[1]
 
 
 def gdp_delta(mu, epsilon) -> float:
@@ -1014,20 +673,20 @@ def gdp_delta(mu, epsilon) -> float:
     ``Phi(-epsilon/mu + mu/2) - e^epsilon Phi(-epsilon/mu - mu/2)`` (= :func:`gaussian_delta`
     with sigma/sensitivity = 1/mu); 0 for mu = 0. An upper bound (see :func:`gaussian_delta`)."""
     mu = check_nonnegative("mu", mu)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     if mu == 0.0:
         return 0.0
-    return _gauss_delta_up(mu, 1.0, epsilon)
+    return gaussian_profile.delta_bounds(_mu2(mu, 1.0), epsilon)[1]
 
 
 def gdp_epsilon(mu, delta) -> float:
     """Smallest epsilon with mu-GDP => (epsilon, delta)-DP [DRS19, Cor. 2.13] (see
     :func:`gaussian_epsilon`); rounded up."""
     mu = check_nonnegative("mu", mu)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     if mu == 0.0:
         return 0.0
-    return _gaussian_min_epsilon(mu, 1.0, delta)
+    return gaussian_profile.epsilon_bounds(_mu2(mu, 1.0), delta)[1]
 
 
 def gdp_mu(epsilon, delta) -> float:
@@ -1039,11 +698,11 @@ def gdp_mu(epsilon, delta) -> float:
     seeds a bracket, then bisection on the float grid; every loop bounded). The returned mu is
     always one at which the bound was evaluated and met the target. 0 when no positive mu does.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_delta("delta", delta)
 
     def bad(m: float) -> bool:
-        return _gauss_delta_up(m, 1.0, epsilon) > delta
+        return not gaussian_profile.delta_at_most(_mu2(m, 1.0), epsilon, delta)
 
     lo, hi = 0.0, sys.float_info.max
     if not bad(TINY):
@@ -1053,7 +712,7 @@ def gdp_mu(epsilon, delta) -> float:
     log_delta = math.log(delta)
 
     def g(t: float) -> float:
-        return _gauss_log_delta_approx(math.exp(t), epsilon) - log_delta
+        return gaussian_profile.log_delta_estimate(math.exp(t), epsilon) - log_delta
 
     t0 = None
     try:

@@ -131,7 +131,7 @@ class RDPAccountant(Accountant):
         if orders is None:
             self.orders = np.array(DEFAULT_ORDERS)
         else:
-            self.orders = np.unique(check_orders(orders))
+            self.orders = np.unique(check_orders("orders", orders))
         self.orders.flags.writeable = False
         self.warn_at_grid_end = bool(warn_at_grid_end)
         self._curve = np.zeros(self.orders.shape)
@@ -170,7 +170,7 @@ class RDPAccountant(Accountant):
         """The composed RDP curve on ``orders`` (default: the accountant's grid)."""
         if orders is None:
             return self._curve.copy()
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         out = np.zeros(orders.shape)
         for mech, count in self._events:
             out = _add_scaled(out, count, _mechanism_curve(mech, orders))
@@ -193,13 +193,13 @@ class RDPAccountant(Accountant):
             )
 
     def _epsilon_and_order(self, delta, stacklevel: int) -> tuple[float, float]:
-        delta = check_delta(delta)
+        delta = check_delta("delta", delta)
         eps, order = rdp_to_dp(self.orders, self._curve, delta)
         self._record(order, eps, trivial=(eps == 0.0 or math.isinf(eps)), stacklevel=stacklevel)
         return eps, order
 
     def _delta_and_order(self, epsilon, stacklevel: int) -> tuple[float, float]:
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         d, order = rdp_to_delta(self.orders, self._curve, epsilon)
         self._record(order, d, trivial=(d == 0.0 or d >= 1.0), stacklevel=stacklevel)
         return d, order

@@ -71,14 +71,14 @@ class TCDPAccountant(Accountant):
 
     def epsilon(self, delta) -> float:
         """Best Balle/CKS conversion over alpha in (1, omega] (rounded up; inf when rho is)."""
-        delta = check_delta(delta)
+        delta = check_delta("delta", delta)
         if math.isinf(self.rho):
             return math.inf
         return tcdp_to_dp(self.rho, self.omega, delta, method="cks")
 
     def delta(self, epsilon) -> float:
         """Smallest CKS delta over alpha in (1, omega] (rounded up, at most 1)."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         if math.isinf(self.rho):
             return 1.0
         return tcdp_delta(self.rho, self.omega, epsilon)
@@ -88,7 +88,7 @@ class TCDPAccountant(Accountant):
 
     def rdp_curve(self, orders) -> np.ndarray:
         """RDP curve rho*alpha for alpha < omega (alpha = omega included, by left-continuity), inf beyond."""
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         return np.where(orders <= self.omega, rdp_from_zcdp(self.rho, orders), math.inf)
 
     def __repr__(self) -> str:

@@ -72,14 +72,14 @@ class ZCDPAccountant(Accountant):
 
     def epsilon(self, delta) -> float:
         """CKS epsilon at ``delta`` (rounded up)."""
-        delta = check_delta(delta)
+        delta = check_delta("delta", delta)
         if math.isinf(self.rho):
             return math.inf
         return zcdp_to_dp(self.rho, delta, "cks")
 
     def delta(self, epsilon) -> float:
         """CKS delta at ``epsilon`` (rounded up, at most 1)."""
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_epsilon("epsilon", epsilon)
         if math.isinf(self.rho):
             return 1.0
         return zcdp_delta(self.rho, epsilon)

@@ -286,7 +286,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
     outputs are hashed. The description says which.
     """
 
-    max_categories = check_count(max_categories, "max_categories", minimum=2)
+    max_categories = check_count("max_categories", max_categories, minimum=2)
     a = train0 if isinstance(train0, np.ndarray) and (is_numeric_batch(train0) or train0.dtype == object) \
         else as_output_batch(train0)
     b = train1 if isinstance(train1, np.ndarray) and (is_numeric_batch(train1) or train1.dtype == object) \
@@ -433,7 +433,7 @@ def naive_bayes_statistic(train0, train1, *, bins: int | None = None, columns: s
     if columns != "auto" and columns not in NB_COLUMNS:
         raise ValueError(f"columns must be 'auto' or one of {NB_COLUMNS}, got {columns!r}")
     if bins is not None:
-        bins = check_count(bins, "bins", minimum=1)
+        bins = check_count("bins", bins, minimum=1)
     modes = [columns] if columns != "auto" else (list(NB_COLUMNS) if a.shape[1] > 1 else ["values"])
     n = min(a.shape[0], b.shape[0])
     pers = [bins] if bins is not None else ([k for k in NB_BINS if k * _NB_MIN_PER_BIN <= n // 2] or [NB_BINS[0]])

@@ -53,7 +53,7 @@ def auroc(scores0, scores1) -> float:
 
 def auroc_interval(value: float, n0: int, n1: int, confidence: float) -> tuple[float, float]:
     """Two-sided McDiarmid interval for the AUROC from its U statistic on n0 and n1 independent scores."""
-    beta = 1.0 - check_confidence(confidence)
+    beta = 1.0 - check_confidence("confidence", confidence)
     t = math.sqrt(math.log(2.0 / beta) * (1.0 / n0 + 1.0 / n1) / 2.0)
     return max(0.0, round_down(value - t)), min(1.0, round_up(value + t))
 
@@ -81,7 +81,7 @@ def attack_statistics(sel0, sel1, eval0, eval1, *, orientation: str | None = Non
     ``orientation``: fixed by the caller, or (``None``) the one with the larger AUROC on the selection scores
     (``">"`` when there are none).
     """
-    confidence = check_confidence(confidence)
+    confidence = check_confidence("confidence", confidence)
     levels = [float(a) for a in np.atleast_1d(np.asarray(fpr_levels, dtype=float))]
     if any(not 0.0 < a < 1.0 for a in levels):
         raise ValueError(f"fpr_levels must lie in (0, 1), got {fpr_levels!r}")

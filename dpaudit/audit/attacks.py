@@ -112,9 +112,9 @@ def default_statistic(selection0, selection1):
 
 def dirac_canary(dim: int, norm: float, coordinate: int = 0) -> np.ndarray:
     """Gradient canary ``norm * e_coordinate`` (Nasr et al. 2023, white-box Dirac canary)."""
-    dim = check_count(dim, "dim", minimum=1)
+    dim = check_count("dim", dim, minimum=1)
     norm = check_positive("norm", norm)
-    coordinate = check_count(coordinate, "coordinate")
+    coordinate = check_count("coordinate", coordinate)
     if coordinate >= dim:
         raise ValueError(f"coordinate must be < dim={dim}, got {coordinate}")
     g = np.zeros(dim)

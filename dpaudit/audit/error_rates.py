@@ -23,7 +23,7 @@ from dpaudit.core.validation import check_confidence, check_rates, check_real
 __all__ = ["epsilon_lower_from_rates", "epsilon_lower_from_counts", "check_audit_delta", "check_beta"]
 
 
-def check_audit_delta(delta, name: str = "delta") -> float:
+def check_audit_delta(name: str, delta) -> float:
     """delta of an audited claim: a number in [0, 1) (0 for pure-DP claims)."""
     delta = check_real(name, delta)
     if not 0.0 <= delta < 1.0:
@@ -31,9 +31,9 @@ def check_audit_delta(delta, name: str = "delta") -> float:
     return delta
 
 
-def check_beta(beta, name: str = "beta") -> float:
+def check_beta(name: str, beta) -> float:
     """Failure probability beta = 1 - confidence, in the open interval (0, 1)."""
-    return check_confidence(beta, name)
+    return check_confidence(name, beta)
 
 
 def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
@@ -42,7 +42,7 @@ def epsilon_lower_from_rates(fpr, fnr, delta: float = 0.0):
     With *upper bounds* on FPR and FNR this is a lower bound on epsilon; the result is
     rounded down. Vectorised; returns a float for scalar input.
     """
-    delta = check_audit_delta(delta)
+    delta = check_audit_delta("delta", delta)
     fpr = check_rates("fpr", fpr)
     fnr = check_rates("fnr", fnr)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -64,7 +64,7 @@ def epsilon_lower_from_counts(k_fp, n0, k_fn, n1, delta: float = 0.0, beta: floa
     on D'. FPR+ and FNR+ are Clopper-Pearson upper bounds at ``beta/2`` each, so the bound holds
     with probability >= 1 - beta for a test fixed before the counts were drawn.
     """
-    beta = check_beta(beta)
+    beta = check_beta("beta", beta)
     fpr_u = cp_upper(k_fp, n0, beta / 2.0)
     fnr_u = cp_upper(k_fn, n1, beta / 2.0)
     return epsilon_lower_from_rates(fpr_u, fnr_u, delta)

@@ -73,7 +73,7 @@ def gdp_epsilon_of(mu: float, delta: float) -> float:
     audit's numbers must. ``mu = 0`` gives 0.
     """
     mu = check_nonnegative("mu", mu)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     eps = gdp_epsilon(mu, delta)
     if eps == 0.0:
         return 0.0

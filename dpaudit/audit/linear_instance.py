@@ -37,8 +37,8 @@ __all__ = ["linear_instance_datasets", "simulate_noisy_gd", "linear_instance_tab
 
 def linear_instance_datasets(n: int, dim: int = 1, sensitivity: float = 1.0):
     """The neighbouring datasets (records as rows): D all zeros, D' with x_1 = S_g e_1."""
-    n = check_count(n, "n", minimum=1)
-    dim = check_count(dim, "dim", minimum=1)
+    n = check_count("n", n, minimum=1)
+    dim = check_count("dim", dim, minimum=1)
     sensitivity = check_positive("sensitivity", sensitivity)
     D = np.zeros((n, dim))
     Dp = D.copy()
@@ -67,12 +67,12 @@ def _noisy_gd_chunk(data, steps, step_size, sigma, trials) -> _NoisyGDChunk:
     X = np.asarray(data, dtype=float)
     if X.ndim != 2 or not np.all(np.isfinite(X)):
         raise ValueError("data must be a finite 2-D array (records as rows)")
-    steps = check_count(steps, "steps", minimum=1)
+    steps = check_count("steps", steps, minimum=1)
     eta = check_positive("step_size", step_size)
     if eta >= 1.0:
         raise ValueError(f"step_size must be in (0, 1) for this instance, got {eta}")
     sigma = check_positive("sigma", sigma)
-    trials = check_count(trials, "trials", minimum=1)
+    trials = check_count("trials", trials, minimum=1)
     return _NoisyGDChunk(X, steps, eta, math.sqrt(2.0 * eta * sigma * sigma))
 
 
@@ -87,7 +87,7 @@ def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trial
     ``chunk_size``.
     """
     fn = _noisy_gd_chunk(data, steps, step_size, sigma, trials)
-    trials = check_count(trials, "trials", minimum=1)
+    trials = check_count("trials", trials, minimum=1)
     res = run_jobs([Job(fn, trials, seed, "noisy GD runs")], chunk_size=chunk_size, executor=executor,
                    workers=workers, retries=retries, label="renyi")[0]
     return concat_chunks(res, trials)
@@ -108,14 +108,14 @@ def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *,
     """
 
     check_real("step_size", step_size)
-    confidence = check_confidence(confidence)
-    steps = [check_count(k, "steps", minimum=1) for k in np.atleast_1d(steps)]
+    confidence = check_confidence("confidence", confidence)
+    steps = [check_count("steps", k, minimum=1) for k in np.atleast_1d(steps)]
     alphas = [check_real("alpha", a) for a in np.atleast_1d(alphas)]
     if any(a <= 1 for a in alphas):
         raise ValueError("alphas must all be > 1")
     D, Dp = linear_instance_datasets(n, dim, sensitivity)
     root = as_seed_sequence(seed)
-    trials = check_count(trials, "trials", minimum=1)
+    trials = check_count("trials", trials, minimum=1)
     rows = []
     kw = dict(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n)
     seeds = [ss.spawn(3) for ss in root.spawn(len(steps))]

@@ -138,8 +138,8 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     intervals (:mod:`dpaudit.audit.attack_stats`; descriptive, they never set the verdict).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    delta = check_audit_delta(delta)
-    confidence = check_confidence(confidence)
+    delta = check_audit_delta("delta", delta)
+    confidence = check_confidence("confidence", confidence)
     if method not in ("threshold", "gdp"):
         raise ValueError(f"method must be 'threshold' or 'gdp' here, got {method!r}")
     if selection not in SELECTIONS:
@@ -332,9 +332,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     if not callable(sampler):
         raise ValueError("sampler must be callable as sampler(x, rng, size)")
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    delta = check_audit_delta(delta)
-    trials = check_count(trials, "trials", minimum=2)
-    confidence = check_confidence(confidence)
+    delta = check_audit_delta("delta", delta)
+    trials = check_count("trials", trials, minimum=2)
+    confidence = check_confidence("confidence", confidence)
     selection_fraction = check_real("selection_fraction", selection_fraction)
     if not 0.0 < selection_fraction < 1.0:
         raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")

@@ -31,9 +31,9 @@ __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run
 
 
 def _check(m, r, v):
-    m = check_count(m, "m", minimum=1)
-    r = check_count(r, "r", minimum=0)
-    v = check_count(v, "v", minimum=0)
+    m = check_count("m", m, minimum=1)
+    r = check_count("r", r, minimum=0)
+    v = check_count("v", v, minimum=0)
     if r > m:
         raise ValueError(f"r must be <= m, got r={r}, m={m}")
     if v > r:
@@ -44,7 +44,7 @@ def _check(m, r, v):
 def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.0) -> float:
     """p-value of observing >= v correct guesses out of r under (epsilon, delta)-DP (SNJ 2023)."""
     epsilon = check_nonnegative("epsilon", epsilon)
-    delta = check_audit_delta(delta)
+    delta = check_audit_delta("delta", delta)
     m, r, v = _check(m, r, v)
     if v == 0:
         return 1.0
@@ -62,7 +62,7 @@ def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.
 def one_run_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, confidence: float = 0.95,
                           tol: float = 1e-9) -> float:
     """epsilon_LB = sup{epsilon : p(epsilon) <= beta} by bisection (rounded down; 0 if p(0) > beta)."""
-    beta = check_beta(1.0 - confidence, "1 - confidence")
+    beta = check_beta("1 - confidence", 1.0 - confidence)
     m, r, v = _check(m, r, v)
     if one_run_p_value(0.0, m=m, r=r, v=v, delta=delta) > beta:
         return 0.0
@@ -94,8 +94,8 @@ def one_run_audit(scores, included, *, k_in: int, k_out: int, delta: float = 0.0
     if np.any(np.isnan(s)):
         raise ValueError("scores must not contain NaN")
     m = s.size
-    k_in = check_count(k_in, "k_in")
-    k_out = check_count(k_out, "k_out")
+    k_in = check_count("k_in", k_in)
+    k_out = check_count("k_out", k_out)
     if k_in + k_out > m:
         raise ValueError(f"k_in + k_out must be <= number of canaries {m}")
     order = np.argsort(s, kind="stable")
@@ -163,8 +163,8 @@ def choose_guesses(cal_scores, cal_coins, *, m: int, delta: float = 0.0, confide
     scaled to ``m``. Where nothing certifies, both sides get ``DEFAULT_GUESS_FRACTION``.
     Valid whatever it picks: the calibration run is independent of the main run's coins.
     """
-    m = check_count(m, "m", minimum=2)
-    beta = check_beta(1.0 - confidence, "1 - confidence")
+    m = check_count("m", m, minimum=2)
+    beta = check_beta("1 - confidence", 1.0 - confidence)
     s = np.atleast_2d(np.asarray(cal_scores, dtype=float))
     m_cal = s.shape[1]
     out_ok, in_ok = correct_counts(s, cal_coins)
@@ -267,23 +267,23 @@ def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.
     plus the calibration record.
     """
 
-    m = check_count(m, "m", minimum=2)
-    audits = check_count(audits, "audits", minimum=1)
+    m = check_count("m", m, minimum=2)
+    audits = check_count("audits", audits, minimum=1)
     if bound not in BOUNDS:
         raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
     s_coins, s_run, s_cal_coins, s_cal_run = as_seed_sequence(seed).spawn(4)
     cal = None
     if guesses is None:
-        m_cal = check_count(m_calibration, "m_calibration", minimum=2)
+        m_cal = check_count("m_calibration", m_calibration, minimum=2)
         cal_coins = np.random.default_rng(s_cal_coins).random((audits, m_cal)) < 0.5
         cal_scores = np.asarray(run(cal_coins, s_cal_run), dtype=float).reshape(audits, m_cal)
         cal = choose_guesses(cal_scores, cal_coins, m=m, delta=delta, confidence=confidence, fractions=fractions)
         k_in, k_out = cal["k_in"], cal["k_out"]
     else:
         if isinstance(guesses, (tuple, list)):
-            gi, go = (check_count(g, "guesses", minimum=0) for g in guesses)
+            gi, go = (check_count("guesses", g, minimum=0) for g in guesses)
         else:
-            gi = go = check_count(guesses, "guesses", minimum=1)
+            gi = go = check_count("guesses", guesses, minimum=1)
         if gi + go > m or gi + go == 0:
             raise ValueError(f"guesses: k_in + k_out must be in [1, {m}] (canaries), got {gi} + {go}")
         k_in, k_out = np.full(audits, gi), np.full(audits, go)

@@ -80,9 +80,9 @@ def dp_inverse_blowup(epsilon: float, delta: float):
 
 
 def _check(m, r, v):
-    m = check_count(m, "m", minimum=1)
-    r = check_count(r, "r", minimum=0)
-    v = check_count(v, "v", minimum=0)
+    m = check_count("m", m, minimum=1)
+    r = check_count("r", r, minimum=0)
+    v = check_count("v", v, minimum=0)
     if r > m:
         raise ValueError(f"r must be <= m, got r={r}, m={m}")
     if v > r:
@@ -94,7 +94,7 @@ def fdp_rejects(g, *, m: int, r: int, v: int, beta: float) -> bool:
     """True when v correct guesses out of r (m canaries) are certified implausible at level ``beta`` for
     every mechanism whose inverse blow-up is ``g`` (the recursion of the module docstring; at most v steps)."""
     m, r, v = _check(m, r, v)
-    beta = check_beta(beta)
+    beta = check_beta("beta", beta)
     if v == 0:
         return False
     a = beta * v / m
@@ -133,8 +133,8 @@ def one_run_fdp_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, con
     trade-off curve (Mahloujifar, Melis, Chaudhuri 2024): sup{eps : f_{eps,delta} rejected at 1 - confidence}.
 
     Holds with probability >= confidence for every mechanism (no assumption on its trade-off curve)."""
-    beta = check_beta(1.0 - confidence, "1 - confidence")
-    delta = check_audit_delta(delta)
+    beta = check_beta("1 - confidence", 1.0 - confidence)
+    delta = check_audit_delta("delta", delta)
     m, r, v = _check(m, r, v)
     return _sup_rejected(lambda e: fdp_rejects(dp_inverse_blowup(e, delta), m=m, r=r, v=v, beta=beta), 1.0, 1e3)
 
@@ -142,7 +142,7 @@ def one_run_fdp_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, con
 def one_run_fdp_mu_lower(*, m: int, r: int, v: int, confidence: float = 0.95) -> float:
     """sup{mu : G_mu rejected}: with probability >= confidence the mechanism is not mu-GDP for any smaller mu
     (Mahloujifar, Melis, Chaudhuri 2024 with the Gaussian curves of Dong, Roth, Su 2019)."""
-    beta = check_beta(1.0 - confidence, "1 - confidence")
+    beta = check_beta("1 - confidence", 1.0 - confidence)
     m, r, v = _check(m, r, v)
     return _sup_rejected(lambda mu: fdp_rejects(gaussian_inverse_blowup(mu), m=m, r=r, v=v, beta=beta), 1.0, 80.0)
 
@@ -150,7 +150,7 @@ def one_run_fdp_mu_lower(*, m: int, r: int, v: int, confidence: float = 0.95) ->
 def one_run_fdp_gdp_epsilon(*, m: int, r: int, v: int, delta: float, confidence: float = 0.95) -> dict:
     """The Gaussian-family f-DP one-run number: ``mu_lower`` (certified non-membership in mu-GDP) and its
     epsilon at ``delta`` -- an *estimate assuming mu-GDP* (the number jax_privacy's one-run f-DP reports)."""
-    delta = check_audit_delta(delta)
+    delta = check_audit_delta("delta", delta)
     if delta <= 0.0:
         raise ValueError("delta must be in (0, 1) for the Gaussian family (a mu-GDP mechanism is never pure DP)")
     mu = one_run_fdp_mu_lower(m=m, r=r, v=v, confidence=confidence)

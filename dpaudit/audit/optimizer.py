@@ -102,8 +102,8 @@ def audit_delta(opt, delta=None) -> float:
     """
     if delta is None:
         own = opt.hp.get("delta") if hasattr(opt, "hp") else None
-        return check_delta(DEFAULT_AUDIT_DELTA if own in (None, 0, 0.0) else own)
-    return check_audit_delta(delta)
+        return check_delta("delta", DEFAULT_AUDIT_DELTA if own in (None, 0, 0.0) else own)
+    return check_audit_delta("delta", delta)
 
 
 def pure_dp_epsilon(claim) -> float:
@@ -205,8 +205,8 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
     Returns a dict with ``run0(size, seed)``, ``run1(size, seed)`` (parameters of shape
     (size, dim) on D and D'), ``statistic`` and a ``description``.
     """
-    n = check_count(n, "n", minimum=2)
-    dim = check_count(_declared(opt, "audit_dim") if dim is None else dim, "dim", minimum=1)
+    n = check_count("n", n, minimum=2)
+    dim = check_count("dim", _declared(opt, "audit_dim") if dim is None else dim, minimum=1)
     scenario = _declared(opt, "audit_scenario")
     e0 = np.zeros(dim)
     e0[0] = 1.0
@@ -303,15 +303,15 @@ def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, a
     callers of the symmetric version), ``included`` (canaries in the audit run), plus ``m``,
     ``claim`` and the scalar settings.
     """
-    m = check_count(canaries, "canaries", minimum=2)
-    audits = check_count(audits, "audits", minimum=1)
-    confidence = check_confidence(confidence)
-    delta = check_delta(delta)
-    n = check_count(n, "n", minimum=2)
-    dim = check_count(dim, "dim", minimum=1)
+    m = check_count("canaries", canaries, minimum=2)
+    audits = check_count("audits", audits, minimum=1)
+    confidence = check_confidence("confidence", confidence)
+    delta = check_delta("delta", delta)
+    n = check_count("n", n, minimum=2)
+    dim = check_count("dim", dim, minimum=1)
     X, y, G = _one_run_scenario(opt, m, n, dim)
     if guesses is not None and not isinstance(guesses, (tuple, list)):
-        k_fixed = check_count(guesses, "guesses", minimum=1)
+        k_fixed = check_count("guesses", guesses, minimum=1)
         if 2 * k_fixed > m:
             raise ValueError(f"guesses must be <= canaries // 2 = {m // 2} (k 'in' and k 'out'), got {k_fixed}")
     train = _OneRunTraining(opt, X, y, G)
@@ -378,8 +378,8 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
     """
 
-    trials = check_count(trials, "trials", minimum=2)
-    confidence = check_confidence(confidence)
+    trials = check_count("trials", trials, minimum=2)
+    confidence = check_confidence("confidence", confidence)
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     audit_opts = {k: options.pop(k) for k in _AUDIT_KEYS if k in options}
     if isinstance(name_or_optimizer, str):

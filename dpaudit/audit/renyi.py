@@ -124,7 +124,7 @@ def gaussian_renyi(alpha, mean_p, mean_q, var_p, var_q, dim: int = 1):
     alpha = check_real("alpha", alpha, allow_inf=True)
     if not alpha > 1.0:
         raise ValueError(f"alpha must be > 1, got {alpha}")
-    dim = check_count(dim, "dim", minimum=1)
+    dim = check_count("dim", dim, minimum=1)
     mp_, mq_ = np.asarray(mean_p, dtype=float), np.asarray(mean_q, dtype=float)
     vp, vq = np.asarray(var_p, dtype=float), np.asarray(var_q, dtype=float)
     for name, v in (("mean_p", mp_), ("mean_q", mq_), ("var_p", vp), ("var_q", vq)):
@@ -557,7 +557,7 @@ def renyi_divergence(samples_p, samples_q, alpha: float, *, method: str = "gauss
     alpha = check_real("alpha", alpha)
     if not alpha > 1.0:
         raise ValueError(f"alpha must be > 1, got {alpha}")
-    confidence = check_confidence(confidence)
+    confidence = check_confidence("confidence", confidence)
     if method not in RENYI_METHODS:
         raise ValueError(f"method must be one of {RENYI_METHODS}, got {method!r}")
     seed_seq = as_seed_sequence(seed)

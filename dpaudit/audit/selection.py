@@ -244,7 +244,7 @@ def statdp_pairs(n: int, base: float = 1.0):
     all above / all below / x shape.
     """
 
-    n = check_count(n, "n", minimum=1)
+    n = check_count("n", n, minimum=1)
     b = float(base)
     one = np.full(n, b)
     h = n // 2

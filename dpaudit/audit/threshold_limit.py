@@ -59,9 +59,9 @@ def threshold_audit_limit(mechanism: str, n: int, *, delta: float = 0.0, confide
     """
     if mechanism not in MECHANISMS:
         raise ValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    n = check_count(n, "n", minimum=1)
-    delta = check_audit_delta(delta)
-    beta = check_beta(1.0 - confidence, "1 - confidence")
+    n = check_count("n", n, minimum=1)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("1 - confidence", 1.0 - confidence)
     if mechanism == "gaussian":
         if mu is None:
             raise ValueError("mu is required for mechanism='gaussian'")

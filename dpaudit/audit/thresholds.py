@@ -76,7 +76,7 @@ def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.nda
     at geometrically spaced ranks from both ends plus evenly spaced ranks (the tails matter
     for large epsilon).
     """
-    max_candidates = check_count(max_candidates, "max_candidates", minimum=4)
+    max_candidates = check_count("max_candidates", max_candidates, minimum=4)
     pooled = np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")]))
     n = pooled.size
     if n <= max_candidates:
@@ -110,8 +110,8 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     ``benchmarks/audit_tightness.py``).
     """
     kind = _check_kind(kind)
-    delta = check_audit_delta(delta)
-    beta = check_beta(beta)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("beta", beta)
     sel0 = as_scores(sel0, "sel0")
     sel1 = as_scores(sel1, "sel1")
     t = candidate_thresholds(sel0, sel1, max_candidates)
@@ -126,8 +126,8 @@ def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta
                   kind: str = "dp") -> dict:
     """Bound from ONE test fixed in advance, on fresh scores, at level ``beta`` (beta/2 per rate)."""
     kind = _check_kind(kind)
-    delta = check_audit_delta(delta)
-    beta = check_beta(beta)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("beta", beta)
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
     s0 = as_scores(scores0, "scores0")
@@ -163,8 +163,8 @@ def bonferroni_test(scores0, scores1, grid, *, delta: float, beta: float, kind: 
     is returned, valid at level beta by the union bound.
     """
     kind = _check_kind(kind)
-    delta = check_audit_delta(delta)
-    beta = check_beta(beta)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("beta", beta)
     grid = np.atleast_1d(np.asarray(grid, dtype=float))
     if grid.ndim != 1 or grid.size == 0 or np.any(np.isnan(grid)):
         raise ValueError("grid must be a non-empty 1-D array of thresholds without NaN")
@@ -207,7 +207,7 @@ def roc_frontier(sel0, sel1, max_points: int = FRONTIER_MAX_POINTS) -> dict:
     ``max_points`` vertices are thinned to ``max_points`` spread evenly in log FPR (the tails matter for large
     epsilon). Everything here depends only on the selection scores.
     """
-    max_points = check_count(max_points, "max_points", minimum=2)
+    max_points = check_count("max_points", max_points, minimum=2)
     s0 = as_scores(sel0, "sel0")
     s1 = as_scores(sel1, "sel1")
     t = np.unique(np.concatenate([s0, s1]))
@@ -236,8 +236,8 @@ def frontier_test(eval0, eval1, thresholds, orientation: str, *, delta: float, b
     selection scores): each of the G thresholds is bounded at beta/G (beta/(2G) per rate), with both inequalities
     of Kairouz, Oh, Viswanath 2015 at each; the largest bound is valid at level beta by the union bound."""
     kind = _check_kind(kind)
-    delta = check_audit_delta(delta)
-    beta = check_beta(beta)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("beta", beta)
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
     grid = np.atleast_1d(np.asarray(thresholds, dtype=float))

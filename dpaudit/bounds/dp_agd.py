@@ -27,12 +27,12 @@ import numpy as np
 
 from dpaudit.core.numeric import count_to_float, round_down, round_up
 from dpaudit.core.validation import (
+    check_count,
     check_delta,
     check_epsilon,
     check_neighbouring,
     check_nonnegative,
     check_positive,
-    check_count,
 )
 
 __all__ = [
@@ -95,8 +95,8 @@ def dp_agd_budget(epsilon: float, delta: float) -> float:
     float
         rho >= 0.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_delta("delta", delta)
     if epsilon == 0.0:
         return 0.0
     log_inv = -math.log(delta)
@@ -154,8 +154,8 @@ def dp_agd_initial_budgets(epsilon: float, delta: float, splits: int = 60, *,
     noise actually added is what the filter must account (:func:`gradient_noise_sigma`).
     """
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
-    splits = check_count(splits, "splits", minimum=1)
+    delta = check_delta("delta", delta)
+    splits = check_count("splits", splits, minimum=1)
     eps_step = epsilon / 2.0 / count_to_float(splits, "up")  # splits may be 10**400
     rho_nmax = eps_step * eps_step / 2.0
     if calibration == "classical":
@@ -204,7 +204,7 @@ def noisy_max_charge(scale: float, sensitivity: float, *, neighbouring: str = "a
     """
     scale = check_positive("scale", scale)
     sensitivity = check_positive("sensitivity", sensitivity)
-    check_neighbouring(neighbouring)
+    check_neighbouring("neighbouring", neighbouring)
     eps = (1.0 if neighbouring == "add_remove" else 2.0) * sensitivity / scale
     return round_up(eps * eps / 2.0)
 
@@ -334,7 +334,7 @@ class ZCDPFilter:
         self._history: list[float] = []
 
     @classmethod
-    def from_dp(cls, epsilon: float, delta: float) -> "ZCDPFilter":
+    def from_dp(cls, epsilon: float, delta: float) -> ZCDPFilter:
         """A filter with the DP-AGD budget :func:`dp_agd_budget` (eq. 5) for (epsilon, delta)."""
         return cls(dp_agd_budget(epsilon, delta))
 
@@ -404,7 +404,7 @@ class ZCDPFilterBank:
     """
 
     def __init__(self, total_rho: float, trials: int):
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         self._filters = [ZCDPFilter(total_rho) for _ in range(trials)]
 
     def __len__(self) -> int:

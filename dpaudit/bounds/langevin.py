@@ -28,8 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.accounting.conversions import gaussian_epsilon_lower, gdp_epsilon, zcdp_delta
-from dpaudit.bounds.rgm import epsilon_from_rdp_curve
+from dpaudit.accounting.conversions import epsilon_from_rdp_curve, gaussian_epsilon_lower, gdp_epsilon, zcdp_delta
 from dpaudit.core.numeric import TINY, count_to_float, next_down, product_ratio, round_down, round_up
 from dpaudit.core.validation import (
     check_count,
@@ -67,15 +66,15 @@ def _common(sensitivity, step_size, sigma, n, steps):
         check_nonnegative("sensitivity", sensitivity),
         check_positive("step_size", step_size),
         check_positive("sigma", sigma),
-        check_count(n, "n", minimum=1),
-        check_count(steps, "steps", minimum=0),
+        check_count("n", n, minimum=1),
+        check_count("steps", steps, minimum=0),
     )
 
 
 def _curve(alpha, rho: float, rounding):
     """``rho * alpha`` at scalar or array ``alpha`` (validated), rounded by ``rounding``."""
     scalar = np.ndim(alpha) == 0
-    a = check_orders(alpha, "alpha")
+    a = check_orders("alpha", alpha)
     if rho == 0.0:  # exact (no steps or zero sensitivity): nothing to round
         out = np.zeros(a.shape)
     else:
@@ -186,7 +185,7 @@ def _linear_gaussian_unit_moments(S, eta, sigma, n, K, v0):
 
 
 def linear_gaussian_rho(*, sensitivity, step_size, sigma, n, steps, init_variance=0.0) -> float:
-    """Exact slope ``||mu_K - mu'_K||^2 / (2 s_K^2)`` of the last iterate on the A.5 instance.
+    """Exact slope ``||mu_K - mu'_K||^2 / (2 s_K^2)`` of the last iterate on the instance of Theorem 2.
 
     With a deterministic start this is
     ``S_g^2 (2 - eta) / (4 sigma^2 n^2) * (1 - (1-eta)^K) / (1 + (1-eta)^K)``. Not rounded
@@ -197,7 +196,7 @@ def linear_gaussian_rho(*, sensitivity, step_size, sigma, n, steps, init_varianc
 
 
 def _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance) -> float:
-    """The GDP parameter ||mu_K - mu'_K|| / s_K of the A.5 instance (scale-free evaluation)."""
+    """The GDP parameter ||mu_K - mu'_K|| / s_K of the instance of Theorem 2 (scale-free evaluation)."""
     S, eta, sigma, n, K = _common(sensitivity, step_size, sigma, n, steps)
     v0 = check_nonnegative("init_variance", init_variance)
     if eta >= 2.0:
@@ -227,14 +226,14 @@ def langevin_rdp(alpha, *, sensitivity, strong_convexity, step_size, sigma, n, s
 def langevin_lower_rdp(alpha, *, sensitivity, step_size, sigma, n, steps):
     """Theorem 2: ``alpha S_g^2 / (4 sigma^2 n^2) * (1 - exp(-eta K))`` (eta < 1), rounded down.
 
-    A lower bound: the squared-loss instance (A.5) started at 0 has at least this divergence.
+    A lower bound: the squared-loss instance of Theorem 2 started at 0 has at least this divergence.
     """
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     return _curve(alpha, rho, round_down)
 
 
 def linear_gaussian_rdp(alpha, *, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
-    """Exact Renyi divergence of the last iterate on the squared-loss instance (A.5).
+    """Exact Renyi divergence of the last iterate on the squared-loss instance of Theorem 2 (docs/theorems/langevin.md).
 
     ``alpha ||mu_K - mu'_K||^2 / (2 s_K^2)`` from the closed-form Gaussian law of theta_K (equal
     covariances); with ``init_variance = 0`` (Theorem 2's start)::
@@ -250,7 +249,7 @@ def linear_gaussian_rdp(alpha, *, sensitivity, step_size, sigma, n, steps, init_
 
 
 def composition_rdp(alpha, *, sensitivity, step_size, sigma, n, steps):
-    """All iterates released (A.4): ``alpha eta K S_g^2 / (4 sigma^2 n^2)``, rounded up."""
+    """All iterates released (composition of K Gaussian steps, docs/theorems/langevin.md): ``alpha eta K S_g^2 / (4 sigma^2 n^2)``, rounded up."""
     rho = composition_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     return _curve(alpha, rho, round_up)
 
@@ -269,27 +268,27 @@ def _rho_to_epsilon(rho: float, delta: float) -> float:
 
 def langevin_epsilon(delta, *, sensitivity, strong_convexity, step_size, sigma, n, steps, smoothness=None):
     """(epsilon, delta)-DP of the last iterate from Theorem 1 (best valid RDP conversion, rounded up)."""
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     return _rho_to_epsilon(langevin_rho(sensitivity=sensitivity, strong_convexity=strong_convexity,
                                         step_size=step_size, sigma=sigma, n=n, steps=steps,
                                         smoothness=smoothness), delta)
 
 
 def composition_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
-    """(epsilon, delta)-DP when every iterate is released (A.4 through the RDP conversion)."""
-    delta = check_delta(delta)
+    """(epsilon, delta)-DP when every iterate is released (the composition bound through the RDP conversion)."""
+    delta = check_delta("delta", delta)
     return _rho_to_epsilon(composition_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n,
                                            steps=steps), delta)
 
 
 def linear_gaussian_epsilon(delta, *, sensitivity, step_size, sigma, n, steps, init_variance=0.0):
-    """Exact (epsilon, delta) curve of the A.5 instance's last iterate.
+    """Exact (epsilon, delta) curve of the last iterate on the instance of Theorem 2.
 
     theta_K and theta'_K are Gaussians with equal covariance, so the pair is a Gaussian
     mechanism with ``mu_GDP = ||mu_K - mu'_K|| / s_K``; the exact epsilon(delta) is Balle-Wang's
     (``gaussian_epsilon(1, delta, sensitivity=mu_GDP)`` from the accounting layer).
     """
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     mu = _linear_gaussian_mu(sensitivity, step_size, sigma, n, steps, init_variance)
     if mu == 0.0:
         return 0.0
@@ -304,7 +303,7 @@ def langevin_lower_epsilon(delta, *, sensitivity, step_size, sigma, n, steps):
     the exact epsilon(delta) of a Gaussian increases with mu, so the Balle-Wang epsilon at
     ``mu = sqrt(2 rho_lower)`` is a lower bound (rounded down).
     """
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     rho = langevin_lower_rho(sensitivity=sensitivity, step_size=step_size, sigma=sigma, n=n, steps=steps)
     if rho == 0.0:
         return 0.0
@@ -394,12 +393,12 @@ class NoisyGDLastIterate(Mechanism):
         return self.bound != "theorem1" or self.step_size * self.smoothness < 1.0
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         return rdp_from_zcdp(self.zcdp(), orders)
 
     def epsilon(self, delta: float) -> float:
         """(epsilon, delta)-DP of the last iterate under the chosen bound (rounded up)."""
-        return _rho_to_epsilon(self.zcdp(), check_delta(delta))
+        return _rho_to_epsilon(self.zcdp(), check_delta("delta", delta))
 
     def claim(self):
         """A :class:`~dpaudit.accounting.claim.PrivacyClaim` for this run of noisy GD."""
@@ -453,12 +452,12 @@ def langevin_utility_settings(epsilon, delta, *, lipschitz, smoothness, strong_c
     Raises ``ValueError`` when ``n^2 epsilon^2 <= 4 log(1/delta) d`` (K* would not be positive).
     """
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     L = check_positive("lipschitz", lipschitz)
     beta = check_positive("smoothness", smoothness)
     lam = check_positive("strong_convexity", strong_convexity)
-    n = check_count(n, "n", minimum=1)
-    d = check_count(dim, "dim", minimum=1)
+    n = check_count("n", n, minimum=1)
+    d = check_count("dim", dim, minimum=1)
     if lam > beta:
         raise ValueError(f"strong_convexity must be <= smoothness, got {lam} > {beta}")
     log_inv_delta = -math.log(delta)

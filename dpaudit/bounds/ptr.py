@@ -195,7 +195,7 @@ def propose_test_release(X, threshold, *, record_bound: float, epsilon: float, d
     The Proposition 2 bound :func:`ptr_distance` is NOT used because its sensitivity exceeds 1.
     """
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     if rng is None:
         rng = np.random.default_rng(seed)
     stat = ptr_lower_bound_statistic(X, threshold, record_bound=record_bound, l2=l2) - 1.0

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
+from dpaudit.accounting.conversions import RDP_CURVE_CONVERSIONS, epsilon_from_rdp_curve
 from dpaudit.core.numeric import count_to_float, round_up, scale_by_count
 from dpaudit.core.validation import (
     check_count,
@@ -28,7 +28,7 @@ from dpaudit.core.validation import (
     check_nonnegative,
     check_orders,
 )
-from dpaudit.mechanisms.relative_gaussian import RelativeGaussian, _finish, rgm_norm_leakage
+from dpaudit.mechanisms.relative_gaussian import RelativeGaussian, rgm_finish_rdp, rgm_norm_leakage
 
 __all__ = [
     "rgm_rdp",
@@ -37,11 +37,11 @@ __all__ = [
     "rgm_local_sensitivity_rdp",
     "rgm_closed_form_epsilon",
     "CONVERSIONS",
-    "epsilon_from_rdp_curve",
 ]
 
-#: conversions accepted by :func:`rgm_epsilon`
-CONVERSIONS = ("best", "mironov")
+#: conversions accepted by :func:`rgm_epsilon` (those of
+#: :func:`dpaudit.accounting.conversions.epsilon_from_rdp_curve`)
+CONVERSIONS = RDP_CURVE_CONVERSIONS
 
 
 def _scalar_or_array(scalar: bool, arr: np.ndarray):
@@ -61,7 +61,7 @@ def rgm_rdp(alpha, *, A, B, gamma, dim, sigma=None):
     Rounded up. Returns a float for scalar ``alpha``, else an array.
     """
     scalar = np.ndim(alpha) == 0
-    a = check_orders(alpha, "alpha")
+    a = check_orders("alpha", alpha)
     mech = RelativeGaussian(sigma, gamma, A, B, dim)
     return _scalar_or_array(scalar, mech.rdp(a))
 
@@ -89,85 +89,15 @@ def rgm_local_sensitivity_rdp(alpha, *, epsilon, B, dim):
     ``inf`` when ``u >= 1``. Rounded up.
     """
     scalar = np.ndim(alpha) == 0
-    a = check_orders(alpha, "alpha")
+    a = check_orders("alpha", alpha)
     epsilon = check_nonnegative("epsilon", epsilon)
     B = check_nonnegative("B", B)
-    dim = check_count(dim, "dim", minimum=1)
+    dim = check_count("dim", dim, minimum=1)
     ok, omu, leak = rgm_norm_leakage(a, B)
     with np.errstate(over="ignore", invalid="ignore"):
         total = epsilon / omu + count_to_float(dim, "up") * leak
-    out = _finish(total, ok, omu)
+    out = rgm_finish_rdp(total, ok, omu)
     return _scalar_or_array(scalar, out)
-
-
-def _mironov(orders: np.ndarray, rdp: np.ndarray, delta: float) -> np.ndarray:
-    """Mironov 2017 Prop. 3 at each order: ``rdp + log(1/delta)/(alpha-1)``."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return rdp + (-math.log(delta)) / (orders - 1.0)
-
-
-def _convert(orders: np.ndarray, rdp: np.ndarray, delta: float, conversion: str) -> tuple[float, float]:
-    """(epsilon, order) of the best order under ``conversion``."""
-    if conversion == "mironov":
-        eps = _mironov(orders, rdp, delta)
-        eps = np.where(np.isnan(eps), math.inf, eps)
-        i = int(np.argmin(eps))
-        return float(eps[i]), float(orders[i])
-    from dpaudit.accounting.conversions import rdp_to_dp
-
-    eps, order = rdp_to_dp(orders, rdp, delta)
-    return float(eps), float(order)
-
-
-def _order_grid(max_order: float, points: int = 1500) -> np.ndarray:
-    """Log-spaced orders on (1, max_order), dense near both ends."""
-    if math.isinf(max_order):
-        return 1.0 + np.geomspace(1e-8, 1e10, points)
-    w = max_order - 1.0
-    inner = w * np.geomspace(1e-9, 1.0, points, endpoint=False)
-    edge = w * (1.0 - np.geomspace(1e-12, 1e-2, 60))
-    grid = 1.0 + np.unique(np.concatenate([inner, edge]))
-    return grid[(grid > 1.0) & (grid < max_order)]
-
-
-def epsilon_from_rdp_curve(curve, delta: float, *, max_order: float = math.inf,
-                           conversion: str = "best") -> tuple[float, float]:
-    """Minimise the (epsilon, delta) conversion of an RDP curve over continuous orders.
-
-    ``curve(orders) -> array`` is an RDP upper bound on ``1 < alpha < max_order``. A log-spaced
-    grid of 1,500+ orders is searched first, then a bounded Brent refinement runs between the
-    grid neighbours of the best order. Every candidate is a valid bound at its own order, so
-    the optimisation affects tightness only. Returns ``(epsilon, order)``, epsilon rounded up
-    (``inf`` with order ``nan`` when no order gives a finite bound).
-
-    ``conversion``: ``"best"`` uses the accounting layer's ``rdp_to_dp`` (best of the valid
-    conversions at each order); ``"mironov"`` uses Mironov 2017 Prop. 3.
-    """
-    if conversion not in CONVERSIONS:
-        raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
-    if max_order <= 1.0:
-        return math.inf, math.nan
-    grid = _order_grid(max_order)
-    best_eps, best_order = _convert(grid, np.atleast_1d(curve(grid)), delta, conversion)
-    if not math.isfinite(best_eps):
-        return math.inf, math.nan
-    i = int(np.searchsorted(grid, best_order))
-    lo = grid[max(i - 1, 0)]
-    hi = grid[min(i + 1, grid.size - 1)]
-    if hi > lo:
-        def objective(t):
-            order = np.array([1.0 + math.exp(t)])
-            e, _ = _convert(order, np.atleast_1d(curve(order)), delta, conversion)
-            return e if math.isfinite(e) else 1e300
-
-        res = minimize_scalar(objective, bounds=(math.log(lo - 1.0), math.log(hi - 1.0)),
-                              method="bounded", options={"xatol": 1e-10})
-        order = 1.0 + math.exp(float(res.x))
-        if order < max_order:
-            e, _ = _convert(np.array([order]), np.atleast_1d(curve(np.array([order]))), delta, conversion)
-            if e < best_eps:
-                best_eps, best_order = e, order
-    return round_up(best_eps), best_order
 
 
 def rgm_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1, conversion="best",
@@ -195,8 +125,8 @@ def rgm_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1, conversion="bes
     -------
     epsilon rounded up (``inf`` when no order gives a finite bound).
     """
-    delta = check_delta(delta)
-    steps = check_count(steps, "steps", minimum=1)
+    delta = check_delta("delta", delta)
+    steps = check_count("steps", steps, minimum=1)
     if conversion not in CONVERSIONS:
         raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
     mech = RelativeGaussian(sigma, gamma, A, B, dim)
@@ -223,8 +153,8 @@ def rgm_closed_form_epsilon(delta, *, A, B, gamma, dim, sigma=None, steps=1):
     returning a number that can be below the true epsilon (counterexample: B=1e-3, gamma=0.1,
     d=10, delta=1e-5 gives 0.07446 < 0.07478 from :func:`rgm_epsilon`); use :func:`rgm_epsilon`.
     """
-    delta = check_delta(delta)
-    steps = check_count(steps, "steps", minimum=1)
+    delta = check_delta("delta", delta)
+    steps = check_count("steps", steps, minimum=1)
     mech = RelativeGaussian(sigma, gamma, A, B, dim)
     K1, omega = mech.tcdp()
     if math.isinf(K1):

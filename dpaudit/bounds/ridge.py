@@ -130,7 +130,7 @@ def ridge_ptr_constants(n: int, *, record_bound: float, label_bound: float, thre
     :func:`~dpaudit.bounds.ptr.propose_test_release` the dataset and all its neighbours are good,
     so the RGM's Theorem 1 applies with these constants. Rounded up.
     """
-    n = check_count(n, "n", minimum=1)
+    n = check_count("n", n, minimum=1)
     C = check_positive("record_bound", record_bound)
     Y = check_nonnegative("label_bound", label_bound)
     if np.ndim(threshold) == 0:

@@ -118,9 +118,9 @@ def sparse_mean_sensitivity(lipschitz: float, sparsity: int, n: int, norm: str =
     add/remove. Rounded UP.
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    sparsity = check_count(sparsity, "sparsity", minimum=1)
-    n = check_count(n, "n", minimum=1)
-    check_neighbouring(neighbouring)
+    sparsity = check_count("sparsity", sparsity, minimum=1)
+    n = check_count("n", n, minimum=1)
+    check_neighbouring("neighbouring", neighbouring)
     if neighbouring != "replace_one":
         raise ValueError("neighbouring must be 'replace_one' for the mean of a fixed-size dataset")
     if norm in ("l2", "linf"):
@@ -139,7 +139,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) ->
     from dpaudit.accounting.conversions import gaussian_delta
 
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
 
     def ok(sig: float) -> bool:
@@ -198,8 +198,8 @@ def projection_mechanism_calibration(lipschitz: float, sparsity: int, n: int, ep
       meeting (epsilon, delta) exactly (Balle-Wang), valid for every epsilon > 0.
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    sparsity = check_count(sparsity, "sparsity", minimum=1)
-    n = check_count(n, "n", minimum=1)
+    sparsity = check_count("sparsity", sparsity, minimum=1)
+    n = check_count("n", n, minimum=1)
     epsilon = check_positive("epsilon", epsilon)
     if delta == 0.0:
         sens = sparse_mean_sensitivity(lipschitz, sparsity, n, "l1")
@@ -207,7 +207,7 @@ def projection_mechanism_calibration(lipschitz: float, sparsity: int, n: int, ep
         details = {"noise": "laplace"}
         return SparseCalibration("projection", "laplace", b, sens, epsilon, 0.0,
                                  _claim("projection", epsilon, 0.0, "Laplace noise on the mean", details), details)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     sens = sparse_mean_sensitivity(lipschitz, sparsity, n, "l2")
     sigma, how = _gaussian_sigma(epsilon, delta, sens, calibration)
     details = {"noise": "gaussian", "calibration": calibration, "note": how}
@@ -232,11 +232,11 @@ def l1_recovery_calibration(lipschitz: float, sparsity: int, dim: int, n: int, e
     here). The classical calibration requires ``epsilon < 1`` (enforced). Requires ``s < d``.
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    sparsity = check_count(sparsity, "sparsity", minimum=1)
-    dim = check_count(dim, "dim", minimum=2)
-    n = check_count(n, "n", minimum=1)
+    sparsity = check_count("sparsity", sparsity, minimum=1)
+    dim = check_count("dim", dim, minimum=2)
+    n = check_count("n", n, minimum=1)
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     if not sparsity < dim:
         raise ValueError(f"sparsity must be < dim ({dim}) for l1-recovery, got {sparsity}")
     if not epsilon < 1.0:
@@ -273,13 +273,13 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
     ``l2`` is the regularisation strength lambda > 0.
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    n = check_count(n, "n", minimum=1)
+    n = check_count("n", n, minimum=1)
     lam = check_positive("l2", l2)
     epsilon = check_positive("epsilon", epsilon)
     if delta == 0.0:
         if sparsity is None or smoothness is None:
             raise ValueError("sparsity and smoothness are required for the Laplace (delta = 0) calibration")
-        sparsity = check_count(sparsity, "sparsity", minimum=1)
+        sparsity = check_count("sparsity", sparsity, minimum=1)
         smooth = check_positive("smoothness", smoothness, allow_inf=True)  # inf: no finite scale
         sens = product_ratio([2, _sqrt_up(2 * sparsity), lipschitz, round_up(2.0 * smooth / lam + 1.0)],
                              [lam, n], "up")
@@ -287,7 +287,7 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
         details = {"noise": "laplace", "note": "l1 sensitivity (2 sqrt(2s) L/(lambda n))(2H/lambda + 1) [paper]"}
         return SparseCalibration("output-perturbation", "laplace", b, sens, epsilon, 0.0,
                                  _claim("output-perturbation", epsilon, 0.0, details["note"], details), details)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     sens = product_ratio([2, lipschitz], [lam, n], "up")
     sigma, how = _gaussian_sigma(epsilon, delta, sens, calibration)
     details = {"noise": "gaussian", "calibration": calibration, "note": how}
@@ -297,7 +297,7 @@ def output_perturbation_calibration(lipschitz: float, n: int, l2: float, epsilon
 
 
 def _levels(n: int) -> int:
-    n = check_count(n, "n", minimum=4)
+    n = check_count("n", n, minimum=4)
     return int(math.floor(math.log2(n))) - 1
 
 
@@ -316,7 +316,7 @@ def bias_reduced_level_probabilities(n: int) -> np.ndarray:
 
 
 def bias_reduced_step_cost(level, n: int, epsilon: float, delta: float):
-    """Per-step (epsilon_t, delta_t) of the bias-reduced DP-SGD step at level N_t (C.5).
+    """Per-step (epsilon_t, delta_t) of the bias-reduced DP-SGD step at level N_t (Ghazi et al. 2024, Alg. 3).
 
     ``epsilon_t = (3 2^(N_t+1) + 1) epsilon / (16 n)``, ``delta_t = (3 2^(N_t+1) + 1) delta / (16 n)``
     [unconfirmed, transcription of the paper's Lemma 5.3]: the step's budget (epsilon/8,
@@ -326,9 +326,9 @@ def bias_reduced_step_cost(level, n: int, epsilon: float, delta: float):
     epsilon <= 1 (enforced). ``level`` may be an int or an integer array (vectorised).
     Rounded UP.
     """
-    n = check_count(n, "n", minimum=4)
+    n = check_count("n", n, minimum=4)
     epsilon = check_positive("epsilon", epsilon)
-    delta = check_delta(delta)
+    delta = check_delta("delta", delta)
     if epsilon > 1.0:
         raise ValueError(f"epsilon must be in (0, 1] for the bias-reduced step cost, got {epsilon}")
     lv = np.asarray(level)
@@ -348,7 +348,7 @@ def bias_reduced_step_cost(level, n: int, epsilon: float, delta: float):
 
 
 class RandomStoppingFilter:
-    """Stopping rule of DP-SGD with a random stopping time (Ghazi et al. 2024, Alg. 4, C.6).
+    """Stopping rule of DP-SGD with a random stopping time (Ghazi et al. 2024, Alg. 4).
 
     A fully adaptive privacy filter (Whitehouse et al. 2023) [unconfirmed thresholds]: the
     next step with cost (epsilon_t, delta_t) is allowed only if, counting it,
@@ -368,7 +368,7 @@ class RandomStoppingFilter:
 
     def __init__(self, epsilon: float, delta: float):
         self.epsilon = check_positive("epsilon", epsilon)
-        self.delta = check_delta(delta)
+        self.delta = check_delta("delta", delta)
         self._eps2: list[float] = []
         self._deltas: list[float] = []
 

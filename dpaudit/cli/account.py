@@ -280,8 +280,8 @@ def _run(args) -> int:
         raise _UsageError("one of --delta or --target-epsilon is required")
     _resolve_sampling(args)
     delta_default = args.delta is None
-    delta = DEFAULT_CALIBRATION_DELTA if delta_default else check_delta(args.delta, "--delta")
-    steps = check_count(args.steps, "--steps", minimum=1)
+    delta = DEFAULT_CALIBRATION_DELTA if delta_default else check_delta("--delta", args.delta)
+    steps = check_count("--steps", args.steps, minimum=1)
     check_positive("--sensitivity", args.sensitivity)
     names = _accountant_names(args.accountant)
     params = {"sigma": args.sigma, "scale": args.scale, "epsilon": args.epsilon,
@@ -291,7 +291,7 @@ def _run(args) -> int:
         params.update(epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size)
 
     if args.target_epsilon is not None:
-        target = check_epsilon(args.target_epsilon, "--target-epsilon")
+        target = check_epsilon("--target-epsilon", args.target_epsilon)
         if args.mechanism != "gaussian":
             raise _UsageError("--target-epsilon calibrates sigma and needs MECHANISM gaussian")
         params.pop("sigma", None)

@@ -97,7 +97,7 @@ def preflight(args):
     from dpaudit.core.validation import check_confidence
     from dpaudit.optimizers import make_optimizer
 
-    check_confidence(args.confidence, "--confidence")
+    check_confidence("--confidence", args.confidence)
     if args.method == "one-run":
         if args.plot:
             raise UsageError("--plot draws the ROC of a threshold test; it is not available with --method one-run")

@@ -139,7 +139,7 @@ def preflight(args) -> list[int]:
     from dpaudit.cli._checks import UsageError, check_plot_path, check_report_path
     from dpaudit.core.validation import check_confidence, check_positive
 
-    check_confidence(args.confidence, "--confidence")
+    check_confidence("--confidence", args.confidence)
     args.methods = _methods(args.method)
     check_positive("--sigma", args.sigma)
     eta = check_positive("--step-size", args.step_size)

@@ -87,8 +87,8 @@ def preflight(args):
     from dpaudit.cli._checks import UsageError, check_report_path
     from dpaudit.core.validation import check_confidence, check_delta
 
-    check_confidence(args.confidence, "--confidence")
-    check_delta(args.delta, "--delta")
+    check_confidence("--confidence", args.confidence)
+    check_delta("--delta", args.delta)
     if args.no_audit and args.no_accountants and args.no_renyi:
         raise UsageError("nothing to report: every section was skipped")
     opt = None

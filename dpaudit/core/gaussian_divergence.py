@@ -137,10 +137,10 @@ def renyi_gaussians(alpha, mu1, s1, mu2, s2, dim: int = 1):
     divergence is infinite there), and at ``alpha = inf`` unless both laws coincide.
     """
     scalar = np.ndim(alpha) == 0
-    a = check_orders(alpha, "alpha")
+    a = check_orders("alpha", alpha)
     s1 = check_positive("s1", s1)
     s2 = check_positive("s2", s2)
-    dim = check_count(dim, "dim", minimum=1)
+    dim = check_count("dim", dim, minimum=1)
     m1 = np.atleast_1d(np.asarray(mu1, dtype=float)).ravel()
     m2 = np.atleast_1d(np.asarray(mu2, dtype=float)).ravel()
     if m1.shape != m2.shape:

@@ -255,7 +255,7 @@ def _check_x(x, name="x") -> float:
 
 def _ncx2(x, df, nc, upper: bool) -> float:
     x = _check_x(x)
-    d = check_count(df, "df", minimum=1)
+    d = check_count("df", df, minimum=1)
     lam = check_nonnegative("nc", nc, allow_inf=False)
     if x <= 0.0:
         return 1.0 if upper else 0.0
@@ -341,7 +341,7 @@ def _ncf_quad(f: float, d: int, nu: float, lam: float, upper: bool) -> float:
 
 def _ncf(x, dfn, dfd, nc, upper: bool) -> float:
     f = _check_x(x)
-    d = check_count(dfn, "dfn", minimum=1)
+    d = check_count("dfn", dfn, minimum=1)
     nu = float(dfd)
     if not (nu > 0.0 and math.isfinite(nu)):
         raise ValueError(f"dfd must be a finite number > 0, got {dfd!r}")
@@ -465,7 +465,7 @@ def invert_noncentrality(stat, dfn, dfd=None, *, cdf=None, sf=None, side: str = 
     if side not in ("lower", "upper"):
         raise ValueError(f"side must be 'lower' or 'upper', got {side!r}")
     stat = _check_x(stat, "stat")
-    d = check_count(dfn, "dfn", minimum=1)
+    d = check_count("dfn", dfn, minimum=1)
     if dfd is not None:
         dfd = float(dfd)
         if not (dfd > 0.0 and math.isfinite(dfd)):

@@ -13,7 +13,6 @@ import struct
 import sys
 
 import numpy as np
-from scipy.special import logsumexp
 
 __all__ = [
     "round_up",
@@ -26,10 +25,8 @@ __all__ = [
     "product_ratio",
     "l2_norm",
     "TINY",
-    "log_add",
-    "log_sub",
-    "signed_logsumexp",
-    "log1mexp",
+    "log_expm1",
+    "softplus",
     "ULPS",
 ]
 
@@ -66,36 +63,6 @@ def round_down(x, ulps: int = ULPS):
     return float(out) if out.ndim == 0 else out
 
 
-def log_add(a: float, b: float) -> float:
-    """log(exp(a) + exp(b)) without overflow."""
-    if a == -math.inf:
-        return b
-    if b == -math.inf:
-        return a
-    m = max(a, b)
-    return m + math.log1p(math.exp(-abs(a - b)))
-
-
-def log_sub(a: float, b: float) -> float:
-    """log(exp(a) - exp(b)) for a >= b; ``-inf`` when equal, ValueError when a < b."""
-    if b == -math.inf:
-        return a
-    if a < b:
-        raise ValueError("log_sub: a must be >= b")
-    if a == b:
-        return -math.inf
-    return a + log1mexp(a - b)
-
-
-def log1mexp(x: float) -> float:
-    """log(1 - exp(-x)) for x > 0, accurate for small and large x (Maechler 2012)."""
-    if x <= 0:
-        raise ValueError("log1mexp: x must be > 0")
-    if x < math.log(2.0):
-        return math.log(-math.expm1(-x))
-    return math.log1p(-math.exp(-x))
-
-
 def log_expm1(x):
     """log(e^x - 1) for x > 0 without overflow (``-inf`` at 0 for arrays).
 
@@ -112,12 +79,20 @@ def log_expm1(x):
     return math.log(math.expm1(x))
 
 
-def signed_logsumexp(log_abs, signs) -> tuple[float, float]:
-    """Return (log|S|, sign(S)) for S = sum_i signs_i * exp(log_abs_i)."""
-    log_abs = np.asarray(log_abs, dtype=float)
-    signs = np.asarray(signs, dtype=float)
-    val, sgn = logsumexp(log_abs, b=signs, return_sign=True)
-    return float(val), float(sgn)
+def softplus(x):
+    """log(1 + e^x) without overflow (the one home of this log-space helper).
+
+    A numpy array is evaluated element-wise by numpy (``np.logaddexp(0, x)``); anything else as
+    one float by the math module (``x + log1p(e^-x)`` above 30, ``log1p(e^x)`` below), like
+    :func:`log_expm1`: the two agree to an ulp and each caller keeps the evaluation it was
+    validated with.
+    """
+    if isinstance(x, np.ndarray):
+        return np.logaddexp(0.0, x)
+    x = float(x)
+    if x > 30.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
 
 
 def next_up(x: float) -> float:

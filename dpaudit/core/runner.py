@@ -79,8 +79,8 @@ NOT_RETRIED = (ValueError, TypeError, AttributeError, LookupError, ArithmeticErr
 
 def chunk_sizes(trials: int, chunk_size: int) -> list[int]:
     """Sizes of the chunks: ``chunk_size`` each, the last one holding the remainder."""
-    trials = check_count(trials, "trials", minimum=1)
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
+    trials = check_count("trials", trials, minimum=1)
+    chunk_size = check_count("chunk_size", chunk_size, minimum=1)
     full, rem = divmod(trials, chunk_size)
     return [chunk_size] * full + ([rem] if rem else [])
 
@@ -143,7 +143,7 @@ class ProcessPool(cf.Executor):
     """
 
     def __init__(self, workers: int, context=None):
-        self.workers = check_count(workers, "workers", minimum=1)
+        self.workers = check_count("workers", workers, minimum=1)
         self._loky = _loky() if context is None else None
         self._ctx = None if self._loky is not None else _mp_context(context)
         self._pool = None
@@ -203,7 +203,7 @@ def open_executor(executor=None, workers=None):
             raise ValueError("executor must be a concurrent.futures.Executor (an object with submit(fn, *args))")
         yield executor
         return
-    workers = 1 if workers is None else check_count(workers, "workers", minimum=1)
+    workers = 1 if workers is None else check_count("workers", workers, minimum=1)
     ex = InProcessExecutor() if workers == 1 else ProcessPool(workers)
     try:
         yield ex
@@ -357,8 +357,8 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     jobs = [j if isinstance(j, Job) else Job(*j) for j in jobs]
     if not jobs:
         return []
-    retries = check_count(retries, "retries")
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
+    retries = check_count("retries", retries)
+    chunk_size = check_count("chunk_size", chunk_size, minimum=1)
     tasks = _layout(jobs, chunk_size)
     with open_executor(executor, workers) as ex:
         if _is_process_pool(ex):

@@ -71,7 +71,7 @@ def seed_record(seed):
 
 def spawn(seed, n: int) -> list[np.random.SeedSequence]:
     """``n`` independent child seed sequences of ``seed`` (children 0..n-1 of its spawn tree)."""
-    return as_seed_sequence(seed).spawn(check_count(n, "n", minimum=1))
+    return as_seed_sequence(seed).spawn(check_count("n", n, minimum=1))
 
 
 def make_rng(seed) -> np.random.Generator:

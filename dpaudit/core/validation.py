@@ -3,6 +3,9 @@
 Every public function validates its arguments with these helpers, so that a bad value
 raises :class:`ValueError` whose message names the argument and its allowed range
 (the public interface's conventions). Nothing here clamps: an out-of-range value is an error.
+
+Every helper takes ``(name, x, ...)``: the name of the argument first, then its value
+(tests/test_architecture.py refuses a helper with the other order).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ def check_probability(name: str, q) -> float:
     return q
 
 
-def check_delta(delta, name: str = "delta") -> float:
+def check_delta(name: str, delta) -> float:
     """delta in the open interval (0, 1)."""
     delta = check_real(name, delta)
     if not 0.0 < delta < 1.0:
@@ -92,12 +95,12 @@ def check_delta(delta, name: str = "delta") -> float:
     return delta
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
+def check_epsilon(name: str, epsilon) -> float:
     """epsilon >= 0 and finite."""
     return check_nonnegative(name, epsilon)
 
 
-def check_count(count, name: str = "count", *, minimum: int = 0) -> int:
+def check_count(name: str, count, *, minimum: int = 0) -> int:
     """An integer >= ``minimum`` (bools are rejected)."""
     if isinstance(count, bool) or not isinstance(count, (numbers.Integral, np.integer)):
         if isinstance(count, (float, np.floating)) and float(count).is_integer():
@@ -110,7 +113,7 @@ def check_count(count, name: str = "count", *, minimum: int = 0) -> int:
     return count
 
 
-def check_orders(orders, name: str = "orders") -> np.ndarray:
+def check_orders(name: str, orders) -> np.ndarray:
     """A 1-D float array of Renyi orders, each > 1 (``inf`` allowed), no NaN."""
     arr = np.atleast_1d(np.asarray(orders, dtype=float))
     if arr.ndim != 1 or arr.size == 0:
@@ -122,14 +125,14 @@ def check_orders(orders, name: str = "orders") -> np.ndarray:
     return arr
 
 
-def check_neighbouring(relation: str, name: str = "neighbouring") -> str:
+def check_neighbouring(name: str, relation: str) -> str:
     """One of ``"add_remove"`` or ``"replace_one"``."""
     if relation not in NEIGHBOURING_RELATIONS:
         raise ValueError(f"{name} must be one of {NEIGHBOURING_RELATIONS}, got {relation!r}")
     return relation
 
 
-def check_confidence(confidence, name: str = "confidence") -> float:
+def check_confidence(name: str, confidence) -> float:
     """A confidence level in the open interval (0, 1)."""
     c = check_real(name, confidence)
     if not 0.0 < c < 1.0:

@@ -97,7 +97,7 @@ def _base(event, neighbouring: str):
         return ZCDPMechanism(float(_attr(event, "rho")), float(getattr(event, "xi", 0.0) or 0.0), neighbouring)
     if name == "RandomizedResponseDpEvent":
         p = check_probability("noise_parameter", _attr(event, "noise_parameter"))
-        k = check_count(_attr(event, "num_buckets"), "num_buckets", minimum=1)
+        k = check_count("num_buckets", _attr(event, "num_buckets"), minimum=1)
         if k == 1 or p == 1:
             return _ZERO_COST  # one bucket, or always uniform: the output law is data-independent
         if p == 0:
@@ -133,7 +133,7 @@ def _walk(event, count: int, neighbouring: str, out: dict):
     if name == "NoOpDpEvent" or count == 0:
         return
     if name == "SelfComposedDpEvent":
-        _walk(_attr(event, "event"), count * check_count(_attr(event, "count"), "count"), neighbouring, out)
+        _walk(_attr(event, "event"), count * check_count("count", _attr(event, "count")), neighbouring, out)
         return
     if name == "ComposedDpEvent":
         for sub in _attr(event, "events"):
@@ -152,8 +152,8 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         out[mech] = out.get(mech, 0) + count
         return
     if name == "SampledWithoutReplacementDpEvent":
-        n = check_count(_attr(event, "source_dataset_size"), "source_dataset_size", minimum=1)
-        m = check_count(_attr(event, "sample_size"), "sample_size")
+        n = check_count("source_dataset_size", _attr(event, "source_dataset_size"), minimum=1)
+        m = check_count("sample_size", _attr(event, "sample_size"))
         if not 0 <= m <= n or n <= 0:
             raise ValueError(f"sample_size must be in [0, source_dataset_size], got {m} of {n}")
         inner = _collapse_gaussians(from_dp_event(_attr(event, "event"), neighbouring="replace_one"))
@@ -184,7 +184,7 @@ def from_dp_event(event, *, neighbouring: str = "add_remove") -> list:
     its accountants take it as an argument). Sampled-without-replacement events are always
     replace-one and Poisson-sampled events add/remove.
     """
-    check_neighbouring(neighbouring)
+    check_neighbouring("neighbouring", neighbouring)
     out: dict = {}
     _walk(event, 1, neighbouring, out)
     return list(out.items())

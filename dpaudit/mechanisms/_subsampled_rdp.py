@@ -33,7 +33,7 @@ import math
 import numpy as np
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
-from dpaudit.core.numeric import log_expm1
+from dpaudit.core.numeric import log_expm1, softplus
 
 __all__ = [
     "expm1mx",
@@ -164,11 +164,6 @@ def _log_comb(n, k):
     return logc, sign
 
 
-def _log_expm1(x):
-    """:func:`~dpaudit.core.numeric.log_expm1` evaluated by numpy (element-wise, ``-inf`` at 0)."""
-    return log_expm1(np.asarray(x, dtype=float))
-
-
 def _segment_logsumexp(values, starts):
     """log-sum-exp of consecutive segments of a flat array (segments begin at ``starts``)."""
     if values.size == 0:
@@ -225,11 +220,6 @@ def _integer_binomial_log_excess(q, orders, log_coef_fn):
     return out + _segment_sum_error(terms, mag, starts)
 
 
-def _log1p_exp(x):
-    """log(1 + e^x), exact for very negative x."""
-    return np.logaddexp(0.0, x)
-
-
 # ---------------------------------------------------------------------------------------------
 # Poisson-subsampled Gaussian [MTZ]
 # ---------------------------------------------------------------------------------------------
@@ -239,9 +229,9 @@ def _pg_integer_log_a(q, sigma, orders):
 
     def coef(j, a):  # expm1((j^2 - j) c) >= 0: the j=0,1 binomial terms cancel the "1"
         with np.errstate(over="ignore"):  # (inf: the term, and the bound, are inf)
-            return _log_expm1((j * j - j) * c)
+            return log_expm1(np.asarray((j * j - j) * c, dtype=float))
 
-    return _log1p_exp(_integer_binomial_log_excess(q, orders, coef))
+    return softplus(np.asarray(_integer_binomial_log_excess(q, orders, coef), dtype=float))
 
 
 def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
@@ -337,7 +327,7 @@ def _pg_fractional_log_a(q, sigma, alphas, max_terms=1 << 15):
         good = (vsign > 0) & conv & np.isfinite(val) & (rel_err < 1e-6)
         log_excess = val + np.log1p(np.where(good, rel_err, 0.0))
         done = conv | (n_terms >= max_terms)
-        log_a[rows[done]] = np.where(good, _log1p_exp(log_excess), np.inf)[done]
+        log_a[rows[done]] = np.where(good, softplus(np.asarray(log_excess, dtype=float)), np.inf)[done]
         ok[rows[done]] = good[done]
         budget[rows[done]] = np.where(good, rel_err, np.inf)[done]
         active[rows[done]] = False
@@ -491,7 +481,7 @@ def poisson_pure_dp_rdp(q: float, epsilon: float, orders) -> np.ndarray:
     log_p = -np.logaddexp(0.0, -epsilon)
     # u = q (e^eps - 1) through logs: finite whenever it is representable (1e134 for q = 1e-300,
     # eps = 1000), so that the accurate evaluation applies
-    log_u = math.log(q) + float(_log_expm1(epsilon))
+    log_u = math.log(q) + float(log_expm1(np.asarray(epsilon, dtype=float)))
     u = math.exp(log_u) if log_u < 709.0 else math.inf
     v = q * math.expm1(-epsilon)
     # log(1+u) = log(1 - q + q e^eps), log(1+v) = log(1 - q + q e^-eps); log1p(u) is accurate
@@ -547,7 +537,7 @@ def poisson_general_rdp(q: float, base_rdp, orders) -> np.ndarray:
         jj = j.astype(np.int64)
         e = eps_l[jj - 2]
         with np.errstate(over="ignore", invalid="ignore"):
-            two = _log_expm1(e)
+            two = log_expm1(np.asarray(e, dtype=float))
             # log(3 e^{(l-1)e} - 1) = (l-1)e + log(3 - e^{-(l-1)e}) >= 0
             three = (j - 1.0) * e + np.log(3.0 - np.exp(-(j - 1.0) * e))
         val = np.where(jj == 2, two, three)
@@ -555,7 +545,7 @@ def poisson_general_rdp(q: float, base_rdp, orders) -> np.ndarray:
 
     if q == 1.0:
         return np.where(use, np.inf, out)  # caller uses the base curve
-    la = _log1p_exp(_integer_binomial_log_excess(q, ints, coef))
+    la = softplus(np.asarray(_integer_binomial_log_excess(q, ints, coef), dtype=float))
     vals = dict(zip(ints.tolist(), (la / (ints - 1.0)).tolist()))
     out[use] = [vals[max(int(x), 2)] for x in ceil[use].tolist()]
     return out
@@ -566,8 +556,8 @@ def poisson_general_rdp(q: float, base_rdp, orders) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 def _wbk_j2_log(eps2, eps_inf):
     """log of min{4(e^{eps(2)} - 1), e^{eps(2)} min{2, (e^{eps(inf)} - 1)^2}} ([WBK] Thm. 9)."""
-    a = math.log(4.0) + float(_log_expm1(eps2))
-    b = eps2 + min(math.log(2.0), 2.0 * float(_log_expm1(eps_inf))) if eps_inf > 0 else -math.inf
+    a = math.log(4.0) + float(log_expm1(np.asarray(eps2, dtype=float)))
+    b = eps2 + min(math.log(2.0), 2.0 * float(log_expm1(np.asarray(eps_inf, dtype=float)))) if eps_inf > 0 else -math.inf
     return min(a, b)
 
 
@@ -592,7 +582,7 @@ def wor_general_rdp(q: float, base_rdp, eps_inf: float, orders) -> np.ndarray:
     amax = max(amax, 2)
     eps_l = np.asarray(base_rdp(np.arange(2, amax + 1, dtype=float)), dtype=float)
     j2 = _wbk_j2_log(float(eps_l[0]), eps_inf) if np.isfinite(eps_l[0]) else math.inf
-    log_min2 = min(math.log(2.0), float(_log_expm1(eps_inf))) if eps_inf > 0 else -math.inf
+    log_min2 = min(math.log(2.0), float(log_expm1(np.asarray(eps_inf, dtype=float)))) if eps_inf > 0 else -math.inf
 
     def coef(j, a):
         jj = j.astype(np.int64)
@@ -602,7 +592,7 @@ def wor_general_rdp(q: float, base_rdp, eps_inf: float, orders) -> np.ndarray:
         return np.where(jj == 2, j2, other)
 
     def int_log_a(ints):
-        return _log1p_exp(_integer_binomial_log_excess_wor(q, ints, coef))
+        return softplus(np.asarray(_integer_binomial_log_excess_wor(q, ints, coef), dtype=float))
 
     out[use] = _finish_wor(orders[use], int_log_a)
     return out
@@ -712,7 +702,7 @@ def wor_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
         amax = int(np.ceil(orders[use].max()))
         kmax = 2 * ((min(amax, WOR_MOMENT_MAX_ORDER) + 1) // 2) + 2
         logm = gaussian_central_moments(float(sigma), int(kmax))
-        j2 = min(math.log(4.0) + float(_log_expm1(2.0 * c)), 2.0 * c + math.log(2.0))
+        j2 = min(math.log(4.0) + float(log_expm1(np.asarray(2.0 * c, dtype=float))), 2.0 * c + math.log(2.0))
 
         def coef(j, a):
             jj = j.astype(np.int64)
@@ -724,7 +714,7 @@ def wor_gaussian_rdp(q: float, sigma: float, orders) -> np.ndarray:
             return np.where(jj == 2, j2, best)
 
         def int_log_a(ints):
-            return _log1p_exp(_integer_binomial_log_excess_wor(q, ints, coef))
+            return softplus(np.asarray(_integer_binomial_log_excess_wor(q, ints, coef), dtype=float))
 
         out[use] = _finish_wor(orders[use], int_log_a)
     huge = np.isfinite(orders) & ~use

@@ -31,15 +31,15 @@ class ApproxDP(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon("epsilon", self.epsilon))
         d = check_real("delta", self.delta)
         if not 0.0 <= d < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {d}")
         object.__setattr__(self, "delta", d)
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if self.delta == 0.0:
             return PureDP(self.epsilon).rdp(orders)
         return np.full(orders.shape, math.inf)

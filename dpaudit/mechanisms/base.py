@@ -35,7 +35,7 @@ __all__ = ["Mechanism", "rdp_from_zcdp"]
 
 def rdp_from_zcdp(rho: float, orders: np.ndarray) -> np.ndarray:
     """The RDP curve ``rho * alpha`` implied by rho-zCDP (Bun & Steinke 2016, Def. 1.1)."""
-    orders = check_orders(orders)
+    orders = check_orders("orders", orders)
     if math.isinf(rho):
         return np.full(orders.shape, math.inf)
     with np.errstate(invalid="ignore", over="ignore"):  # overflow: inf, an upper bound
@@ -57,7 +57,7 @@ class Mechanism:
 
     def rdp(self, orders) -> np.ndarray:
         """RDP epsilon at each order (upper bound; ``inf`` where none is known)."""
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         rho = self.zcdp()
         if math.isfinite(rho):
             return rdp_from_zcdp(rho, orders)

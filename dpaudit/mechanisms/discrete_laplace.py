@@ -169,7 +169,7 @@ class DiscreteLaplace(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     @property
     def epsilon(self) -> float:
@@ -181,7 +181,7 @@ class DiscreteLaplace(Mechanism):
         return _ratio(1.0, self.scale)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if not math.isfinite(self.epsilon):
             return np.full(orders.shape, math.inf)
         up = round_up(discrete_laplace_rdp(self._unit_eps, self.sensitivity, orders), _RDP_ULPS)

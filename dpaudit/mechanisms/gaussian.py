@@ -42,7 +42,7 @@ class Gaussian(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     @property
     def noise_multiplier(self) -> float:
@@ -55,7 +55,7 @@ class Gaussian(Mechanism):
         return self.sensitivity / self.sigma
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         # alpha mu^2 / 2 evaluated as (alpha mu) mu / 2: mu^2 alone can be subnormal (mu < 1.5e-154)
         # and lose its relative precision before being multiplied by a large order
         mu = np.float64(next_up(self.sensitivity / self.sigma))  # >= the exact ratio (never 0)

@@ -83,7 +83,7 @@ class Laplace(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     @property
     def epsilon(self) -> float:
@@ -91,7 +91,7 @@ class Laplace(Mechanism):
         return self.sensitivity / self.scale
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         return round_up(laplace_rdp(self.epsilon, orders))
 
     def zcdp(self) -> float:

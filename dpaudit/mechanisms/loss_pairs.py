@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from dpaudit.core.numeric import log_expm1
+from dpaudit.core.numeric import log_expm1, softplus
 
 __all__ = [
     "LossPair",
@@ -456,11 +456,6 @@ class DiscretePair(LossPair):
         return log_expm1(lse) if lse > 0 else -math.inf
 
 
-def _log_sigmoid(x: float) -> float:
-    """log(1/(1 + e^{-x}))."""
-    return -float(np.logaddexp(0.0, -x))
-
-
 def ApproxDPPair(eps: float, delta: float = 0.0) -> DiscretePair:
     """The (eps, delta)-DP dominating pair: P = (delta, (1-delta) e^eps/(1+e^eps),
     (1-delta)/(1+e^eps)) on losses (+inf, eps, -eps), Q mirrored (atom delta at -inf)."""
@@ -469,7 +464,7 @@ def ApproxDPPair(eps: float, delta: float = 0.0) -> DiscretePair:
     if eps == 0.0:
         return DiscretePair([0.0], None, inf_mass=delta, minf_mass=delta, log_p=[l1m])
     return DiscretePair([eps, -eps], None, inf_mass=delta, minf_mass=delta,
-                        log_p=[l1m + _log_sigmoid(eps), l1m + _log_sigmoid(-eps)])
+                        log_p=[l1m - float(softplus(np.asarray(-eps))), l1m - float(softplus(np.asarray(eps)))])
 
 
 def RandomizedResponsePair(eps: float) -> DiscretePair:
@@ -607,7 +602,8 @@ def _log_qpem1(q: float, x: np.ndarray) -> np.ndarray:
 
 class SubsampledPair(LossPair):
     """Poisson subsampling with rate ``0 < q < 1`` of a base pair (A, B) with loss
-    l = log(dA/dB) (Zhu, Dong, Wang 2022, Thm. 10; reference sheet 8.1):
+    l = log(dA/dB) (Zhu, Dong, Wang 2022, "Optimal accounting of differential privacy via
+    characteristic function", AISTATS 2022, Thm. 10):
 
     * ADD: P = A, Q = (1-q)A + qB, L = -log(1 - q + q e^{-l}), increasing in l;
       L > e iff l > v(e) = -log1p(expm1(-e)/q) (e < -log(1-q)), and

@@ -117,10 +117,10 @@ class PureDP(Mechanism):
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if self.epsilon == 0.0:  # 0-DP: both output laws equal, every divergence is exactly 0
             return np.zeros(orders.shape)
         return round_up(randomized_response_rdp(self.epsilon, orders))
@@ -179,10 +179,10 @@ class ExponentialMechanism(Mechanism):
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if self.epsilon == 0.0:  # 0-bounded range: the output law does not depend on the data
             return np.zeros(orders.shape)
         br = bounded_range_rdp(self.epsilon, orders)

@@ -52,7 +52,8 @@ from dpaudit.core.validation import (
 )
 from dpaudit.mechanisms.base import Mechanism
 
-__all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair", "rgm_norm_leakage"]
+__all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair", "rgm_norm_leakage",
+           "rgm_finish_rdp"]
 
 
 def rgm_constants(sigma: float, gamma: float, A: float, B: float) -> tuple[float, float]:
@@ -123,8 +124,10 @@ def rgm_norm_leakage(orders, b: float):
     return ok, np.where(ok, one_minus_u, 1.0), np.maximum(hi, lo)
 
 
-def _finish(total: np.ndarray, ok: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
-    """Inflate by the rounding error amplified by 1/(1-u), round up, inf outside the range."""
+def rgm_finish_rdp(total: np.ndarray, ok: np.ndarray, one_minus_u: np.ndarray) -> np.ndarray:
+    """The last step of an RGM RDP bound (shared by :func:`rgm_rdp_curve` and
+    :func:`dpaudit.bounds.rgm.rgm_local_sensitivity_rdp`): inflate ``total`` by the rounding error
+    amplified by 1/(1-u), round up, and put ``inf`` outside the admissible range (``ok`` False)."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = total * (1.0 + 16.0 * np.finfo(float).eps / one_minus_u)
     out = np.where(ok, out, math.inf)
@@ -132,7 +135,7 @@ def _finish(total: np.ndarray, ok: np.ndarray, one_minus_u: np.ndarray) -> np.nd
 
 
 def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim: int) -> np.ndarray:
-    """RDP of the RGM at each order (Theorem 1, exact form (5*); general-sigma form of D.4).
+    """RDP of the RGM at each order (Theorem 1, exact form (5*); its general-sigma form, derived in docs/theorems/rgm.md).
 
     Arguments are assumed validated (see :class:`RelativeGaussian`). Returns the bound rounded
     up (with the rounding error of ``1 - u`` accounted for); ``inf`` at orders
@@ -149,7 +152,7 @@ def rgm_rdp_curve(orders, *, sigma: float, gamma: float, A: float, B: float, dim
     with np.errstate(over="ignore", invalid="ignore"):
         main = np.where(ok, a, 2.0) * (m * m) / (2.0 * omu)
         total = main + count_to_float(dim, "up") * leak
-    return _finish(total, ok, omu)
+    return rgm_finish_rdp(total, ok, omu)
 
 
 def rgm_tcdp_pair(*, sigma: float, gamma: float, A: float, B: float, dim: int) -> tuple[float, float]:
@@ -206,7 +209,7 @@ class RelativeGaussian(Mechanism):
         gamma = check_positive("gamma", self.gamma)
         A = check_nonnegative("A", self.A)
         B = check_nonnegative("B", self.B)
-        dim = check_count(self.dim, "dim", minimum=1)
+        dim = check_count("dim", self.dim, minimum=1)
         if self.sigma is None:
             if B == 0.0:
                 raise ValueError("sigma must be given when B = 0 (the default sigma = gamma*A/B needs B > 0)")
@@ -235,7 +238,7 @@ class RelativeGaussian(Mechanism):
         return math.inf if b == 0.0 else 1.0 + 1.0 / (b * (2.0 + b))
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         return np.asarray(rgm_rdp_curve(orders, sigma=self._sigma, gamma=self.gamma, A=self.A,
                                         B=self.B, dim=self.dim), dtype=float)
 

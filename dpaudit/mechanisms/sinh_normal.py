@@ -10,7 +10,8 @@ STOC 2018 (the sinh-normal mechanism; Bun, Dwork, Rothblum, Steinke 2018).
 for a real-valued query f with |f(x) - f(x')| <= D. If 1 < 1/sqrt(rho) <= 8 omega, M is
 (16 rho, omega)-tCDP: D_alpha(M(x) || M(x')) <= 16 rho alpha for 1 < alpha < omega.
 
-The constants are marked [unconfirmed] in the reference sheet. They are checked numerically by
+These constants (16 rho, A = 8 D omega, 1 < 1/sqrt(rho) <= 8 omega) could not be confirmed against the
+text of the STOC paper (its theorem number is not cited for that reason). They are checked numerically by
 ``proofs_checks/sinh_normal_tcdp.py``: the Renyi divergence computed by quadrature of the output
 densities (change of variables z = A sinh(y/A)) over the whole order range 1 < alpha < omega,
 for several (rho, omega) including the boundary 1/sqrt(rho) = 8 omega, stays below 16 rho alpha
@@ -64,7 +65,7 @@ class SinhNormal(Mechanism):
             raise ValueError(f"omega must be > 1, got {omega}")
         object.__setattr__(self, "omega", omega)
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     @property
     def valid(self) -> bool:
@@ -88,7 +89,7 @@ class SinhNormal(Mechanism):
         return (round_up(16.0 * self.rho), self.omega)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         out = np.full(orders.shape, math.inf)
         if self.valid:
             below = orders < self.omega

@@ -85,7 +85,7 @@ class _Subsampled(Mechanism):
         object.__setattr__(self, "q", check_probability("q", self.q))
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         q, base = self.q, self.mechanism
         if q == 0.0:
             return np.zeros(orders.shape)

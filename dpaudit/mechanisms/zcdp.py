@@ -35,10 +35,10 @@ class ZCDPMechanism(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "rho", check_nonnegative("rho", self.rho, allow_inf=True))
         object.__setattr__(self, "xi", check_nonnegative("xi", self.xi, allow_inf=True))
-        check_neighbouring(self.neighbouring)
+        check_neighbouring("neighbouring", self.neighbouring)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         if math.isinf(self.rho) or math.isinf(self.xi):
             return np.full(orders.shape, math.inf)
         out = np.full(orders.shape, math.inf)

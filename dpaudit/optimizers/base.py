@@ -115,10 +115,10 @@ class CurveMechanism(Mechanism):
     def __init__(self, rdp_fn: Callable[[np.ndarray], np.ndarray], label: str, neighbouring: str):
         self._rdp_fn = rdp_fn
         self.label = label
-        self.neighbouring = check_neighbouring(neighbouring)
+        self.neighbouring = check_neighbouring("neighbouring", neighbouring)
 
     def rdp(self, orders) -> np.ndarray:
-        orders = check_orders(orders)
+        orders = check_orders("orders", orders)
         return np.asarray(self._rdp_fn(orders), dtype=float)
 
     def describe(self) -> str:
@@ -236,7 +236,7 @@ class Optimizer:
         return self.hp[key]
 
     def _count(self, key, minimum=0):
-        self.hp[key] = check_count(self.hp[key], key, minimum=minimum)
+        self.hp[key] = check_count(key, self.hp[key], minimum=minimum)
         return self.hp[key]
 
     def _validate(self) -> None:

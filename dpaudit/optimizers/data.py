@@ -6,7 +6,7 @@
 * :func:`make_dense`, :func:`make_sparse_gradient`, :func:`make_two_node_ridge`: synthetic problems.
 * :func:`add_remove_pair`, :func:`replace_one_pair`: neighbouring datasets built around a chosen canary.
 
-The shared BANK file is located by :func:`bank_path` (``$DPAUDIT_BANK`` or ``../shared/data/bank.dat``
+The shared BANK file is located by :func:`bank_path` (``$DPAUDIT_BANK`` or ``shared/data/bank.dat`` in the directory that holds the repository
 relative to the repository); it is never copied into the project.
 """
 
@@ -26,7 +26,8 @@ __all__ = ["load_dat", "bank_path", "make_dense", "make_sparse_gradient", "make_
 
 
 def bank_path() -> Path | None:
-    """Path of the shared BANK data (``$DPAUDIT_BANK`` or ``<repo>/../shared/data/bank.dat``); None if absent."""
+    """Path of the shared BANK data (``$DPAUDIT_BANK`` or ``shared/data/bank.dat`` beside the repository's
+    directory); None if absent."""
     env = os.environ.get("DPAUDIT_BANK")
     candidates = [Path(env)] if env else []
     candidates.append(Path(__file__).resolve().parents[2].parent / "shared" / "data" / "bank.dat")
@@ -74,8 +75,8 @@ def make_dense(n: int = 1000, d: int = 10, *, loss: str = "logistic", seed=None,
     ``logistic``/``hinge``: y = 1 with probability sigmoid(4 x.w*) (labels {0, 1}); ``squared``:
     y = x.w* + N(0, noise^2). ``w*`` is the unit vector (1, ..., 1)/sqrt(d).
     """
-    n = check_count(n, "n", minimum=1)
-    d = check_count(d, "d", minimum=1)
+    n = check_count("n", n, minimum=1)
+    d = check_count("d", d, minimum=1)
     rng = make_rng(seed)
     X = rng.standard_normal((n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
@@ -99,9 +100,9 @@ def make_sparse_gradient(n: int = 1000, d: int = 1000, s: int = 5, *, L: float =
     Gaussian, then each row is rescaled to norm ``L`` (the norm bound of the setting).
     Returns ``Z`` of shape (n, d) (rows = the vectors to average).
     """
-    n = check_count(n, "n", minimum=1)
-    d = check_count(d, "d", minimum=1)
-    s = check_count(s, "s", minimum=1)
+    n = check_count("n", n, minimum=1)
+    d = check_count("d", d, minimum=1)
+    s = check_count("s", s, minimum=1)
     if s > d:
         raise ValueError(f"s must be <= d, got s={s}, d={d}")
     L = check_positive("L", L)
@@ -134,8 +135,8 @@ def make_two_node_ridge(n: int = 2000, d: int = 10, *, split: str = "label", see
 
     Returns ``X, y, nodes`` with ``nodes`` a list of two index arrays.
     """
-    n = check_count(n, "n", minimum=4)
-    d = check_count(d, "d", minimum=1)
+    n = check_count("n", n, minimum=4)
+    d = check_count("d", d, minimum=1)
     rng = make_rng(seed)
     X = rng.standard_normal((n, d)) / np.sqrt(d)
     w = rng.standard_normal(d)
@@ -187,7 +188,7 @@ def replace_one_pair(X, y, canary_x, canary_y=None, index: int = 0) -> Neighbour
     """D = (X, y) and D' = D with row ``index`` replaced by the canary (replace-one neighbours, same n)."""
     X, y = check_data(X, y, need_y=False)
     cx, cy = _canary(X, canary_x, canary_y, y)
-    index = check_count(index, "index")
+    index = check_count("index", index)
     if index >= X.shape[0]:
         raise ValueError(f"index must be in [0, {X.shape[0] - 1}], got {index}")
     Xp = X.copy()

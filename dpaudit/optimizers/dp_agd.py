@@ -16,21 +16,22 @@ benchmarks/dp_agd_bank.py reports both (docs/theorems/dp_agd.md).
 
 One outer iteration, per trial (every release is charged to the trial's zCDP filter *before* it is
 made; a release whose charge does not fit in the remaining budget is not made and the trial stops,
-returning its current w -- sheet B.5 invariant, B.6 item 8):
+returning its current w -- documented choice 8 below):
     g      = sum_i clip_{C_grad}(grad l(w; d_i))                       (line 5)
     g~     = g + N(0, C_grad^2 / (2 rho_ng) I)          charge rho_ng    (lines 6-7)
     repeat:
       Omega_j = sum_i min(l(w - alpha_j g~/||g~||; d_i), C_obj)  for alpha_j in Phi      (line 10)
       i = argmax_j(-Omega_j + Lap(C_obj / sqrt(2 rho_nmax)))    charge rho_nmax     (lines 11-12)
-      if i > 0: w <- w - alpha_i g~/||g~||; stop repeating          (line 14; B.6 item 1: alpha_i, not alpha_{i-1})
+      if i > 0: w <- w - alpha_i g~/||g~||; stop repeating          (line 14; choice 1: alpha_i, not alpha_{i-1})
       else:     rho_old = rho_ng; rho_ng = (1 + gamma) rho_ng                         (lines 16-17)
                 g~ <- GradAvg(rho_old, rho_ng, g, g~, C_grad)    charge rho_ng - rho_old (lines 18-19)
     every tau accepted steps: alpha_max <- (1 + eta) max(last tau chosen alpha), Phi rebuilt (lines 20-22)
 
-GradAvg (sheet B.4): g~2 = g + N(0, C^2/(2(rho_H - rho_old)) I); S = (rho_old g~ + (rho_H - rho_old) g~2)/rho_H,
-always applied to the current UNnormalised estimate (B.6 item 6), so Var(S) = C^2/(2 rho_H) exactly.
+GradAvg (the function GRADAVG of Algorithm 2): g~2 = g + N(0, C^2/(2(rho_H - rho_old)) I); S = (rho_old g~ + (rho_H - rho_old) g~2)/rho_H,
+always applied to the current UNnormalised estimate (choice 6), so Var(S) = C^2/(2 rho_H) exactly.
 
-Documented choices (sheet B.6):
+Documented choices where the authors' public code (GitHub ppmlguy/DP-AGD) deviates from the paper
+(docs/theorems/dp_agd.md):
 1. the accepted step applies alpha_i (the code applies alpha_{i-1});
 2. rho_ng is charged once per gradient measurement (the code charges it again after acceptance);
 3. NoisyMax adds Laplace noise of scale C_obj/sqrt(2 rho_nmax) to -Omega and takes the argmax (the code uses
@@ -49,7 +50,7 @@ Documented choices (sheet B.6):
    line 14 is subsumed: the selection was paid for);
 9. full batch (no code-only mini-batches).
 
-Reference-code variant (sheet B.6 items 1, 3, 4, 5), for utility comparisons only; the privacy
+Reference-code variant (the code's side of choices 1, 3, 4, 5), for utility comparisons only; the privacy
 accounting is the same as the paper's and stays exactly valid:
 ``noisy_max="exponential"`` selects argmax_j (-Omega_j + Exp(C_obj/sqrt(2 rho_nmax))) (report-noisy-max with
 one-sided exponential noise, i.e. permute-and-flip (Ding et al. 2021); with monotone scores it is
@@ -68,7 +69,7 @@ Budget arithmetic: every charge goes through ``dpaudit.bounds.dp_agd.ZCDPFilterB
 ``gradavg`` of the same module (batched over trials). There is no second implementation of these rules here.
 
 Privacy: add/remove neighbours (clipped sum sensitivity C_grad; clipped losses in [0, C_obj] move
-all scores the same way, the monotone report-noisy-max, sheet B.5). Every trial spends at most rho,
+all scores the same way, the monotone case of report-noisy-max, Dwork & Roth 2014, Claim 3.9). Every trial spends at most rho,
 so the claim is rho-zCDP with rho = dp_agd_budget(epsilon, delta), composed in a ZCDPAccountant.
 
 Batching: trials are independent filters held in arrays; each loop pass advances the trials that
@@ -86,7 +87,7 @@ import math
 
 import numpy as np
 
-from dpaudit.core.numeric import l2_norm, round_up
+from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import (
     Optimizer,
@@ -98,13 +99,14 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import Logistic, get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import Logistic, get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["DPAGD", "initial_budgets"]
 
 
 def initial_budgets(epsilon: float, delta: float, splits: int, budget_split: str = "classical") -> tuple[float, float]:
-    """(rho_nmax, rho_ng) of Lee & Kifer 2018 (sheet B.2), from ``dpaudit.bounds.dp_agd_initial_budgets``.
+    """(rho_nmax, rho_ng) of Lee & Kifer 2018 (Algorithm 2's inputs), from ``dpaudit.bounds.dp_agd_initial_budgets``.
 
     ``budget_split="equal"``: rho_ng = rho_nmax (the paper text: eps_nmax = eps_ng, each converted by
     eps-DP => eps^2/2-zCDP); ``"classical"``: rho_ng = eps_ng^2 / (4 ln(1.25/delta)), the authors' code.
@@ -147,13 +149,13 @@ class DPAGD(Optimizer):
                 "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
                 "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True, "budget_split": "classical",
                 "noisy_max": "laplace", "applied_step": "chosen", "record_charges": False}
-    #: the public reference code's choices (ppmlguy/DP-AGD, sheet B.6 items 1, 3, 4, 5)
+    #: the public reference code's choices (ppmlguy/DP-AGD; the module docstring's choices 1, 3, 4, 5)
     REFERENCE_CODE = {"noisy_max": "exponential", "applied_step": "previous", "grid_size": 21, "alpha_cap": 2.0}
 
     def _validate(self):
         self.loss = get_loss(self.hp["loss"])
         self._pos("epsilon")
-        self.hp["delta"] = check_delta(self.hp["delta"])
+        self.hp["delta"] = check_delta("delta", self.hp["delta"])
         self._pos("clip")
         self._pos("clip_obj")
         self._count("splits", minimum=1)
@@ -197,7 +199,7 @@ class DPAGD(Optimizer):
 
     def claim(self, n: int):
         """rho-zCDP (add/remove) with rho = dp_agd_budget(epsilon, delta); independent of n."""
-        check_count(n, "n", minimum=1)
+        check_count("n", n, minimum=1)
         if not self.hp["noise"]:
             return no_guarantee_claim("add_remove", "noise switched off")
         if self.hp["noisy_max"] == "authors":
@@ -283,7 +285,7 @@ class DPAGD(Optimizer):
         """
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         n, d = X.shape
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None:
@@ -306,8 +308,14 @@ class DPAGD(Optimizer):
         if noise and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
             raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
                              f"{self.hp['epsilon']:g}) overflows the float range")
-        from dpaudit.bounds.dp_agd import (ZCDPFilterBank, gradavg, gradavg_charge, gradient_noise_sigma,
-                                           noisy_max_charge, noisy_max_scale)
+        from dpaudit.bounds.dp_agd import (
+            ZCDPFilterBank,
+            gradavg,
+            gradavg_charge,
+            gradient_noise_sigma,
+            noisy_max_charge,
+            noisy_max_scale,
+        )
         lap_scale = noisy_max_scale(rho_nmax, c_obj)
         if not math.isfinite(lap_scale):
             raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="

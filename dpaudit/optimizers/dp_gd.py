@@ -90,7 +90,7 @@ class _ClippedNoisyDescent(Optimizer):
         self._pos("clip", allow_inf=True)
         self._nonneg("noise_multiplier")
         self._nonneg("l2")
-        check_neighbouring(self.hp["neighbouring"])
+        check_neighbouring("neighbouring", self.hp["neighbouring"])
         if self.hp["accountant"] not in ("rdp", "pld"):
             raise ValueError(f"accountant must be 'rdp' or 'pld', got {self.hp['accountant']!r}")
         nm, clip = self.hp["noise_multiplier"], self.hp["clip"]
@@ -159,7 +159,7 @@ class _ClippedNoisyDescent(Optimizer):
         """
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         n, d = X.shape
         if canary_gradients is not None:
             if canary_gradient is not None:
@@ -293,7 +293,7 @@ class DPGD(_ClippedNoisyDescent):
 
     def claim(self, n: int):
         """``steps``-fold composition of the Gaussian mechanism on the clipped sum (independent of n)."""
-        check_count(n, "n", minimum=1)
+        check_count("n", n, minimum=1)
         nm = self.hp["noise_multiplier"]
         mech, steps = self.step_mechanism()
         if mech is None:
@@ -337,7 +337,7 @@ class DPSGD(_ClippedNoisyDescent):
 
     def claim(self, n: int):
         """``steps``-fold composition of the Poisson-subsampled Gaussian (add/remove)."""
-        check_count(n, "n", minimum=1)
+        check_count("n", n, minimum=1)
         nm, q = self.hp["noise_multiplier"], self.hp["sampling_rate"]
         mech, steps = self.step_mechanism()
         if mech is None:

@@ -1,7 +1,7 @@
 """Projected noisy gradient descent releasing only its last iterate (Chourasia, Ye, Shokri 2021).
 
 Algorithm 1 of Chourasia, Ye, Shokri, "Differential Privacy Dynamics of Langevin Diffusion and
-Noisy Gradient Descent", NeurIPS 2021 (reference sheet A.2):
+Noisy Gradient Descent", NeurIPS 2021, arXiv:2102.05855:
 
     theta_0 ~ Proj_C( N(0, (2 sigma^2 / lambda) I) )
     theta_{k+1} = Proj_C( theta_k - step_size * grad L_D(theta_k) + sqrt(2 step_size sigma^2) Z_k )
@@ -11,14 +11,14 @@ with L_D(theta) = (1/n) sum_i l(theta; x_i) + (l2/2) ||theta||^2, C the L2 ball 
 (``inf``: C = R^d) and lambda = l2. ``sigma`` is the Langevin temperature (per-step noise variance
 2 step_size sigma^2). When lambda = 0 the start is theta_0 = 0 (the Gaussian start has infinite variance).
 
-Gradient sensitivity (replace-one, same n; sheet A.1): S_g = max ||grad l(theta; x) - grad l(theta; x')||.
+Gradient sensitivity (replace-one, same n; their Section 2 setting): S_g = max ||grad l(theta; x) - grad l(theta; x')||.
 Records must satisfy ||x|| <= ``feature_bound`` (R; checked, never clipped silently). The regulariser
 cancels in the difference, so S_g = 2 R sup|l'|: sup|l'| = 1 for the logistic and smooth hinge; for
 the squared loss |x.theta - y| <= R radius + ``label_bound`` needs a finite ``radius``. With a
 finite ``clip`` the data part of every per-example gradient is clipped to norm ``clip`` and
 S_g = 2 min(clip, 2 R sup|l'|/2); the update is then no longer a gradient step.
 
-Claim (sheet A.3, A.4): the composition bound (every iterate released; each step a Gaussian
+Claim (Theorem 1; composition, docs/theorems/langevin.md): the composition bound (every iterate released; each step a Gaussian
 mechanism with sensitivity step_size S_g / n and variance 2 step_size sigma^2) always holds; Theorem 1
 (last iterate) additionally holds when every l(.; x) + l2/2 ||.||^2 is lambda-strongly convex and
 beta-smooth with lambda = l2 > 0, beta = R^2 sup l'' + l2, step_size < 1/beta, no clipping and the
@@ -154,7 +154,7 @@ class NoisyGD(Optimizer):
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         n, d = X.shape
         row_norms = _row_norms(X)
         R = self.hp["feature_bound"]
@@ -193,7 +193,7 @@ class NoisyGD(Optimizer):
     # -- claim ------------------------------------------------------------------------
     def claim(self, n: int) -> PrivacyClaim:
         """min(Theorem 1, composition) as RDP curves from ``dpaudit.bounds.langevin`` (labelled)."""
-        n = check_count(n, "n", minimum=1)
+        n = check_count("n", n, minimum=1)
         if self.hp["sigma"] == 0:
             return no_guarantee_claim("replace_one", "sigma = 0 (no noise)")
         if not math.isfinite(self.sensitivity):
@@ -207,7 +207,7 @@ class NoisyGD(Optimizer):
 
     def claim_components(self, n: int) -> dict:
         """The individual claims, keyed by source: ``"composition"`` and, when it applies, ``"langevin-theorem-1"``."""
-        n = check_count(n, "n", minimum=1)
+        n = check_count("n", n, minimum=1)
         S = self.sensitivity
         common = dict(sensitivity=S, step_size=self.hp["step_size"], sigma=self.hp["sigma"], n=n,
                       steps=self.hp["steps"])

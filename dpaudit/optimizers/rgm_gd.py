@@ -1,16 +1,17 @@
 """Ridge-regression gradient descent with the Relative Gaussian Mechanism (Hendrikx, Mangold, Bellet 2024).
 
-"The Relative Gaussian Mechanism and its Application to Private Gradient Descent", AISTATS 2024
-(reference sheet D.2, D.7-D.10). Objective (D.8 eq. 9, records as the rows of X):
+"The Relative Gaussian Mechanism and its Application to Private Gradient Descent", AISTATS 2024,
+arXiv:2308.15250 (Definition 3 eq. (4), Section 5.1 eq. (7), Section 5.2 eqs. (9)-(11), Section 6;
+the formulas are reconstructions, docs/theorems/rgm.md). Objective (eq. (9), records as the rows of X):
 
     f_D(x) = (1/(2n)) ||X x - y||^2 + (l2/2) ||x||^2,   grad f_D(x) = A_D x - b_D,
     A_D = X'X/n + l2 I,  b_D = X'y/n.
 
-Update (D.7 eq. 7): x_{t+1} = x_t - step_size (g_t + (sigma + gamma ||g_t||) xi_t), g_t = grad f_D(x_t),
+Update (eq. (7)): x_{t+1} = x_t - step_size (g_t + (sigma + gamma ||g_t||) xi_t), g_t = grad f_D(x_t),
 xi_t ~ N(0, I_d): one RGM release per step (``dpaudit.mechanisms.RelativeGaussian``). x_0 = 0.
 
 Relative sensitivity (A, B): the gradient of ridge regression satisfies ||g_D(x) - g_D'(x)|| <=
-A + B ||g_D(x)|| (D.8). Two modes:
+A + B ||g_D(x)|| (Section 5.2, eqs. (10)-(11)). Two modes:
 
 * ``ptr=False`` (default): A and B are given as hyper-parameters, or computed from the data by
   ``dpaudit.bounds.ridge.ridge_relative_sensitivity`` (local constants at D; as in the paper's
@@ -30,26 +31,26 @@ gamma: given, or calibrated to the target ``rdp_epsilon`` at order ``alpha`` ove
 * ``gamma_rule="exact"``: the smallest gamma (found numerically on ``dpaudit.bounds.rgm_rdp``) with
   steps * rgm_rdp(alpha; A, B, gamma, d) <= rdp_epsilon, so the claimed total RDP at ``alpha`` meets the
   target (up to float rounding, from below). ValueError when the norm-leakage term alone exceeds the
-  target (no gamma achieves it: sheet D.4, "not all (alpha, epsilon) are achievable").
+  target (no gamma achieves it: the norm-leakage term of Theorem 1 is about d alpha B^2 whatever the noise).
 
-sigma = gamma A / B (D.2). The claim composes ``RelativeGaussian(sigma, gamma, A, B, d)`` ``steps`` times
+sigma = gamma A / B (the baseline noise of the authors' code, Definition 3). The claim composes ``RelativeGaussian(sigma, gamma, A, B, d)`` ``steps`` times
 in an RDPAccountant and reports the resulting epsilon exactly (not the target).
 
 Absolute constant A (data-dependent mode only): ``absolute="bound"`` (default) takes the paper's bound
-A = B ||b_D|| + (||b_1|| + ||b_1'||)/n (D.8, via ``ridge_relative_sensitivity``); ``absolute="optimum"``
-evaluates the quantity that bound majorises, A = sup_D' ||grad f_D'(x*_D)|| (D.8 eq. 10): the regulariser
+A = B ||b_D|| + (||b_1|| + ||b_1'||)/n (Section 5.2, via ``ridge_relative_sensitivity``); ``absolute="optimum"``
+evaluates the quantity that bound majorises, A = sup_D' ||grad f_D'(x*_D)|| (eq. (10)): the regulariser
 cancels, grad f_D'(x*_D) = (g_{new}(x*_D) - g_i(x*_D))/n with g_i(x) = x_i (x_i.x - y_i), and with the same
 data-envelope convention as B (the new record's ||g(x*_D)|| at most max_i ||g_i(x*_D)||),
 A = 2 max_i ||g_i(x*_D)|| / n -- the replace-one sensitivity of a sum clipped at C* = max_i ||g_i(x*_D)||.
 
-step_size: given, or 0.5 / lambda_max(A_D) as in the paper's experiments (D.10; data-dependent,
+step_size: given, or 0.5 / lambda_max(A_D) as in the paper's experiments (Section 6, Appendix C; data-dependent,
 outside the claim -- pass ``step_size`` to make it public).
 
-Nodes (D.10): ``run(..., nodes=[idx_0, idx_1, ...])`` runs the federated variant x_{t+1} =
+Nodes (Section 6): ``run(..., nodes=[idx_0, idx_1, ...])`` runs the federated variant x_{t+1} =
 mean_k (x_t - step_size g~_k(x_t)), each node k releasing its local gradient with its own (A_k, B_k);
 a record belongs to one node, so the claim is the worst node's (pointwise max of the RDP curves).
 
-Tilted nodes (D.10, the "bias" split): ``run(..., nodes=..., tilts=[t_0, t_1, ...])`` makes node k minimise
+Tilted nodes (Section 6, the "bias" split): ``run(..., nodes=..., tilts=[t_0, t_1, ...])`` makes node k minimise
 f_k(x - t_k), releasing grad f_k(x - t_k) = A_k (x - t_k) - b_k. The relative-sensitivity bound holds at every
 point, so the same (A_k, B_k), gamma and claim apply (the tilt t_k is public).
 
@@ -81,7 +82,7 @@ __all__ = ["RGMGD", "ridge_quantities", "relative_sensitivity", "optimum_absolut
 
 
 def ridge_quantities(X: np.ndarray, y: np.ndarray, l2: float):
-    """(A_D, b_D) of ridge regression, records as rows (sheet D.8 eq. 9); ValueError naming X
+    """(A_D, b_D) of ridge regression, records as rows (eq. (9)); ValueError naming X
     when they overflow the float range (records beyond ~1e154)."""
     n, d = X.shape
     with np.errstate(over="ignore", invalid="ignore"):
@@ -102,7 +103,7 @@ def relative_sensitivity(X, y, l2) -> tuple[float, float]:
 
 
 def optimum_absolute_constant(X, y, l2) -> float:
-    """A = 2 max_i ||x_i (x_i.x*_D - y_i)|| / n: sup ||grad f_D'(x*_D)|| of eq. (10) (sheet D.8), envelope domain.
+    """A = 2 max_i ||x_i (x_i.x*_D - y_i)|| / n: sup ||grad f_D'(x*_D)|| of eq. (10), envelope domain.
 
     Replace-one neighbours of equal size: grad f_D'(x*_D) = grad f_D(x*_D) + (g'(x*_D) - g_i(x*_D))/n with
     grad f_D(x*_D) = 0 and the l2 terms cancelling; both per-example terms are bounded by the largest one on
@@ -184,7 +185,7 @@ class RGMGD(Optimizer):
         self._pos("record_bound")
         self._nonneg("label_bound")
         self._pos("ptr_epsilon")
-        self.hp["ptr_delta"] = check_delta(self.hp["ptr_delta"], "ptr_delta")
+        self.hp["ptr_delta"] = check_delta("ptr_delta", self.hp["ptr_delta"])
         if self.hp["ptr_threshold"] is not None:
             self._pos("ptr_threshold")
         for key in ("ptr", "noise"):
@@ -275,7 +276,7 @@ class RGMGD(Optimizer):
 
     def claim(self, n: int, d: int | None = None) -> PrivacyClaim:
         """Claim for n records of dimension d (needs A, B as hyper-parameters or ptr=True)."""
-        n = check_count(n, "n", minimum=1)
+        n = check_count("n", n, minimum=1)
         if d is None:
             raise ValueError("d (the dimension) must be given to state the RGM claim")
         A, B = self.constants(n=n)
@@ -294,7 +295,7 @@ class RGMGD(Optimizer):
     # -- run ------------------------------------------------------------------------------
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None, nodes=None, tilts=None) -> Run:
         X, y = check_data(X, y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         n, d = X.shape
         g_c = self._check_canary(canary_gradient, d)
         groups = [np.arange(n)] if nodes is None else [np.asarray(g, dtype=np.int64) for g in nodes]

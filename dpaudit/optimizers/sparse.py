@@ -1,22 +1,26 @@
 """The sparse-gradient algorithms of Ghazi, Guzman, Kamath, Kumar, Manurangsi (NeurIPS 2024).
 
-"Differentially Private Optimization with Sparse Gradients", arXiv:2404.10881 (reference sheet C).
+"Differentially Private Optimization with Sparse Gradients", arXiv:2404.10881 (the algorithms as named
+in the authors' NeurIPS 2024 poster; constants that could not be checked against the paper are marked
+[unconfirmed], see docs/theorems/sparse.md).
 Noise calibrations and step costs come from ``dpaudit.bounds.sparse`` (replace-one neighbours).
 
-* ``projection`` (C.2): mean of the rows z_i of X (||z_i||_2 <= L, ||z_i||_0 <= s), plus Laplace
-  (delta = 0) or Gaussian noise, then the Euclidean projection onto the l1 ball of radius L sqrt(s).
-* ``l1-recovery`` (C.3): b = A mean + N(0, sigma^2 I_m) with A ~ N(0, 1/m)^{m x d} drawn independently of
-  the data; output argmin{||z||_1 : A z = b} (basis pursuit, ``scipy.optimize.linprog``). The linear
-  programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
+* ``projection`` (the Projection Mechanism, after Nikolov, Talwar, Zhang 2013): mean of the rows z_i
+  of X (||z_i||_2 <= L, ||z_i||_0 <= s), plus Laplace (delta = 0) or Gaussian noise, then the
+  Euclidean projection onto the l1 ball of radius L sqrt(s).
+* ``l1-recovery`` (Gaussian l1-Recovery): b = A mean + N(0, sigma^2 I_m) with A ~ N(0, 1/m)^{m x d}
+  drawn independently of the data; output argmin{||z||_1 : A z = b} (basis pursuit,
+  ``scipy.optimize.linprog``). The linear programme is solved trial by trial (a Python loop over trials forced by the LP solver; keep trials
   small). If m >= d the equality system is overdetermined and the least-squares solution A^+ b is
   returned instead (post-processing of the same release) -- that is outside the mechanism's regime:
   compressed sensing needs d >> m = n eps sqrt(s ln(d/s) / ln(1/delta)) (e.g. n = 300, eps = 0.5 gives
   m = 208-290 for d = 1e3-1e5; one LP costs about 0.5 / 8 / 30 / 150 CPU-s at d = 1e3 / 1e4 / 3e4 / 1e5,
   benchmarks/sparse_mean.py).
-* ``output-perturbation`` (C.4): the regularised ERM minimiser (solved to high accuracy with L-BFGS;
-  it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
+* ``output-perturbation`` (Output Perturbation with l_inf-Projection): the regularised ERM minimiser
+  (solved to high accuracy with L-BFGS; it is the same for every trial, so it is solved once), plus noise, then the l_inf projection onto
   the box X = [-box, box]^d (coordinatewise clipping is an l_inf-nearest point of the box).
-* ``bias-reduced-sgd`` (C.5, C.6): projected SGD with the bias-reduced gradient estimator of
+* ``bias-reduced-sgd`` (the Subsampled Bias-Reduced Gradient Estimator, Alg. 3, in DP-SGD with a
+  random stopping time, Alg. 4): projected SGD with the bias-reduced gradient estimator of
   Algorithm 3 and the random stopping time of Algorithm 4; output the average of the iterates.
 
 Mean-estimation algorithms take the vectors as the rows of X and ignore y. Records that violate
@@ -33,7 +37,8 @@ import numpy as np
 from dpaudit.core.numeric import TINY, l2_norm, round_up
 from dpaudit.core.validation import check_count, check_delta
 from dpaudit.optimizers.base import Optimizer, Run, check_data, check_finite_params, make_rng, no_guarantee_claim
-from dpaudit.optimizers.losses import get_loss, row_norms as _row_norms
+from dpaudit.optimizers.losses import get_loss
+from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
            "basis_pursuit"]
@@ -91,7 +96,7 @@ class _SparseBase(Optimizer):
     def _validate_common(self):
         self._pos("epsilon")
         if self.hp["delta"] != 0:
-            self.hp["delta"] = check_delta(self.hp["delta"])
+            self.hp["delta"] = check_delta("delta", self.hp["delta"])
         if not isinstance(self.hp["noise"], bool):
             raise ValueError(f"noise must be True or False, got {self.hp['noise']!r}")
 
@@ -112,7 +117,8 @@ class _SparseBase(Optimizer):
 
 
 class Projection(_SparseBase):
-    """Projection mechanism for the mean of sparse vectors (sheet C.2)."""
+    """Projection mechanism for the mean of sparse vectors (Ghazi et al. 2024, Projection Mechanism, after
+    Nikolov, Talwar, Zhang 2013)."""
 
     name = "projection"
     audit_scenario = "mean-estimation"
@@ -134,12 +140,12 @@ class Projection(_SparseBase):
         return self.hp["lipschitz"] * math.sqrt(self.hp["sparsity"])
 
     def claim(self, n: int):
-        return self._claim_from(self.calibration(check_count(n, "n", minimum=1)))
+        return self._claim_from(self.calibration(check_count("n", n, minimum=1)))
 
     def run(self, X, y=None, *, trials=1, seed=None, canary_gradient=None) -> Run:
         Z, _ = check_data(X, None, need_y=False)
         self._check_canary(canary_gradient, Z.shape[1])
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
         n, d = Z.shape
         cal = self.calibration(n)
@@ -158,7 +164,7 @@ class Projection(_SparseBase):
 
 
 class L1Recovery(_SparseBase):
-    """Gaussian l1-recovery (compressed sensing) mean estimation (sheet C.3)."""
+    """Gaussian l1-recovery (compressed sensing) mean estimation (Ghazi et al. 2024, Gaussian l1-Recovery)."""
 
     name = "l1-recovery"
     audit_scenario = "mean-estimation"
@@ -179,12 +185,12 @@ class L1Recovery(_SparseBase):
 
     def claim(self, n: int, d: int = 1000):
         """The claim for n records in dimension d (the claim itself does not depend on d)."""
-        return self._claim_from(self.calibration(check_count(n, "n", minimum=1), d))
+        return self._claim_from(self.calibration(check_count("n", n, minimum=1), d))
 
     def run(self, X, y=None, *, trials=1, seed=None, canary_gradient=None) -> Run:
         Z, _ = check_data(X, None, need_y=False)
         self._check_canary(canary_gradient, Z.shape[1])
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         _check_sparse_rows(Z, self.hp["lipschitz"], self.hp["sparsity"])
         n, d = Z.shape
         cal = self.calibration(n, d)
@@ -207,7 +213,8 @@ class L1Recovery(_SparseBase):
 
 
 class OutputPerturbation(_SparseBase):
-    """Output perturbation of regularised ERM with l_inf projection onto a box (sheet C.4)."""
+    """Output perturbation of regularised ERM with l_inf projection onto a box (Ghazi et al. 2024, Output
+    Perturbation with l_inf-Projection)."""
 
     name = "output-perturbation"
     defaults = {"loss": "logistic", "l2": 0.1, "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0,
@@ -240,7 +247,7 @@ class OutputPerturbation(_SparseBase):
                                                calibration=self.hp["calibration"])
 
     def claim(self, n: int):
-        return self._claim_from(self.calibration(check_count(n, "n", minimum=1)))
+        return self._claim_from(self.calibration(check_count("n", n, minimum=1)))
 
     def solve_erm(self, X, y) -> np.ndarray:
         """argmin_theta (1/n) sum_i l(x_i . theta; y_i) + (l2/2) ||theta||^2 (L-BFGS, gradient tolerance 1e-12)."""
@@ -264,7 +271,7 @@ class OutputPerturbation(_SparseBase):
         X, y = check_data(X, y)
         self._check_canary(canary_gradient, X.shape[1])
         y = self.loss.prepare_labels(y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         norms = _row_norms(X)
         if np.any(norms > self.hp["feature_bound"] * (1 + 1e-12)):
             raise ValueError(f"X: every record must have L2 norm <= feature_bound = {self.hp['feature_bound']:g}")
@@ -287,7 +294,7 @@ class OutputPerturbation(_SparseBase):
 
 
 class BiasReducedSGD(_SparseBase):
-    """Projected SGD with the bias-reduced estimator (Alg. 3) and random stopping (Alg. 4), sheet C.5-C.6.
+    """Projected SGD with the bias-reduced estimator (Alg. 3) and random stopping (Alg. 4) of Ghazi et al. 2024.
 
     One step, per trial: draw the level N (``bias_reduced_level_probabilities``), a uniform batch B of
     2^(N+1) records split into halves O, E, and one uniform record i; each of the four gradient means
@@ -306,7 +313,8 @@ class BiasReducedSGD(_SparseBase):
 
     Claim: (epsilon, delta)-DP (replace-one) as stated by the paper for Algorithm 4; the SGD phase itself is
     covered by the filter (thresholds epsilon/2 with log(4/delta), delta/4: (epsilon/2, delta/2)-DP), the rest of the budget is the
-    paper's reserve for private selection. The per-step costs are [unconfirmed] (sheet C.5).
+    paper's reserve for private selection. The per-step costs are [unconfirmed]: they follow a third-party transcription
+    of the paper's per-step lemma (GitHub Larraguibel/dimma_lib), not the paper's text (docs/theorems/sparse.md).
     """
 
     name = "bias-reduced-sgd"
@@ -335,7 +343,7 @@ class BiasReducedSGD(_SparseBase):
         return self.hp["feature_bound"] * self.loss.derivative_bound
 
     def claim(self, n: int):
-        check_count(n, "n", minimum=4)
+        check_count("n", n, minimum=4)
         if not self.hp["noise"]:
             return no_guarantee_claim("replace_one", "noise switched off")
         from dpaudit.accounting.claim import PrivacyClaim
@@ -362,7 +370,7 @@ class BiasReducedSGD(_SparseBase):
         from dpaudit.bounds.sparse import bias_reduced_level_probabilities, bias_reduced_step_cost
         X, y = check_data(X, y)
         y = self.loss.prepare_labels(y)
-        trials = check_count(trials, "trials", minimum=1)
+        trials = check_count("trials", trials, minimum=1)
         n, d = X.shape
         if n < 4:
             raise ValueError("X must have at least 4 rows for bias-reduced-sgd")
@@ -419,7 +427,7 @@ class BiasReducedSGD(_SparseBase):
             one = np.zeros((k, n), dtype=bool)
             one[np.arange(k), pick] = True
 
-            def mean_over(mask, size_log2):
+            def mean_over(mask, size_log2, scal=scal):  # (called within this iteration)
                 g = (scal * mask) @ X
                 if g_c is not None:
                     g = g + mask[:, 0:1] * g_c

@@ -3,7 +3,7 @@
 * :func:`compare_accountants`: epsilon(delta) after T compositions of one mechanism, for each
   accountant (RDP, zCDP, PLD, tCDP) and the exact curve where it is known in closed form.
 * :func:`renyi_table`: noisy GD on the squared-loss instance of Chourasia, Ye, Shokri 2021
-  (Theorem 2's instance, reference sheet A.5) run for many trials on neighbouring datasets; the
+  (the instance of their Theorem 2; its exact Gaussian law is derived in docs/theorems/langevin.md) run for many trials on neighbouring datasets; the
   Renyi divergence of the last iterates estimated with :func:`dpaudit.audit.renyi_divergence`
   (with its interval) beside the exact value, the Theorem 1 upper bound, the Theorem 2 lower
   bound and the composition bound.
@@ -53,7 +53,7 @@ def ignores_sampling(notion: str, mechanism) -> bool:
 
 def default_steps(max_steps: int, points: int = 9) -> list[int]:
     """About ``points`` integers from 1 to ``max_steps``, log-spaced (always includes both ends)."""
-    max_steps = check_count(max_steps, "max_steps", minimum=1)
+    max_steps = check_count("max_steps", max_steps, minimum=1)
     grid = np.unique(np.round(np.geomspace(1, max_steps, points)).astype(int))
     return [int(t) for t in grid]
 
@@ -69,8 +69,8 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
     ``exact_label``. An accountant that refuses the mechanism (no guarantee in its notion) is left
     out with a note, never silently replaced.
     """
-    delta = check_delta(delta)
-    steps = [check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()]
+    delta = check_delta("delta", delta)
+    steps = [check_count("steps", t, minimum=1) for t in np.atleast_1d(steps).tolist()]
     if not steps:
         raise ValueError("steps must not be empty")
     curves, notes, ignoring = {}, {}, []
@@ -124,26 +124,26 @@ def renyi_table(*, steps=(1, 2, 5, 10, 20, 50, 100), alphas=(2.0, 5.0, 10.0), tr
                 confidence: float = 0.95, seed=None) -> list[dict]:
     """Analytic against empirical Renyi divergence of noisy GD's last iterate (hidden state).
 
-    Instance (Chourasia, Ye, Shokri 2021, Theorem 2; reference sheet A.5): loss
+    Instance (Chourasia, Ye, Shokri 2021, Theorem 2; docs/theorems/langevin.md): loss
     l(theta; x) = ||theta - x||^2 / 2, theta_0 = 0, neighbouring datasets whose means differ by
     ``sensitivity / n``. Runs :func:`dpaudit.audit.linear_instance.linear_instance_table` (noisy GD
     simulated ``trials`` times per dataset and step count; D_alpha estimated by
     ``renyi_divergence(method="gaussian")``, whose interval assumes Gaussian last iterates, exact
     here). Each row holds ``steps``, ``alpha``, ``estimate``, ``lower``, ``upper``, ``exact``
-    (sheet A.5), ``theorem1`` (upper bound, lambda = 1), ``theorem2`` (lower bound),
+    (the instance's closed form, docs/theorems/langevin.md), ``theorem1`` (upper bound, lambda = 1), ``theorem2`` (lower bound),
     ``composition``, ``method``, plus ``trials`` and ``confidence``.
     """
 
-    trials = check_count(trials, "trials", minimum=2)
+    trials = check_count("trials", trials, minimum=2)
     step_size = check_positive("step_size", step_size)
     if not step_size < 1.0:
         raise ValueError(f"step_size must be in (0, 1) (Theorem 1 needs step_size < 1/smoothness = 1), got {step_size}")
-    confidence = check_confidence(confidence)
-    steps = sorted({check_count(t, "steps", minimum=1) for t in np.atleast_1d(steps).tolist()})
+    confidence = check_confidence("confidence", confidence)
+    steps = sorted({check_count("steps", t, minimum=1) for t in np.atleast_1d(steps).tolist()})
     from dpaudit.audit.linear_instance import linear_instance_table  # (heavy: not at CLI start)
 
     rows = linear_instance_table(steps, alphas, step_size=step_size, sigma=check_positive("sigma", sigma),
-                                 n=check_count(n, "n", minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
+                                 n=check_count("n", n, minimum=1), sensitivity=check_positive("sensitivity", sensitivity),
                                  trials=trials, confidence=confidence, seed=seed, methods=("gaussian",))
     return [{**r, "trials": trials, "confidence": confidence} for r in rows]
 

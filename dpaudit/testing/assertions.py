@@ -136,7 +136,7 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
         the trials and seed, and likely causes. The GDP estimate never triggers it.
     """
 
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     if delta is None:
 
         desc = no_pure_dp(sampler)
@@ -227,8 +227,8 @@ def exact_epsilon(mechanism, delta: float, count: int = 1) -> float | None:
     epsilon(delta) (e.g. Laplace: delta(e) = 1 - exp((e - eps0)/2) on [0, eps0], hence
     epsilon(delta) = max(0, eps0 + 2 log(1 - delta))).
     """
-    delta = check_delta(delta)
-    count = check_count(count, minimum=1)
+    delta = check_delta("delta", delta)
+    count = check_count("count", count, minimum=1)
     method = getattr(mechanism, "privacy_loss", None)
     loss = method() if callable(method) else None
     if loss is None:
@@ -283,8 +283,8 @@ def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, 
     Returns a dict of what was measured (``epsilon``, ``exact``, ``audit`` result or None).
     Raises AssertionError with a message naming the failed check.
     """
-    delta = check_delta(delta)
-    count = check_count(count, minimum=1)
+    delta = check_delta("delta", delta)
+    count = check_count("count", count, minimum=1)
     label = getattr(accountant, "source", None) or type(accountant).__name__
     eps = float(accountant.epsilon(delta))
     if math.isnan(eps) or eps < 0:

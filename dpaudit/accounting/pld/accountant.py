@@ -42,8 +42,8 @@ steps is valid).
 Unsampled Gaussian mechanisms compose exactly into one Gaussian with
 ``mu^2 = sum_i count_i (sensitivity_i / sigma_i)^2`` (Dong, Roth, Su 2019, Cor. 3.3); when
 nothing else is composed the answer is the exact Balle-Wang curve (Balle & Wang 2018, Thm. 8)
-evaluated in mpmath and rounded outwards (:mod:`dpaudit.accounting.pld.gaussian`), for any
-count (also above 1e308).
+certified to about an ulp (:mod:`dpaudit.accounting.gaussian_profile`, the one home of that
+curve; mu^2 is summed exactly), for any count (also above 1e308).
 
 Grid. The spacing is the requested ``discretization`` unless (with ``adaptive``) a composed
 step has a per-step loss so narrow that the grid would distort it (then it is refined, within
@@ -64,11 +64,12 @@ from __future__ import annotations
 import math
 import sys
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
+from dpaudit.accounting import gaussian_profile
 from dpaudit.accounting.base import Accountant
-from dpaudit.accounting.pld import gaussian as exact_gaussian
 from dpaudit.accounting.pld.discretisation import (
     coarsen,
     compose_atomic,
@@ -183,7 +184,7 @@ class PLDAccountant(Accountant):
         tail_mass = check_positive("tail_mass", tail_mass)
         if not tail_mass < 1e-3:
             raise ValueError(f"tail_mass must be in (0, 1e-3), got {tail_mass}")
-        max_bins = check_count(max_bins, "max_bins", minimum=1024)
+        max_bins = check_count("max_bins", max_bins, minimum=1024)
         if max_bins > MAX_BINS:
             raise ValueError(f"max_bins must be an integer in [1024, {MAX_BINS}], got {max_bins}")
         self.tail_mass = tail_mass
@@ -232,7 +233,7 @@ class PLDAccountant(Accountant):
     # -- the exact Gaussian part -----------------------------------------------------------------
     def _mu2(self):
         if "mu2" not in self._cache:
-            self._cache["mu2"] = exact_gaussian.mu_squared(self._gauss)
+            self._cache["mu2"] = gaussian_profile.mu_squared(self._gauss)
         return self._cache["mu2"]
 
     def _exact_path(self) -> bool:
@@ -460,19 +461,19 @@ class PLDAccountant(Accountant):
     def epsilon_interval(self, delta) -> tuple[float, float]:
         """(lower, upper) bracketing the epsilon at ``delta`` of the composition: ``upper`` is a
         certified upper bound, ``lower`` is attained by some composition of the classes."""
-        return self._epsilon_interval(check_delta(delta), True)
+        return self._epsilon_interval(check_delta("delta", delta), True)
 
     def delta_interval(self, epsilon) -> tuple[float, float]:
         """(lower, upper) bracketing the delta at ``epsilon`` of the composition."""
-        return self._delta_interval(check_epsilon(epsilon), True)
+        return self._delta_interval(check_epsilon("epsilon", epsilon), True)
 
     def epsilon(self, delta) -> float:
         """Certified upper bound on epsilon at ``delta`` (``inf`` when none)."""
-        return self._epsilon_interval(check_delta(delta), False)[1]
+        return self._epsilon_interval(check_delta("delta", delta), False)[1]
 
     def delta(self, epsilon) -> float:
         """Certified upper bound on delta at ``epsilon`` (at most 1)."""
-        return self._delta_interval(check_epsilon(epsilon), False)[1]
+        return self._delta_interval(check_epsilon("epsilon", epsilon), False)[1]
 
     def _gaussian_lower_eps(self, delta: float) -> float:
         """Lower ends from closed forms of sub-compositions (composition is monotone): the
@@ -481,23 +482,23 @@ class PLDAccountant(Accountant):
         eps_G(delta/q) + log q)."""
         out = 0.0
         if self._gauss:
-            out = exact_gaussian.epsilon_interval(self._mu2(), delta)[0]
+            out = gaussian_profile.epsilon_bounds(self._mu2(), delta)[0]
         for ev, _ in self._pairs:
             if ev.gaussian_sub is not None:
                 sens, sigma, q = ev.gaussian_sub
                 if delta < q:
-                    v = exact_gaussian.epsilon_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), delta / q)[0]
+                    v = gaussian_profile.epsilon_bounds(gaussian_profile.mu_squared([(sens, sigma, 1)]), delta / q)[0]
                     out = max(out, round_down(v + math.log(q)))
         return out
 
     def _gaussian_lower_delta(self, epsilon: float) -> float:
         out = 0.0
         if self._gauss:
-            out = exact_gaussian.delta_interval(self._mu2(), epsilon)[0]
+            out = gaussian_profile.delta_bounds(self._mu2(), epsilon)[0]
         for ev, _ in self._pairs:
             if ev.gaussian_sub is not None:
                 sens, sigma, q = ev.gaussian_sub
-                v = exact_gaussian.delta_interval(exact_gaussian.mu_squared([(sens, sigma, 1)]), epsilon - math.log(q))[0]
+                v = gaussian_profile.delta_bounds(gaussian_profile.mu_squared([(sens, sigma, 1)]), epsilon - math.log(q))[0]
                 out = max(out, round_down(q * v))
         return out
 
@@ -506,8 +507,8 @@ class PLDAccountant(Accountant):
             if not self._gauss:
                 self.details = {"method": "empty"}
                 return 0.0, 0.0
-            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), _FMAX))}
-            return exact_gaussian.epsilon_interval(self._mu2(), delta)
+            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), Fraction(_FMAX)))}
+            return gaussian_profile.epsilon_bounds(self._mu2(), delta)
         self.details = {"method": "pld", "upper_source": "pld"}
         if self._nonprivate():
             up = math.inf
@@ -569,8 +570,8 @@ class PLDAccountant(Accountant):
             if not self._gauss:
                 self.details = {"method": "empty"}
                 return 0.0, 0.0
-            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), _FMAX))}
-            return exact_gaussian.delta_interval(self._mu2(), epsilon)
+            self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), Fraction(_FMAX)))}
+            return gaussian_profile.delta_bounds(self._mu2(), epsilon)
         self.details = {"method": "pld", "upper_source": "pld"}
         if self._nonprivate():
             up = 1.0

@@ -35,7 +35,7 @@ charges (``benchmarks/_pld_rows.py``).
 
 k-fold self-composition uses one FFT power with the output window chosen by Chernoff bounds on
 the discrete masses (Koskela, Jaelkoe, Honkela 2020, "Computing tight differential privacy
-guarantees using FFT", Sec. 5; reference sheet section 8.3), and every allocation is sized
+guarantees using FFT", AISTATS 2020, Sec. 5), and every allocation is sized
 before it is made and refused above :data:`MAX_BINS`.
 """
 
