@@ -33,6 +33,8 @@ _EXPORTS = {
     "PLDAccountant": "dpaudit.accounting.pld",
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
+    "calibrate_laplace": "dpaudit.accounting.calibration",
+    "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     # Opacus / dp_accounting spellings
     "sampling_from_epochs": "dpaudit.accounting.convenience",
     "get_epsilon": "dpaudit.accounting.convenience",

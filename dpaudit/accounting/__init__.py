@@ -12,6 +12,8 @@ _EXPORTS = {
     "PLDAccountant": "dpaudit.accounting.pld",
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
+    "calibrate_laplace": "dpaudit.accounting.calibration",
+    "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
     "OrderGridWarning": "dpaudit.accounting.rdp",
 }
