@@ -34,6 +34,7 @@ _EXPORTS = {
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
     "calibrate_laplace": "dpaudit.accounting.calibration",
+    "CentralLimitGDP": "dpaudit.accounting.gdp_clt",
     "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     # Opacus / dp_accounting spellings
     "sampling_from_epochs": "dpaudit.accounting.convenience",

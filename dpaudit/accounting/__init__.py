@@ -13,6 +13,7 @@ _EXPORTS = {
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
     "calibrate_laplace": "dpaudit.accounting.calibration",
+    "CentralLimitGDP": "dpaudit.accounting.gdp_clt",
     "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
     "OrderGridWarning": "dpaudit.accounting.rdp",
