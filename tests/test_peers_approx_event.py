@@ -191,3 +191,15 @@ def test_rdp_epsilon_uses_the_conversion_of_the_composed_curve():
     curve, dl = acc.approximate_rdp_curve()
     eps, _ = rdp_to_dp(acc.orders, curve, 1e-4 - dl)
     assert acc.epsilon(1e-4) >= eps * (1 - 1e-12) and acc.epsilon(1e-4) == pytest.approx(eps, rel=1e-12)
+
+
+# -- the accountant contract, with (epsilon, delta) steps in the RDP accountant --------------------
+from test_accountant_contract import AccountantContract  # noqa: E402
+
+
+class TestRDPContractWithEpsilonDeltaSteps(AccountantContract):
+    name = "rdp"
+    carries_approx_dp = True
+
+    def mechanisms(self):
+        return [ApproxDP(0.5, 1e-8), ApproxDP(0.0, 1e-9), Gaussian(1.3), ApproxDP(2.0, 1e-10)]
