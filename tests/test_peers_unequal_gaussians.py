@@ -135,3 +135,16 @@ def test_bad_inputs_name_the_argument():
         unequal_gaussian_delta(1.0, 0, 1, math.nan, 1)
     with pytest.raises(ValueError, match="delta"):
         unequal_gaussian_epsilon(0.0, 0, 1, 1, 1)
+
+
+@pytest.mark.parametrize("r", [1.1, 1.3, 2.0, 5.0, 7.0])
+def test_tangency_at_the_largest_loss_keeps_an_upper_bound(r):
+    """P = N(0, 1), Q = N(0, r^2), r > 1: the loss is at most log r. At epsilon = fl(log r), just
+    below the true log r for these r, {L > epsilon} is a tiny interval that the float evaluation
+    misses; the exact delta (~1e-26..1e-24) is positive, and the upper bound must cover it."""
+    eps = math.log(r)
+    ref = _delta_mp(eps, 0, 1, 0, r, dps=80)
+    assert ref > 0
+    assert unequal_gaussian_delta(eps, 0, 1, 0, r) >= ref
+    assert unequal_gaussian_delta(eps, 0, 1, 0, r) < 1e-20
+    assert unequal_gaussian_delta(eps + 1e-9, 0, 1, 0, r) == 0.0

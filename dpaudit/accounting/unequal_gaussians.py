@@ -26,6 +26,7 @@ error of the evaluation is below 1e-13 of it) and 1e-300 absolute, then rounds o
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 from scipy import special
@@ -161,11 +162,32 @@ def unequal_gaussian_delta(epsilon, mu_p, sigma_p, mu_q, sigma_q) -> float:
     epsilon = check_epsilon(epsilon)
     m_p, s_p, m_q, s_q = _check(mu_p, sigma_p, mu_q, sigma_q)
     la, _ = _parts(epsilon, m_p, s_p, m_q, s_q)
-    if la == -math.inf:  # {L > epsilon} is empty: delta is exactly 0
-        return 0.0
+    if la == -math.inf:  # {L > epsilon} is empty as evaluated
+        return _tangency_slack(epsilon, m_p, s_p, m_q, s_q)
     dl, ps = _delta_and_scale(epsilon, m_p, s_p, m_q, s_q)
     # the absolute margin also covers a delta below the float range (P(S) underflowing to 0)
     return min(1.0, round_up(dl + _REL_MARGIN * ps + _ABS_MARGIN))
+
+
+def _tangency_slack(epsilon: float, m_p: float, s_p: float, m_q: float, s_q: float) -> float:
+    """An upper bound on delta when {L > epsilon} evaluated empty (sigma_q > sigma_p, epsilon at
+    or above the largest loss). In the centred form L - epsilon = A (z - z0)^2 - K (A < 0) the
+    computed K carries an error of at most tol = 8 ulp of the sum of its terms' magnitudes; if
+    the computed K is within tol of 0 the true set may be an interval of half-width
+    h <= sqrt(tol/|A|) on which 0 < L - epsilon <= tol, so delta = int_S (p - e^eps q)
+    <= P(S) (1 - e^-tol) <= 2 h phi(0) tol. Else delta is 0."""
+    d = (m_q - m_p) / s_p
+    r = s_q / s_p
+    om = (s_p - s_q) / s_p * (1.0 + r)
+    if om == 0.0:
+        return 0.0
+    A = om / (2.0 * r * r)
+    terms = (d * d / (2.0 * om), epsilon, -math.log(r))
+    tol = 8.0 * sys.float_info.epsilon * sum(abs(t) for t in terms)
+    if A >= 0.0 or sum(terms) > tol:
+        return 0.0
+    h = math.sqrt(tol / -A)
+    return round_up(2.0 * h * tol / math.sqrt(2.0 * math.pi) + _ABS_MARGIN)
 
 
 def unequal_gaussian_delta_lower(epsilon, mu_p, sigma_p, mu_q, sigma_q) -> float:
