@@ -203,3 +203,19 @@ class TestRDPContractWithEpsilonDeltaSteps(AccountantContract):
 
     def mechanisms(self):
         return [ApproxDP(0.5, 1e-8), ApproxDP(0.0, 1e-9), Gaussian(1.3), ApproxDP(2.0, 1e-10)]
+
+
+def test_subsampled_epsilon_delta_step_and_claims():
+    """PoissonSampled(ApproxDP) states (log(1 + q(e^eps - 1)), q delta) (amplification by Poisson
+    subsampling, Balle, Barthe, Gaboardi 2018); the RDP accountant charges that statement."""
+    from dpaudit import PoissonSampled, PrivacyClaim
+
+    m = PoissonSampled(ApproxDP(1.0, 1e-5), 0.1)
+    acc = RDPAccountant.quiet().compose(m, 10)
+    eps1 = math.log1p(0.1 * math.expm1(1.0))
+    assert acc.approx_delta == pytest.approx(1e-5, rel=1e-9)
+    ref = RDPAccountant.quiet().compose(PureDP(eps1), 10).epsilon(1e-4 - acc.approx_delta)
+    assert acc.epsilon(1e-4) >= ref and acc.epsilon(1e-4) == pytest.approx(ref, rel=1e-12)
+    claim = PrivacyClaim.from_accountant(acc, neighbouring="add_remove", description="t")
+    assert claim.epsilon(1e-4) == acc.epsilon(1e-4)
+    assert np.all(np.isinf(claim.rdp([2.0, 8.0])))  # no RDP statement is claimed
