@@ -245,9 +245,10 @@ class RDPAccountant(Accountant):
         if self._delta_sum > 0.0:
             # the conversion gets what the (epsilon, delta) steps leave (module docstring)
             rest = round_down(delta - self._delta_sum)
-            if not rest > 0.0:
-                self._record(math.inf, math.inf, trivial=True, stacklevel=stacklevel)
-                return math.inf, math.inf
+            if not rest > 0.0:  # nothing left for the conversion: no guarantee (as rdp_to_dp on an inf curve)
+                order = float(self.orders[0])
+                self._record(order, math.inf, trivial=True, stacklevel=stacklevel)
+                return math.inf, order
             delta = rest
         eps, order = rdp_to_dp(self.orders, self._curve, delta)
         self._record(order, eps, trivial=(eps == 0.0 or math.isinf(eps)), stacklevel=stacklevel)
