@@ -33,6 +33,12 @@ _EXPORTS = {
     "PLDAccountant": "dpaudit.accounting.pld",
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
+    "calibrate_laplace": "dpaudit.accounting.calibration",
+    "CentralLimitGDP": "dpaudit.accounting.gdp_clt",
+    "unequal_gaussian_delta": "dpaudit.accounting.unequal_gaussians",
+    "unequal_gaussian_delta_lower": "dpaudit.accounting.unequal_gaussians",
+    "unequal_gaussian_epsilon": "dpaudit.accounting.unequal_gaussians",
+    "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     # Opacus / dp_accounting spellings
     "sampling_from_epochs": "dpaudit.accounting.convenience",
     "get_epsilon": "dpaudit.accounting.convenience",

@@ -12,6 +12,12 @@ _EXPORTS = {
     "PLDAccountant": "dpaudit.accounting.pld",
     "PrivacyClaim": "dpaudit.accounting.claim",
     "calibrate_sigma": "dpaudit.accounting.calibration",
+    "calibrate_laplace": "dpaudit.accounting.calibration",
+    "CentralLimitGDP": "dpaudit.accounting.gdp_clt",
+    "unequal_gaussian_delta": "dpaudit.accounting.unequal_gaussians",
+    "unequal_gaussian_delta_lower": "dpaudit.accounting.unequal_gaussians",
+    "unequal_gaussian_epsilon": "dpaudit.accounting.unequal_gaussians",
+    "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
     "OrderGridWarning": "dpaudit.accounting.rdp",
 }

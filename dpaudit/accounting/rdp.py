@@ -6,6 +6,26 @@ Mironov, "Renyi differential privacy", CSF 2017, arXiv:1702.07476: Prop. 1 (adap
 composition adds RDP order by order).
 Balle, Barthe, Gaboardi, Hsu & Sato, AISTATS 2020, arXiv:1905.09982, Thm. 21 (conversion to
 (epsilon, delta), see :func:`dpaudit.accounting.conversions.rdp_to_dp`).
+
+(epsilon, delta)-DP steps (``ApproxDP``, dp_accounting's ``EpsilonDeltaDpEvent``)
+---------------------------------------------------------------------------------
+An (epsilon, delta)-DP step with delta > 0 has no RDP guarantee (its Renyi divergence may be
+infinite), but it is *delta-approximately* RDP: by Kairouz, Oh & Viswanath (ICML 2015, Thm. 2.1)
+every (epsilon, delta)-DP pair is a post-processing of R(eps, delta), whose laws on both
+neighbours are ``(1 - delta) RR_eps + delta E`` -- the SAME weight 1 - delta on randomized
+response RR_eps (the pointwise-largest RDP curve of any eps-DP pair, Mironov 2017, Prop. 5) and
+the rest on an event of mass delta (KOV 2015, Sec. 3 for the adaptive case). In an adaptive
+composition the "all good" event has the same probability prod(1 - delta_i) >= 1 - sum delta_i
+under both neighbours, and given it the transcript is an adaptive composition of RR_eps_i and
+the RDP steps, whose RDP curves add (Mironov 2017, Prop. 1); this is the composition of
+approximate zCDP/RDP of Bun & Steinke (TCC 2016, Sec. 8: the deltas add). Writing
+P = (1 - d0) P' + d0 A and Q = (1 - d0) Q' + d0 B with d0 = 1 - prod(1 - delta_i), any
+(eps, d')-DP bound for (P', Q') gives P(S) <= (1 - d0)(e^eps Q'(S) + d') + d0
+<= e^eps Q(S) + d' + d0. So the accountant keeps the RDP curve of the good part (the eps part
+charged as RR_eps) and the sum of the deltas (rounded up), and answers
+``epsilon(delta) = conversion(delta - sum delta_i)`` (``inf`` when delta <= sum delta_i) and
+``delta(epsilon) = conversion_delta(epsilon) + sum delta_i``. dp_accounting 0.6.0 has no
+``EpsilonDeltaDpEvent``; later versions accept it in the PLD accountant only.
 """
 
 from __future__ import annotations
@@ -17,13 +37,14 @@ import numpy as np
 
 from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.conversions import rdp_to_delta, rdp_to_dp
-from dpaudit.core.numeric import round_up, scale_by_count
+from dpaudit.core.numeric import round_down, round_up, scale_by_count
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_delta,
     check_epsilon,
     check_orders,
 )
+from dpaudit.mechanisms.pure import randomized_response_rdp
 
 __all__ = ["RDPAccountant", "DEFAULT_ORDERS", "DPA_DEFAULT_ORDERS", "OrderGridWarning"]
 
@@ -135,6 +156,7 @@ class RDPAccountant(Accountant):
         self.orders.flags.writeable = False
         self.warn_at_grid_end = bool(warn_at_grid_end)
         self._curve = np.zeros(self.orders.shape)
+        self._delta_sum = 0.0
         #: order that attained the last epsilon/delta query, and whether it was a grid end
         self.last_order: float | None = None
         self.at_grid_end: bool = False
@@ -145,30 +167,56 @@ class RDPAccountant(Accountant):
         return cls(warn_at_grid_end=False, **options)
 
     # -- composition ---------------------------------------------------------------------
-    def _step(self, mechanism) -> np.ndarray:
-        """The mechanism's RDP curve on the grid. Raises :class:`UnsupportedMechanismError` for a
+    def _step(self, mechanism):
+        """``(curve, delta)``: the mechanism's RDP curve on the grid and delta = 0; for a
         mechanism described only by an (epsilon, delta) statement (``rdp`` all inf and
-        ``approx_dp()`` not None): such a mechanism has no RDP guarantee. A mechanism whose RDP
-        curve is infinite for a genuine reason (e.g. sigma = 0) is accepted and makes the
-        result inf."""
+        ``approx_dp()`` not None) the randomized-response curve of its epsilon and its delta
+        (the delta-approximate RDP of the module docstring). A mechanism whose RDP curve is
+        infinite for a genuine reason and which states nothing else (e.g. a non-private
+        release) is accepted and makes the result inf."""
         curve = _mechanism_curve(mechanism, self.orders)
         if np.all(np.isinf(curve)):
             approx = getattr(mechanism, "approx_dp", None)
-            if callable(approx) and approx() is not None:
-                raise UnsupportedMechanismError(
-                    f"{mechanism!r} is described only by an (epsilon, delta)-DP statement and has no RDP "
-                    "guarantee; RDPAccountant cannot compose it (use PrivacyClaim.approx_dp or a PLD accountant)"
-                )
-        return curve
+            stated = approx() if callable(approx) else None
+            if stated is not None:
+                eps, dl = (float(v) for v in stated)
+                if math.isnan(eps) or eps < 0 or math.isnan(dl) or not 0.0 <= dl <= 1.0:
+                    raise ValueError(f"{mechanism!r}.approx_dp() returned ({eps}, {dl}), expected epsilon >= 0 "
+                                     "and delta in [0, 1]")
+                if eps == 0.0:
+                    rr = np.zeros(self.orders.shape)
+                else:
+                    rr = round_up(randomized_response_rdp(eps, self.orders)) if math.isfinite(eps) \
+                        else np.full(self.orders.shape, math.inf)
+                return rr, dl
+        return curve, 0.0
 
-    def _add(self, mechanism, curve, count: int) -> bool:
+    def _add(self, mechanism, step, count: int) -> bool:
+        curve, dl = step
         self._curve = _add_scaled(self._curve, count, curve)
+        if dl > 0.0:
+            self._delta_sum = min(1.0, round_up(self._delta_sum + float(scale_by_count(count, dl))))
         return True
+
+    @property
+    def approx_delta(self) -> float:
+        """Sum of the deltas of the composed (epsilon, delta) steps (rounded up, at most 1):
+        added to every conversion's delta (module docstring)."""
+        return self._delta_sum
+
+    def approximate_rdp_curve(self) -> tuple[np.ndarray, float]:
+        """``(curve, delta)``: the composition is delta-approximately RDP with this curve
+        (Bun & Steinke 2016, Sec. 8); ``delta = 0`` means the curve is a plain RDP bound."""
+        return self._curve.copy(), self._delta_sum
 
     # -- queries -------------------------------------------------------------------------
     def rdp_curve(self, orders=None) -> np.ndarray:
-        """The composed RDP curve on ``orders`` (default: the accountant's grid)."""
+        """The composed RDP curve on ``orders`` (default: the accountant's grid); ``inf``
+        everywhere once an (epsilon, delta) step with delta > 0 was composed (no RDP guarantee
+        then: see :meth:`approximate_rdp_curve`)."""
         if orders is None:
+            if self._delta_sum > 0.0:
+                return np.full(self.orders.shape, math.inf)
             return self._curve.copy()
         orders = check_orders("orders", orders)
         out = np.zeros(orders.shape)
@@ -194,6 +242,14 @@ class RDPAccountant(Accountant):
 
     def _epsilon_and_order(self, delta, stacklevel: int) -> tuple[float, float]:
         delta = check_delta("delta", delta)
+        if self._delta_sum > 0.0:
+            # the conversion gets what the (epsilon, delta) steps leave (module docstring)
+            rest = round_down(delta - self._delta_sum)
+            if not rest > 0.0:  # nothing left for the conversion: no guarantee (as rdp_to_dp on an inf curve)
+                order = float(self.orders[0])
+                self._record(order, math.inf, trivial=True, stacklevel=stacklevel)
+                return math.inf, order
+            delta = rest
         eps, order = rdp_to_dp(self.orders, self._curve, delta)
         self._record(order, eps, trivial=(eps == 0.0 or math.isinf(eps)), stacklevel=stacklevel)
         return eps, order
@@ -202,6 +258,8 @@ class RDPAccountant(Accountant):
         epsilon = check_epsilon("epsilon", epsilon)
         d, order = rdp_to_delta(self.orders, self._curve, epsilon)
         self._record(order, d, trivial=(d == 0.0 or d >= 1.0), stacklevel=stacklevel)
+        if self._delta_sum > 0.0:
+            d = min(1.0, round_up(d + self._delta_sum))
         return d, order
 
     def epsilon_and_order(self, delta) -> tuple[float, float]:
@@ -223,7 +281,8 @@ class RDPAccountant(Accountant):
 
     def epsilon_details(self, delta) -> dict:
         eps, order = self.epsilon_and_order(delta)
-        return {"epsilon": eps, "order": order, "at_grid_end": self.at_grid_end}
+        return {"epsilon": eps, "order": order, "at_grid_end": self.at_grid_end,
+                "approx_delta": self._delta_sum}
 
     def __repr__(self) -> str:
         return f"RDPAccountant({len(self._events)} events, {self.orders.size} orders)"

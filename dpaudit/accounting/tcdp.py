@@ -41,6 +41,13 @@ def _mechanism_tcdp(mechanism) -> tuple[float, float]:
         has = getattr(mechanism, "has_zcdp_guarantee", None)
         if callable(has) and has():
             return math.inf, omega  # a guarantee beyond the float range: epsilon = inf
+        approx = getattr(mechanism, "approx_dp", None)
+        if callable(approx) and approx() is not None:
+            raise UnsupportedMechanismError(
+                f"{mechanism!r} is an (epsilon, delta)-DP statement (ApproxDP / EpsilonDeltaDpEvent) with "
+                "delta > 0: it has no tCDP guarantee and TCDPAccountant refuses it; use RDPAccountant (which "
+                "carries the delta additively) or PLDAccountant (its exact privacy-loss distribution)"
+            )
         raise UnsupportedMechanismError(
             f"{mechanism!r} has no tCDP guarantee (rho = inf); TCDPAccountant cannot compose it"
         )

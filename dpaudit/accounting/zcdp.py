@@ -38,6 +38,13 @@ def _mechanism_rho(mechanism) -> float:
         has = getattr(mechanism, "has_zcdp_guarantee", None)
         if callable(has) and has():
             return math.inf  # zCDP with a rho beyond the float range: composes to epsilon = inf
+        approx = getattr(mechanism, "approx_dp", None)
+        if callable(approx) and approx() is not None:
+            raise UnsupportedMechanismError(
+                f"{mechanism!r} is an (epsilon, delta)-DP statement (ApproxDP / EpsilonDeltaDpEvent) with "
+                "delta > 0: it has no zCDP guarantee and ZCDPAccountant refuses it; use RDPAccountant (which "
+                "carries the delta additively) or PLDAccountant (its exact privacy-loss distribution)"
+            )
         raise UnsupportedMechanismError(
             f"{mechanism!r} is not zCDP (zcdp() = inf); ZCDPAccountant cannot compose it "
             "(use RDPAccountant or PLDAccountant)"

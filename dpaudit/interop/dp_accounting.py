@@ -23,9 +23,21 @@ Event mapping (``dp_accounting`` 0.6.0 attribute names):
 ``RandomizedResponseDpEvent(p, k)``                ``PureDP(log(1 + k(1-p)/p))``; nothing when
                                                    k = 1 or p = 1 (output independent of the
                                                    input), :class:`NonPrivate` when p = 0 < k - 1
+``EpsilonDeltaDpEvent(epsilon, delta)``            ``ApproxDP(epsilon, delta)`` (RDP: delta carried
+                                                   additively; PLD: exact pair; zCDP/tCDP refuse;
+                                                   delta = 1: :class:`NonPrivate`)
+``ExponentialMechanismDpEvent(epsilon)``           ``ExponentialMechanism(epsilon)`` (bounded range),
+                                                   charged ``count`` times inside a
+                                                   ``SelfComposedDpEvent``
 ``NoOpDpEvent()``                                  nothing
 ``NonPrivateDpEvent()``                            :class:`NonPrivate` (no guarantee: inf)
 =================================================  ============================================
+
+The last two events are not in dp_accounting 0.6.0 (they appear in later versions and are read
+by class name and attributes like the others). A later dp_accounting's RDP accountant charges a
+self-composed ``ExponentialMechanismDpEvent`` once whatever its count (count 10 and count 1 both
+give 0.2483 at order 2); here ``SelfComposedDpEvent(e, count)`` multiplies the count for every
+event, the exponential mechanism included, so a converted ledger is charged count times.
 
 A sampled event needs a single base mechanism: a composition of Gaussians inside it is
 collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
@@ -104,6 +116,21 @@ def _base(event, neighbouring: str):
             return NonPrivate(neighbouring)
         # P[report y | truth x] is 1 - p + p/k if y == x else p/k: ratio 1 + k(1 - p)/p
         return M.PureDP(math.log1p(k * (1.0 - p) / p), neighbouring)
+    if name == "EpsilonDeltaDpEvent":
+        eps = check_nonnegative("epsilon", _attr(event, "epsilon"), allow_inf=True)
+        dl = check_probability("delta", _attr(event, "delta"))
+        if math.isinf(eps) or dl == 1.0:
+            return NonPrivate(neighbouring)  # (inf, delta)- or (eps, 1)-DP: no guarantee
+        if eps == 0.0 and dl == 0.0:
+            return _ZERO_COST
+        return M.ApproxDP(eps, dl, neighbouring)
+    if name == "ExponentialMechanismDpEvent":
+        eps = check_nonnegative("epsilon", _attr(event, "epsilon"), allow_inf=True)
+        if math.isinf(eps):
+            return NonPrivate(neighbouring)
+        if eps == 0.0:
+            return _ZERO_COST
+        return M.ExponentialMechanism(eps, neighbouring)
     if name == "NonPrivateDpEvent":
         return NonPrivate(neighbouring)
     return None
@@ -172,7 +199,8 @@ def _walk(event, count: int, neighbouring: str, out: dict):
     if mech is None:
         raise UnsupportedMechanismError(
             f"{name} is not supported by dpaudit.interop (supported: Gaussian, Laplace, PoissonSampled, "
-            "SampledWithoutReplacement, SelfComposed, Composed, ZCDp, RandomizedResponse, NoOp, NonPrivate)")
+            "SampledWithoutReplacement, SelfComposed, Composed, ZCDp, RandomizedResponse, EpsilonDelta, "
+            "ExponentialMechanism, NoOp, NonPrivate)")
     out[mech] = out.get(mech, 0) + count
 
 
