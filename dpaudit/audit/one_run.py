@@ -21,7 +21,7 @@ from scipy.stats import binom
 
 from dpaudit.audit.binomial import cp_lower
 from dpaudit.audit.error_rates import check_audit_delta, check_beta
-from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
+from dpaudit.audit.one_run_fdp import check_guess_counts, one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
 from dpaudit.core.numeric import round_down
 from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
@@ -30,22 +30,11 @@ __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run
            "choose_bound", "bound_record", "one_run_method", "BOUNDS"]
 
 
-def _check(m, r, v):
-    m = check_count("m", m, minimum=1)
-    r = check_count("r", r, minimum=0)
-    v = check_count("v", v, minimum=0)
-    if r > m:
-        raise ValueError(f"r must be <= m, got r={r}, m={m}")
-    if v > r:
-        raise ValueError(f"v must be <= r, got v={v}, r={r}")
-    return m, r, v
-
-
 def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.0) -> float:
     """p-value of observing >= v correct guesses out of r under (epsilon, delta)-DP (SNJ 2023)."""
     epsilon = check_nonnegative("epsilon", epsilon)
     delta = check_audit_delta("delta", delta)
-    m, r, v = _check(m, r, v)
+    m, r, v = check_guess_counts(m, r, v)
     if v == 0:
         return 1.0
     q = 1.0 / (1.0 + math.exp(-epsilon))
@@ -63,7 +52,7 @@ def one_run_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, confide
                           tol: float = 1e-9) -> float:
     """epsilon_LB = sup{epsilon : p(epsilon) <= beta} by bisection (rounded down; 0 if p(0) > beta)."""
     beta = check_beta("1 - confidence", 1.0 - confidence)
-    m, r, v = _check(m, r, v)
+    m, r, v = check_guess_counts(m, r, v)
     if one_run_p_value(0.0, m=m, r=r, v=v, delta=delta) > beta:
         return 0.0
     lo, hi = 0.0, 1.0

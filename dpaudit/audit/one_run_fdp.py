@@ -45,7 +45,7 @@ from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_count
 
 __all__ = ["fdp_rejects", "one_run_fdp_epsilon_lower", "one_run_fdp_mu_lower", "one_run_fdp_gdp_epsilon",
-           "gaussian_inverse_blowup", "dp_inverse_blowup", "FAMILIES"]
+           "gaussian_inverse_blowup", "dp_inverse_blowup", "check_guess_counts", "FAMILIES"]
 
 FAMILIES = ("dp", "gdp")
 #: bisection steps on the family parameter (interval halvings; 2^-60 of the bracket)
@@ -79,7 +79,8 @@ def dp_inverse_blowup(epsilon: float, delta: float):
     return g
 
 
-def _check(m, r, v):
+def check_guess_counts(m, r, v):
+    """Validated (m canaries, r guesses, v correct) of a one-run audit: 0 <= v <= r <= m, m >= 1."""
     m = check_count("m", m, minimum=1)
     r = check_count("r", r, minimum=0)
     v = check_count("v", v, minimum=0)
@@ -93,7 +94,7 @@ def _check(m, r, v):
 def fdp_rejects(g, *, m: int, r: int, v: int, beta: float) -> bool:
     """True when v correct guesses out of r (m canaries) are certified implausible at level ``beta`` for
     every mechanism whose inverse blow-up is ``g`` (the recursion of the module docstring; at most v steps)."""
-    m, r, v = _check(m, r, v)
+    m, r, v = check_guess_counts(m, r, v)
     beta = check_beta("beta", beta)
     if v == 0:
         return False
@@ -135,7 +136,7 @@ def one_run_fdp_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, con
     Holds with probability >= confidence for every mechanism (no assumption on its trade-off curve)."""
     beta = check_beta("1 - confidence", 1.0 - confidence)
     delta = check_audit_delta("delta", delta)
-    m, r, v = _check(m, r, v)
+    m, r, v = check_guess_counts(m, r, v)
     return _sup_rejected(lambda e: fdp_rejects(dp_inverse_blowup(e, delta), m=m, r=r, v=v, beta=beta), 1.0, 1e3)
 
 
@@ -143,7 +144,7 @@ def one_run_fdp_mu_lower(*, m: int, r: int, v: int, confidence: float = 0.95) ->
     """sup{mu : G_mu rejected}: with probability >= confidence the mechanism is not mu-GDP for any smaller mu
     (Mahloujifar, Melis, Chaudhuri 2024 with the Gaussian curves of Dong, Roth, Su 2019)."""
     beta = check_beta("1 - confidence", 1.0 - confidence)
-    m, r, v = _check(m, r, v)
+    m, r, v = check_guess_counts(m, r, v)
     return _sup_rejected(lambda mu: fdp_rejects(gaussian_inverse_blowup(mu), m=m, r=r, v=v, beta=beta), 1.0, 80.0)
 
 
