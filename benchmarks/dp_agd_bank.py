@@ -70,6 +70,8 @@ AGD_VARIANTS = {
     "agd_eq": ("DP-AGD equal split (paper text), uncapped", {"budget_split": "equal"}),
     "agd_eq_cap": ("DP-AGD equal split, cap 2", {"budget_split": "equal", "alpha_cap": 2.0}),
     "agd_code": ("DP-AGD code variant (valid orientation)", dict(DPAGD.REFERENCE_CODE)),
+    "agd_code_eq": ("DP-AGD code variant (valid orientation), equal split",
+                    {**DPAGD.REFERENCE_CODE, "budget_split": "equal"}),
     "agd_authors": ("DP-AGD authors' orientation -- NOT PRIVATE", {**DPAGD.REFERENCE_CODE, "noisy_max": "authors"}),
 }
 BASELINES = {"gd": "DP-GD (tuned on validation split)", "sgd": "DP-SGD (fixed)", "ma": "SGD-MA (paper baseline)"}
