@@ -69,6 +69,8 @@ MAX_PAIR_ATOMS = 2001
 _RDP_REL = 1e-13
 #: largest Delta^2/(2 sigma^2) whose privacy loss is described by its pair
 _LOSS_MAX = 1e150
+#: smallest sigma whose theta ratio is evaluated by the Poisson series (63,000 terms there)
+_POISSON_MIN_SIGMA = 1e-4
 #: iteration bounds of the sampler's loops (each exceeded with probability < 2^-1000)
 _MAX_ROUNDS = 4000
 
@@ -108,26 +110,33 @@ def discrete_gaussian_log_normaliser(sigma: float) -> float:
 def discrete_gaussian_tail_bound(sigma: float, n: int) -> float:
     """An upper bound on P(Z > n) = P(Z < -n) for Z ~ N_Z(0, sigma^2), n >= 0:
     sum_{z > n} e^{-z^2/(2s^2)} <= e^{-(n+1)^2/(2s^2)}/(1 - e^{-(n+1)/s^2}) (z^2 >= (n+1)^2 +
-    2 (n+1) j for z = n + 1 + j), and S(0) >= 1."""
+    2 (n+1) j for z = n + 1 + j), divided by S(0) (rounded down by a relative 1e-13)."""
     m = float(n + 1)
-    return math.exp(-m * m / (2.0 * sigma * sigma)) / -math.expm1(-m / (sigma * sigma))
+    with np.errstate(under="ignore"):
+        log_b = -m * m / (2.0 * sigma * sigma) - math.log(-math.expm1(-m / (sigma * sigma)))
+    log_b -= discrete_gaussian_log_normaliser(sigma) * (1.0 - 1e-13)
+    return round_up(math.exp(log_b)) if log_b > -745.0 else 5e-324
 
 
 def _log_theta_ratio(sigma: float, c: float) -> float:
     """log(S(c)/S(0)) for c in [0, 1/2] (module docstring), <= 0."""
     if c == 0.0:
         return 0.0
-    k, log_q = _theta_terms(sigma)
-    with np.errstate(under="ignore"):
-        w = np.exp(log_q * k * k)
-        r1 = -4.0 * float(np.sum(w * np.sin(math.pi * k * c) ** 2)) / (1.0 + 2.0 * float(np.sum(w)))
-    if r1 >= -0.5:
-        return math.log1p(r1)
-    # S(c) far below S(0) (small sigma): the direct sums, each a log-sum-exp of positive terms
+    if sigma >= _POISSON_MIN_SIGMA:
+        k, log_q = _theta_terms(sigma)  # at most 6.3/sigma terms
+        with np.errstate(under="ignore"):
+            w = np.exp(log_q * k * k)
+            r1 = -4.0 * float(np.sum(w * np.sin(math.pi * k * c) ** 2)) / (1.0 + 2.0 * float(np.sum(w)))
+        if r1 >= -0.5:
+            return math.log1p(r1)
+    # S(c) <= S(0)/2 (then |log ratio| >= log 2 and the direct difference keeps its relative
+    # accuracy), or sigma < 1e-4 (then S(0) = 1 and S(c) = e^{-c^2/(2 sigma^2)} (1 + e^{-(1 - 2c)
+    # /(2 sigma^2)}) in floats, both exact to an ulp): direct sums, log-sum-exps of positive terms
     n = int(math.ceil(40.0 * sigma)) + 3
     z = np.arange(-n, n + 1, dtype=float)
-    return float(special.logsumexp(-((z + c) / sigma) ** 2 / 2.0)
-                 - special.logsumexp(-(z / sigma) ** 2 / 2.0))
+    with np.errstate(under="ignore"):
+        return float(special.logsumexp(-((z + c) / sigma) ** 2 / 2.0)
+                     - special.logsumexp(-(z / sigma) ** 2 / 2.0))
 
 
 def discrete_gaussian_rdp(sigma: float, sensitivity: int, orders) -> np.ndarray:
