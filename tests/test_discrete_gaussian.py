@@ -17,8 +17,13 @@ from dpaudit import PLDAccountant, RDPAccountant, make_accountant
 from dpaudit.accounting.base import ACCOUNTANTS
 from dpaudit.audit import audit_mechanism
 from dpaudit.mechanisms import DiscreteGaussian
-from dpaudit.mechanisms.discrete_gaussian import (MAX_PAIR_ATOMS, MAX_SAMPLING_SIGMA, MAX_SENSITIVITY,
-                                                  discrete_gaussian_log_normaliser, discrete_gaussian_tail_bound)
+from dpaudit.mechanisms.discrete_gaussian import (
+    MAX_PAIR_ATOMS,
+    MAX_SAMPLING_SIGMA,
+    MAX_SENSITIVITY,
+    discrete_gaussian_log_normaliser,
+    discrete_gaussian_tail_bound,
+)
 from dpaudit.testing import assert_accountant_sound, assert_audit_consistent
 
 

@@ -49,7 +49,7 @@ from dpaudit.mechanisms.loss_pairs import DiscretePair, NonPrivatePair, PrivacyL
 
 __all__ = ["DiscreteGaussian", "discrete_gaussian_rdp", "discrete_gaussian_log_normaliser",
            "discrete_gaussian_tail_bound", "MAX_SENSITIVITY", "MAX_SAMPLING_SIGMA", "PLD_TAIL",
-           "MAX_PAIR_ATOMS"]
+           "MAX_PAIR_ATOMS", "sample_discrete_gaussian"]
 
 #: largest integer sensitivity accepted
 MAX_SENSITIVITY = 10_000
