@@ -17,6 +17,7 @@ _EXPORTS = {
     "Gaussian": "dpaudit.mechanisms.gaussian",
     "Laplace": "dpaudit.mechanisms.laplace",
     "DiscreteLaplace": "dpaudit.mechanisms.discrete_laplace",
+    "DiscreteGaussian": "dpaudit.mechanisms.discrete_gaussian",
     "PureDP": "dpaudit.mechanisms.pure",
     "ExponentialMechanism": "dpaudit.mechanisms.pure",
     "ApproxDP": "dpaudit.mechanisms.approx",
