@@ -123,7 +123,7 @@ def _tune_gd(eps, X, y, seed):
     tr, va = perm[:cut], perm[cut:]
     best = None
     for hp in GD_GRID:
-        run = _calibrated("dp-gd", eps, hp).run(X[tr], y[tr], trials=3, seed=seed)
+        run = _calibrated("dp-gd", eps, hp).run(X[tr], y[tr], trials=3, seed=np.random.SeedSequence(seed))
         v = float(np.mean(_obj(run.params, X[va], y[va])))
         if best is None or v < best[0]:
             best = (v, hp)
@@ -186,7 +186,7 @@ def main(argv=None) -> int:
                         notes[key] = f"not run (T = {T}: compute)"
                         continue
                     opt = ma
-                run = opt.run(X[tr], y[tr], trials=args.runs, seed=seed + [methods.index(key)])
+                run = opt.run(X[tr], y[tr], trials=args.runs, seed=np.random.SeedSequence(seed + [methods.index(key)]))
                 res[key]["acc"].extend(_acc(run.params, X[te], y[te]))
                 res[key]["obj"].extend(_obj(run.params, X[tr], y[tr]))
                 res[key]["norm"].extend(np.linalg.norm(run.params, axis=1))
