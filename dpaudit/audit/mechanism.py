@@ -128,14 +128,67 @@ def _warn_pure_dp_claim(sampler) -> None:
                       "claim, e.g. delta=1e-5", PureDPClaimWarning, stacklevel=3)
 
 
-def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
-                 method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
-                 details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
-    """Turn selection/evaluation scores into an :class:`AuditResult` (shared by every auditor).
+def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: float = 0.0,
+                 confidence: float = 0.95, method: str = "threshold", selection: str = "heldout", grid=None,
+                 trials: int | None = None, details: dict | None = None,
+                 fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
+    """Certify an epsilon lower bound from scores you computed yourself (the entry point for your own attack).
 
-    ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
-    ``details["attack_statistics"]``: TPR at each of ``fpr_levels``, AUROC and best accuracy with their
-    intervals (:mod:`dpaudit.audit.attack_stats`; descriptive, they never set the verdict).
+    Use it when you already have one real-valued *score* per run of a mechanism (a membership score, a
+    loss, a statistic of the output) from runs on two neighbouring inputs ``D0`` (label 0) and ``D1``
+    (label 1), e.g. from a training loop or a library dpaudit cannot call. Larger scores need not mean
+    ``D1``: the orientation is chosen on the selection scores.
+
+    Parameters
+    ----------
+    sel0, sel1 : array-like of float
+        Selection scores (runs on ``D0`` / ``D1``): used only to choose the threshold and its side.
+    eval0, eval1 : array-like of float, optional
+        Evaluation scores, independent of the selection scores; the certified counts come from these
+        alone. Omitted (both ``None``): ``sel0`` and ``sel1`` are each split in half in the order given
+        (first half selects, second half certifies), which is valid when the runs are independent and
+        identically distributed and their order does not depend on the scores.
+    epsilon : float
+        The claimed epsilon (``math.inf`` when you only want the lower bound).
+    delta : float
+        The claimed delta in [0, 1) (default 0: a pure-DP claim).
+    confidence : float
+        Confidence of the lower bound (default 0.95).
+    method : {"threshold", "gdp"}
+        ``"gdp"`` also reports a GDP *estimate* (``gdp_estimate``, resting on a mu-GDP assumption; it
+        never sets ``violation``). Needs ``delta > 0``.
+    selection : {"heldout", "bonferroni", "combined", "frontier"}
+        How the threshold is chosen (default ``"heldout"``: on the selection scores, then tested once
+        on the evaluation scores). ``"bonferroni"`` tests a fixed ``grid`` of thresholds (``sel0, sel1``
+        may then be empty when ``grid`` is given).
+    grid : array-like, optional
+        Thresholds for ``selection="bonferroni"``.
+    trials : int, optional
+        Number of runs to record (default: evaluation plus selection scores of ``D0``).
+    details : dict, optional
+        Extra entries copied into ``AuditResult.details``.
+    fpr_levels : tuple of float
+        FPR levels of the descriptive TPR statistics in ``details["attack_statistics"]``.
+
+    What it certifies
+    -----------------
+    ``epsilon_lower``: a lower confidence bound on the epsilon of any (epsilon, delta)-DP guarantee the
+    mechanism that produced the scores can have on the pair (D0, D1), valid with probability at least
+    ``confidence`` whatever the mechanism (exact Clopper-Pearson bounds on the threshold test's false
+    positive and false negative rates, turned into epsilon through the hypothesis-testing
+    characterisation of DP: Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020). It rests on the
+    scores being independent across runs and the selection scores being independent of the evaluation
+    scores. ``violation`` is ``epsilon_lower > epsilon``. ``details["attack_statistics"]`` holds TPR at
+    each of ``fpr_levels``, AUROC and best accuracy with their intervals (descriptive, never a verdict).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s0, s1 = rng.laplace(0, 1, 4000), rng.laplace(1, 1, 4000)   # your scores on D0 and D1
+    >>> res = audit_scores(s0, s1, epsilon=1.0)     # a 1-DP claim; halves: select, then certify
+    >>> 0 < res.epsilon_lower < 1.0 and not res.violation
+    True
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     delta = check_audit_delta("delta", delta)
@@ -147,6 +200,11 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     if method == "gdp" and delta == 0.0:
         raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
     beta = 1.0 - confidence
+    if (eval0 is None) != (eval1 is None):
+        raise ValueError("eval0 and eval1 must be given together (or both omitted to split sel0, sel1 in half)")
+    if eval0 is None:
+        sel0, eval0 = _halves(as_scores(sel0, "sel0"))
+        sel1, eval1 = _halves(as_scores(sel1, "sel1"))
     eval0 = as_scores(eval0, "eval0")
     eval1 = as_scores(eval1, "eval1")
     sel0 = np.asarray(sel0, dtype=float).ravel()
@@ -205,6 +263,11 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
         confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
         trials=n_trials, details=out,
     )
+
+
+def _halves(scores: np.ndarray):
+    half = scores.size // 2
+    return scores[:half], scores[half:]
 
 
 class _AttackChunk:
