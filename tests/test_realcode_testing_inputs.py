@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpaudit.core.describe import describe_object, describe_value
 from dpaudit.testing import assert_audit_consistent
-from dpaudit.testing._describe import describe_object, describe_value
 
 
 def _len_sampler(d, rng, size):

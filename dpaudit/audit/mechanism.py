@@ -51,6 +51,7 @@ from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import bound_record, one_run_method, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
+from dpaudit.audit.preflight import preflight_outputs
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
     MAX_BOUNDARY_GRID,
@@ -417,6 +418,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         _warn_pure_dp_claim(sampler)
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
+    # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
+    preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
+                      statistic=statistic if families is None else None, families=families)
     with open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
         if families is None:

@@ -31,9 +31,9 @@ from dpaudit.audit import audit_mechanism
 from dpaudit.audit.result import VIOLATION_CHECKS
 from dpaudit.audit.verdict import advice_lines
 from dpaudit.core.defaults import no_pure_dp
+from dpaudit.core.describe import describe_object, describe_value
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
 from dpaudit.testing._config import active_config
-from dpaudit.testing._describe import describe_object, describe_value
 
 __all__ = ["assert_audit_consistent", "assert_accountant_sound", "exact_epsilon", "mechanism_sampler"]
 

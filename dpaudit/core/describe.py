@@ -1,6 +1,6 @@
-"""Short, never-failing descriptions of whatever a user passed to a testing helper.
+"""Short, never-failing descriptions of whatever a user passed (inputs, outputs, mechanisms).
 
-The failure messages of :mod:`dpaudit.testing.assertions` name the inputs of the audit. Those
+The failure messages of :mod:`dpaudit.testing.assertions` and the audit's checks name inputs. Those
 inputs are the user's: numbers, arrays, ragged tuples such as ``(X, y)``, dicts, data frames,
 objects whose ``repr`` raises. Describing them must never raise, or the user sees numpy's
 "setting an array element with a sequence" instead of the diagnostic ``AssertionError``.
