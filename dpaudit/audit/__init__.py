@@ -21,6 +21,7 @@ from dpaudit._lazy import make_getattr
 _EXPORTS = {
     "audit_mechanism": "dpaudit.audit.mechanism",
     "audit_scores": "dpaudit.audit.mechanism",
+    "NeighbouringRelationWarning": "dpaudit.audit.relation",
     "audit_optimizer": "dpaudit.audit.optimizer",
     "renyi_divergence": "dpaudit.audit.renyi",
     "AuditResult": "dpaudit.audit.result",

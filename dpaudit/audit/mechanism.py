@@ -42,6 +42,7 @@ audit with these trials; :mod:`dpaudit.audit.verdict`); they never change ``epsi
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -52,6 +53,7 @@ from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import bound_record, one_run_method, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.preflight import preflight_outputs
+from dpaudit.audit.relation import relation_record, warn_relation
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
     MAX_BOUNDARY_GRID,
@@ -76,6 +78,7 @@ from dpaudit.audit.thresholds import (
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
+from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_RETRIES,
@@ -89,6 +92,8 @@ from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
+
+logger = logging.getLogger(__name__)
 
 METHODS = ("threshold", "gdp", "one-run")
 SELECTIONS = ("heldout", "bonferroni", "combined", "frontier")
@@ -327,7 +332,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
                     features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
-                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
+                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS,
+                    neighbouring=None, claim_neighbouring=None, progress=None) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -392,7 +398,22 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         (or bound methods such as ``Gaussian(1.0).sample``), not lambdas or closures.
     retries : int
         Resubmissions of a failed chunk (see :func:`dpaudit.core.runner.run_jobs`).
+    neighbouring : {"add_remove", "replace_one"} or None
+        The neighbouring relation of the audited pair (x, x_prime), recorded in
+        ``details["neighbouring"]`` and ``details["relation"]`` (JSON, report). None: not stated.
+    claim_neighbouring : {"add_remove", "replace_one"} or None
+        The relation the claim (epsilon, delta) holds for. When it differs from ``neighbouring``
+        the result carries ``details["relation"]["warning"]`` and a
+        :class:`dpaudit.audit.relation.NeighbouringRelationWarning` is emitted (a replace-one pair
+        can show up to 2 epsilon against an add/remove claim without any bug).
+    progress : callable(done, total), optional
+        Called after every finished chunk with the trials done so far and the total of the
+        audit (:mod:`dpaudit.core.progress`); messages also go to the ``logging`` logger
+        ``"dpaudit"``.
     """
+    relation = relation_record(neighbouring, claim_neighbouring)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
     if not callable(sampler):
         raise ValueError("sampler must be callable as sampler(x, rng, size)")
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
@@ -421,7 +442,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
     preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
                       statistic=statistic if families is None else None, families=families)
-    with open_executor(executor, workers) as ex:
+    n_sel = _split(trials, selection_fraction)[0]
+    planned = 2 * trials + 2 * n_sel * (len(candidates) - 1)  # selection runs of further candidates
+    with progress_reporting(progress, total=planned), open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
         if families is None:
             check_picklable(ex, statistic, "statistic")
@@ -436,7 +459,10 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         else:
             result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, fpr_levels=fpr_levels,
                                        **common)
-    return result.with_details(seed=seed_record(seed))
+    warn_relation(relation)
+    logger.info("audit_mechanism: epsilon >= %.6g certified (claim %.6g at delta %.3g), verdict %s",
+                result.epsilon_lower, result.epsilon_claimed, result.delta, result.verdict)
+    return result.with_details(seed=seed_record(seed), neighbouring=relation["pair"], relation=relation)
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
