@@ -151,3 +151,18 @@ def test_logging_messages(caplog):
         dpaudit.audit_mechanism(_count, [1], [1, 1], **KW)
     text = caplog.text
     assert "trials to run" in text and "audit_mechanism: epsilon >=" in text
+
+
+def test_progress_logs_a_status_line_at_most_every_log_interval(caplog):
+    from dpaudit.core import progress as pr
+
+    now = [0.0]
+    with caplog.at_level(logging.INFO, logger="dpaudit"):
+        p = Progress(100, enabled=False, clock=lambda: now[0])
+        for _ in range(10):
+            now[0] += pr.LOG_INTERVAL / 4
+            p.update(10)
+        p.close()
+    lines = [r.getMessage() for r in caplog.records if r.name == "dpaudit.core.progress"]
+    assert lines[0] == "audit: 100 trials to run"
+    assert sum("/100 trials" in m for m in lines) == 2 + 1  # at 10 s, 20 s of 25 s, and the end
