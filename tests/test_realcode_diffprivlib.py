@@ -81,3 +81,12 @@ def test_float_laplace_leak_is_found_by_the_bit_level_attack():
     # two neighbouring inputs (Mironov 2012); the bit-level attack certifies it against the claim of 1.
     r = audit_diffprivlib(dpl.mechanisms.Laplace(epsilon=1.0, sensitivity=1.0), 0.0, 1.0, trials=10_000, seed=0)
     assert r.violation and r.details["attack"]["leak"] == "floating-point"
+
+
+def test_replace_one_histogram_violation_comes_with_the_relation_warning():
+    # issue 18: the histogram "violates" 1-DP under replace-one only because the relation differs
+    d0, d1 = {"sample": [0.2], "weights": [1]}, {"sample": [0.7], "weights": [1]}
+    with pytest.warns(dpaudit.audit.NeighbouringRelationWarning):
+        r = dpaudit.audit_mechanism(_hist_sampler(), d0, d1, epsilon=1.0, trials=4000, seed=0,
+                                    neighbouring="replace_one", claim_neighbouring="add_remove")
+    assert r.violation and r.epsilon_lower <= 2.0 and r.details["relation"]["warning"]
