@@ -78,3 +78,8 @@ def test_a_sampler_that_raises_is_still_reported_by_its_chunk():
 def test_auto_still_reads_strings():
     res = dpaudit.audit_mechanism(_Counting(), 0, 1, epsilon=1.0, trials=2000, seed=0)
     assert res.details["attack"]["family"] == "empirical-lr"
+
+
+def test_probe_runs_are_recorded():
+    res = dpaudit.audit_mechanism(_Counting(), 0, 1, epsilon=1.0, trials=500, seed=0)
+    assert res.details["preflight_runs"] == 2 * PROBE_SIZE

@@ -380,6 +380,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         (``details["inputs"]`` says which).
     encode : callable(output) -> number, tuple or string, optional
         Applied to each raw output before the attacks see it (outputs that cannot be compared).
+        Before any trial, two outputs on each input of the first pair (a random stream no trial
+        uses; ``details["preflight_runs"]``) check that the statistic can read the outputs: if
+        not, a ``ValueError`` shows them and says how to map them (:mod:`dpaudit.audit.preflight`).
     features : callable(batch) -> (n, d) array, optional
         Features for the learned attacks (logistic, mlp) instead of the defaults.
     randomize_ties : bool
@@ -440,8 +443,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
     # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
-    preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
-                      statistic=statistic if families is None else None, families=families)
+    probe_runs = preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
+                                   statistic=statistic if families is None else None, families=families)
     n_sel = _split(trials, selection_fraction)[0]
     planned = 2 * trials + 2 * n_sel * (len(candidates) - 1)  # selection runs of further candidates
     with progress_reporting(progress, total=planned), open_executor(executor, workers) as ex:
@@ -462,7 +465,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     warn_relation(relation)
     logger.info("audit_mechanism: epsilon >= %.6g certified (claim %.6g at delta %.3g), verdict %s",
                 result.epsilon_lower, result.epsilon_claimed, result.delta, result.verdict)
-    return result.with_details(seed=seed_record(seed), neighbouring=relation["pair"], relation=relation)
+    return result.with_details(seed=seed_record(seed), neighbouring=relation["pair"], relation=relation,
+                               preflight_runs=probe_runs)
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,

@@ -61,15 +61,18 @@ def _hint(raw) -> str:
     return text
 
 
-def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None, families=None) -> None:
-    """Raise ``ValueError`` before the audit starts if the statistic cannot read the outputs (module docstring)."""
+def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None, families=None) -> int:
+    """Raise ``ValueError`` before the audit starts if the statistic cannot read the outputs (module docstring).
+
+    Returns the number of mechanism runs the probe drew (0 when the sampler raised on it).
+    """
     rng = _probe_rng(root)
     raws, batches = [], []
     for inp in (x, x_prime):
         try:
             raw = sampler(inp, rng, PROBE_SIZE)
         except Exception:  # the sampler's own failure is reported by the audit, chunk by chunk
-            return
+            return PROBE_SIZE * len(raws)
         try:
             batch = as_output_batch(raw, PROBE_SIZE, encode)
         except Exception as err:
@@ -94,16 +97,16 @@ def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None,
             if scores.size != PROBE_SIZE:
                 raise ValueError(f"statistic(outputs) returned {scores.size} scores for {PROBE_SIZE} outputs "
                                  "(one score per run is needed)")
-        return
+        return 2 * PROBE_SIZE
     if not families:
-        return
+        return 2 * PROBE_SIZE
     if is_numeric_batch(b0) and any(f.name == "float-bits" for f in families):
-        return  # its applicability depends on the values (integer-valued or not), not on the form
+        return 2 * PROBE_SIZE  # its applicability depends on the values (integer-valued or not), not on the form
     reasons = []
     for fam in families:
         ok, why = fam.applicable(b0, b1)
         if ok:
-            return
+            return 2 * PROBE_SIZE
         reasons.append(f"{fam.name}: {why}")
     raise ValueError(
         f"no chosen attack family can read the mechanism's outputs ({'; '.join(reasons)}); the outputs are "
