@@ -80,3 +80,12 @@ def test_describe_value_never_raises_and_respects_width(value, width):
     assert isinstance(text, str)
     assert 0 < len(text) <= width
     assert "\n" not in text
+
+
+def test_bad_sampler_and_relation_are_described_not_crashed_on():
+    from dpaudit.testing.strategies import neighbouring_datasets
+
+    with pytest.raises(ValueError, match="sampler must be"):
+        assert_audit_consistent(_BadRepr(), 0, 1, epsilon=1.0, trials=100, seed=0)
+    with pytest.raises(ValueError, match="relation must be"):
+        neighbouring_datasets(np.array(["add_remove", "replace_one"]))

@@ -90,7 +90,7 @@ def _as_sampler(sampler):
         return sampler
     if hasattr(sampler, "sample"):
         return mechanism_sampler(sampler)
-    raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {sampler!r}")
+    raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {describe_value(sampler)}")
 
 
 def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=None, confidence=None, seed=None,
