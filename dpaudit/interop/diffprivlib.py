@@ -103,9 +103,9 @@ class _ToolSampler:
     def __init__(self, func, output, kwargs, seed_library_rng: bool):
         self.func, self.output, self.kwargs = func, output, kwargs
         try:
-            params = inspect.signature(func).parameters
+            params: set[str] = set(inspect.signature(func).parameters)
         except (TypeError, ValueError):
-            params = {}
+            params = set()
         self.seeded = bool(seed_library_rng) and "random_state" in params
         self.accountant = "accountant" in params
         self.__name__ = f"diffprivlib[{getattr(func, '__name__', 'tool')}]"
