@@ -166,3 +166,11 @@ def test_progress_logs_a_status_line_at_most_every_log_interval(caplog):
     lines = [r.getMessage() for r in caplog.records if r.name == "dpaudit.core.progress"]
     assert lines[0] == "audit: 100 trials to run"
     assert sum("/100 trials" in m for m in lines) == 2 + 1  # at 10 s, 20 s of 25 s, and the end
+
+
+def test_one_run_progress_total_is_planned_from_the_start():
+    calls = []
+    dpaudit.audit_mechanism(lambda x, rng, size: x + rng.normal(0.0, 1.0, size), 0.0, 1.0, epsilon=2.0, delta=1e-5,
+                            trials=3000, seed=0, method="one-run", progress=lambda d, t: calls.append((d, t)))
+    assert {t for _, t in calls} == {3900}  # 3000 canaries and a calibration run of 900
+    assert calls[-1] == (3900, 3900)

@@ -446,7 +446,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
     probe_runs = preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
                                    statistic=statistic if families is None else None, families=families)
     n_sel = _split(trials, selection_fraction)[0]
-    planned = 2 * trials + 2 * n_sel * (len(candidates) - 1)  # selection runs of further candidates
+    planned = (trials + n_sel if method == "one-run"  # one run of `trials` canaries, and the calibration run
+               else 2 * trials + 2 * n_sel * (len(candidates) - 1))  # selection runs of further candidates
     with progress_reporting(progress, total=planned), open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
         if families is None:

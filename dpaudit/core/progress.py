@@ -118,7 +118,8 @@ def reporting(callback, total: int | None = None):
 
     ``done`` counts the units (trials) finished so far across every phase of the block; ``total``
     is ``max(total, the units announced so far, done)``, so it can grow when a later phase is
-    announced. When the block ends normally the last call has ``done == total``. ``None`` as
+    announced. When the block ends normally the last call has ``done == total`` (a planned total
+    that was slightly off is corrected there). ``None`` as
     ``callback`` does nothing. An exception raised by the callback stops the work (it propagates).
     """
     if callback is None:
