@@ -49,6 +49,7 @@ _EXPORTS = {
     # auditing (also in dpaudit.audit)
     "audit_mechanism": "dpaudit.audit",
     "audit_optimizer": "dpaudit.audit",
+    "audit_scores": "dpaudit.audit",
     "renyi_divergence": "dpaudit.audit",
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",

@@ -1,8 +1,11 @@
 """Empirical auditing: epsilon lower bounds, labelled estimates, Renyi divergence estimation.
 
     audit_mechanism(sampler, x, x_prime, *, epsilon, delta=0.0, trials=10_000, confidence=0.95,
-                    statistic="auto", seed=None, pairs=None, encode=None, ...) -> AuditResult
-    audit_optimizer(name_or_optimizer, *, trials=10_000, confidence=0.95, seed=None, **options) -> AuditResult
+                    statistic="auto", seed=None, pairs=None, encode=None, neighbouring=None,
+                    claim_neighbouring=None, progress=None, ...) -> AuditResult
+    audit_optimizer(name_or_optimizer, *, trials=10_000, confidence=0.95, seed=None, progress=None,
+                    **options) -> AuditResult
+    audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon, delta=0.0, confidence=0.95) -> AuditResult
     renyi_divergence(samples_p, samples_q, alpha, *, method="gaussian", confidence=0.95, seed=None) -> Estimate
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
@@ -21,6 +24,7 @@ from dpaudit._lazy import make_getattr
 _EXPORTS = {
     "audit_mechanism": "dpaudit.audit.mechanism",
     "audit_scores": "dpaudit.audit.mechanism",
+    "NeighbouringRelationWarning": "dpaudit.audit.relation",
     "audit_optimizer": "dpaudit.audit.optimizer",
     "renyi_divergence": "dpaudit.audit.renyi",
     "AuditResult": "dpaudit.audit.result",

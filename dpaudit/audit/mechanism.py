@@ -42,6 +42,7 @@ audit with these trials; :mod:`dpaudit.audit.verdict`); they never change ``epsi
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -51,6 +52,8 @@ from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
 from dpaudit.audit.one_run import bound_record, one_run_method, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
+from dpaudit.audit.preflight import preflight_outputs
+from dpaudit.audit.relation import relation_record, warn_relation
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.selection import (
     MAX_BOUNDARY_GRID,
@@ -75,6 +78,7 @@ from dpaudit.audit.thresholds import (
 from dpaudit.audit.verdict import GDP_LABEL, one_run_advice, threshold_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.numeric import round_down
+from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_RETRIES,
@@ -88,6 +92,8 @@ from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
 __all__ = ["audit_mechanism", "audit_scores", "roc_points", "METHODS", "GDP_METHOD"]
+
+logger = logging.getLogger(__name__)
 
 METHODS = ("threshold", "gdp", "one-run")
 SELECTIONS = ("heldout", "bonferroni", "combined", "frontier")
@@ -128,14 +134,67 @@ def _warn_pure_dp_claim(sampler) -> None:
                       "claim, e.g. delta=1e-5", PureDPClaimWarning, stacklevel=3)
 
 
-def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, confidence: float,
-                 method: str = "threshold", selection: str = "heldout", grid=None, trials: int | None = None,
-                 details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
-    """Turn selection/evaluation scores into an :class:`AuditResult` (shared by every auditor).
+def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: float = 0.0,
+                 confidence: float = 0.95, method: str = "threshold", selection: str = "heldout", grid=None,
+                 trials: int | None = None, details: dict | None = None,
+                 fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
+    """Certify an epsilon lower bound from scores you computed yourself (the entry point for your own attack).
 
-    ``sel0, sel1`` may be empty only when ``selection="bonferroni"`` and a ``grid`` is given.
-    ``details["attack_statistics"]``: TPR at each of ``fpr_levels``, AUROC and best accuracy with their
-    intervals (:mod:`dpaudit.audit.attack_stats`; descriptive, they never set the verdict).
+    Use it when you already have one real-valued *score* per run of a mechanism (a membership score, a
+    loss, a statistic of the output) from runs on two neighbouring inputs ``D0`` (label 0) and ``D1``
+    (label 1), e.g. from a training loop or a library dpaudit cannot call. Larger scores need not mean
+    ``D1``: the orientation is chosen on the selection scores.
+
+    Parameters
+    ----------
+    sel0, sel1 : array-like of float
+        Selection scores (runs on ``D0`` / ``D1``): used only to choose the threshold and its side.
+    eval0, eval1 : array-like of float, optional
+        Evaluation scores, independent of the selection scores; the certified counts come from these
+        alone. Omitted (both ``None``): ``sel0`` and ``sel1`` are each split in half in the order given
+        (first half selects, second half certifies), which is valid when the runs are independent and
+        identically distributed and their order does not depend on the scores.
+    epsilon : float
+        The claimed epsilon (``math.inf`` when you only want the lower bound).
+    delta : float
+        The claimed delta in [0, 1) (default 0: a pure-DP claim).
+    confidence : float
+        Confidence of the lower bound (default 0.95).
+    method : {"threshold", "gdp"}
+        ``"gdp"`` also reports a GDP *estimate* (``gdp_estimate``, resting on a mu-GDP assumption; it
+        never sets ``violation``). Needs ``delta > 0``.
+    selection : {"heldout", "bonferroni", "combined", "frontier"}
+        How the threshold is chosen (default ``"heldout"``: on the selection scores, then tested once
+        on the evaluation scores). ``"bonferroni"`` tests a fixed ``grid`` of thresholds (``sel0, sel1``
+        may then be empty when ``grid`` is given).
+    grid : array-like, optional
+        Thresholds for ``selection="bonferroni"``.
+    trials : int, optional
+        Number of runs to record (default: evaluation plus selection scores of ``D0``).
+    details : dict, optional
+        Extra entries copied into ``AuditResult.details``.
+    fpr_levels : tuple of float
+        FPR levels of the descriptive TPR statistics in ``details["attack_statistics"]``.
+
+    What it certifies
+    -----------------
+    ``epsilon_lower``: a lower confidence bound on the epsilon of any (epsilon, delta)-DP guarantee the
+    mechanism that produced the scores can have on the pair (D0, D1), valid with probability at least
+    ``confidence`` whatever the mechanism (exact Clopper-Pearson bounds on the threshold test's false
+    positive and false negative rates, turned into epsilon through the hypothesis-testing
+    characterisation of DP: Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020). It rests on the
+    scores being independent across runs and the selection scores being independent of the evaluation
+    scores. ``violation`` is ``epsilon_lower > epsilon``. ``details["attack_statistics"]`` holds TPR at
+    each of ``fpr_levels``, AUROC and best accuracy with their intervals (descriptive, never a verdict).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s0, s1 = rng.laplace(0, 1, 4000), rng.laplace(1, 1, 4000)   # your scores on D0 and D1
+    >>> res = audit_scores(s0, s1, epsilon=1.0)     # a 1-DP claim; halves: select, then certify
+    >>> 0 < res.epsilon_lower < 1.0 and not res.violation
+    True
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
     delta = check_audit_delta("delta", delta)
@@ -147,6 +206,11 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     if method == "gdp" and delta == 0.0:
         raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
     beta = 1.0 - confidence
+    if (eval0 is None) != (eval1 is None):
+        raise ValueError("eval0 and eval1 must be given together (or both omitted to split sel0, sel1 in half)")
+    if eval0 is None:
+        sel0, eval0 = _halves(as_scores(sel0, "sel0"))
+        sel1, eval1 = _halves(as_scores(sel1, "sel1"))
     eval0 = as_scores(eval0, "eval0")
     eval1 = as_scores(eval1, "eval1")
     sel0 = np.asarray(sel0, dtype=float).ravel()
@@ -207,6 +271,11 @@ def audit_scores(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, conf
     )
 
 
+def _halves(scores: np.ndarray):
+    half = scores.size // 2
+    return scores[:half], scores[half:]
+
+
 class _AttackChunk:
     """Chunk function (picklable, for pools): ``size`` outputs of ``sampler`` on ``inp`` in the
     audit's representation, or -- with ``statistic`` -- only their scores, tie-broken with the
@@ -263,7 +332,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     selection: str = "auto", selection_fraction: float = 0.3, grid=None, pairs=None, encode=None,
                     features=None, randomize_ties: bool = False, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
-                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS) -> AuditResult:
+                    workers=None, retries: int = DEFAULT_RETRIES, fpr_levels=DEFAULT_FPR_LEVELS,
+                    neighbouring=None, claim_neighbouring=None, progress=None) -> AuditResult:
     """Audit a black-box mechanism against its claim (epsilon, delta).
 
     Parameters
@@ -310,6 +380,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         (``details["inputs"]`` says which).
     encode : callable(output) -> number, tuple or string, optional
         Applied to each raw output before the attacks see it (outputs that cannot be compared).
+        Before any trial, two outputs on each input of the first pair (a random stream no trial
+        uses; ``details["preflight_runs"]``) check that the statistic can read the outputs: if
+        not, a ``ValueError`` shows them and says how to map them (:mod:`dpaudit.audit.preflight`).
     features : callable(batch) -> (n, d) array, optional
         Features for the learned attacks (logistic, mlp) instead of the defaults.
     randomize_ties : bool
@@ -328,7 +401,22 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         (or bound methods such as ``Gaussian(1.0).sample``), not lambdas or closures.
     retries : int
         Resubmissions of a failed chunk (see :func:`dpaudit.core.runner.run_jobs`).
+    neighbouring : {"add_remove", "replace_one"} or None
+        The neighbouring relation of the audited pair (x, x_prime), recorded in
+        ``details["neighbouring"]`` and ``details["relation"]`` (JSON, report). None: not stated.
+    claim_neighbouring : {"add_remove", "replace_one"} or None
+        The relation the claim (epsilon, delta) holds for. When it differs from ``neighbouring``
+        the result carries ``details["relation"]["warning"]`` and a
+        :class:`dpaudit.audit.relation.NeighbouringRelationWarning` is emitted (a replace-one pair
+        can show up to 2 epsilon against an add/remove claim without any bug).
+    progress : callable(done, total), optional
+        Called after every finished chunk with the trials done so far and the total of the
+        audit (:mod:`dpaudit.core.progress`); messages also go to the ``logging`` logger
+        ``"dpaudit"``.
     """
+    relation = relation_record(neighbouring, claim_neighbouring)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
     if not callable(sampler):
         raise ValueError("sampler must be callable as sampler(x, rng, size)")
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
@@ -354,7 +442,13 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         _warn_pure_dp_claim(sampler)
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
     root = as_seed_sequence(seed)
-    with open_executor(executor, workers) as ex:
+    # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
+    probe_runs = preflight_outputs(sampler, candidates[0][1], candidates[0][2], root=root, encode=encode,
+                                   statistic=statistic if families is None else None, families=families)
+    n_sel = _split(trials, selection_fraction)[0]
+    planned = (trials + n_sel if method == "one-run"  # one run of `trials` canaries, and the calibration run
+               else 2 * trials + 2 * n_sel * (len(candidates) - 1))  # selection runs of further candidates
+    with progress_reporting(progress, total=planned), open_executor(executor, workers) as ex:
         check_picklable(ex, sampler, "sampler")  # fail before any chunk runs, not between phases
         if families is None:
             check_picklable(ex, statistic, "statistic")
@@ -369,7 +463,11 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         else:
             result = _audit_two_sample(sampler, method=method, selection=selection, grid=grid, fpr_levels=fpr_levels,
                                        **common)
-    return result.with_details(seed=seed_record(seed))
+    warn_relation(relation)
+    logger.info("audit_mechanism: epsilon >= %.6g certified (claim %.6g at delta %.3g), verdict %s",
+                result.epsilon_lower, result.epsilon_claimed, result.delta, result.verdict)
+    return result.with_details(seed=seed_record(seed), neighbouring=relation["pair"], relation=relation,
+                               preflight_runs=probe_runs)
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,

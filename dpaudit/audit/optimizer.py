@@ -64,6 +64,7 @@ from dpaudit.audit.one_run import (
 )
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.verdict import one_run_advice
+from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import (
     DEFAULT_RETRIES,
     Job,
@@ -352,7 +353,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
 
 
 def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: float = 0.95, seed=None,
-                    **options):
+                    progress=None, **options):
     """Audit an optimizer (a name from ``dpaudit.optimizers.names`` or a built optimizer).
 
     ``options`` are audit settings -- ``delta``, ``method`` ("threshold", "gdp" or "one-run"),
@@ -376,7 +377,19 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     optimizer's own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration
     of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
     delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
+    ``progress`` (optional) is called as ``progress(done, total)`` after every finished chunk of
+    trials (:func:`dpaudit.core.progress.reporting`; the last call has ``done == total``; with
+    ``method="one-run"`` one call ``(1, 1)`` when the audit is done); messages also go to the
+    ``logging`` logger ``"dpaudit"``.
     """
+    if progress is not None:
+        one_run = options.get("method") == "one-run"
+        planned = 1 if one_run else 2 * check_count("trials", trials, minimum=2)
+        with progress_reporting(progress, total=planned) as listener:
+            result = audit_optimizer(name_or_optimizer, trials=trials, confidence=confidence, seed=seed, **options)
+            if one_run:  # no chunks: one unit, the audit (its calibration and training runs), when it is done
+                listener.add(1)
+        return result
 
     trials = check_count("trials", trials, minimum=2)
     confidence = check_confidence("confidence", confidence)

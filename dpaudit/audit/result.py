@@ -203,6 +203,9 @@ class AuditResult:
             lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
                          "not a bound, never sets the verdict)")
         lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
+        relation = self.details.get("relation") if isinstance(self.details, dict) else None
+        if isinstance(relation, dict) and relation.get("warning"):
+            lines.append(f"warning           : {relation['warning']}")
         if self.verdict == "inconclusive":
             lines += [f"                    {x}" for x in advice_lines(self.details.get("advice"), self.epsilon_claimed)]
         return "\n".join(lines)

@@ -20,17 +20,31 @@ Usage (library code that runs trials in chunks)::
             ...
             p.update(len(chunk))
 
+From Python, without a terminal: :func:`reporting` installs a callback ``progress(done, total)``
+that every :class:`Progress` created inside the block feeds (``audit_mechanism(...,
+progress=f)`` and ``audit_optimizer(..., progress=f)`` use it), and every :class:`Progress` logs
+to the standard ``logging`` logger ``"dpaudit.core.progress"`` (a child of ``"dpaudit"``): its
+start and end at INFO, and the status line at INFO at most every :data:`LOG_INTERVAL` seconds.
+``logging.basicConfig(level=logging.INFO)`` is enough to see a long audit advance in a log file.
+
 Only the standard library is used; nothing here draws random numbers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import logging
 import os
 import sys
 import time
 
-__all__ = ["Progress", "disabled", "set_default", "progress_enabled", "format_duration"]
+__all__ = ["Progress", "disabled", "set_default", "progress_enabled", "format_duration", "reporting",
+           "LOG_INTERVAL"]
+
+logger = logging.getLogger(__name__)
+#: seconds between two INFO status lines of one Progress in the log
+LOG_INTERVAL = 10.0
 
 _ENV = "DPAUDIT_PROGRESS"
 #: process-wide override (None: decide from the environment and the stream)
@@ -74,6 +88,56 @@ def progress_enabled(stream=None, enabled: bool | None = None) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # closed or file-like without isatty
         return False
+
+
+class _Listener:
+    """Sums the units of every Progress created inside :func:`reporting` and calls back."""
+
+    def __init__(self, callback, total):
+        self.callback = callback
+        self.planned = 0 if total is None else int(total)
+        self.registered = 0
+        self.done = 0
+        self.last = None
+
+    def total(self) -> int:
+        return max(self.planned, self.registered, self.done)
+
+    def add(self, n: int) -> None:
+        self.done += int(n)
+        self.last = (self.done, self.total())
+        self.callback(*self.last)
+
+
+_LISTENER: contextvars.ContextVar = contextvars.ContextVar("dpaudit_progress_listener", default=None)
+
+
+@contextlib.contextmanager
+def reporting(callback, total: int | None = None):
+    """Feed ``callback(done, total)`` from every :class:`Progress` created inside the block.
+
+    ``done`` counts the units (trials) finished so far across every phase of the block; ``total``
+    is ``max(total, the units announced so far, done)``, so it can grow when a later phase is
+    announced. When the block ends normally the last call has ``done == total`` (a planned total
+    that was slightly off is corrected there). ``None`` as
+    ``callback`` does nothing. An exception raised by the callback stops the work (it propagates).
+    """
+    if callback is None:
+        yield None
+        return
+    if not callable(callback):
+        raise ValueError(f"progress must be callable as progress(done, total), got {callback!r}")
+    if total is not None and int(total) < 0:
+        raise ValueError(f"total must be an integer >= 0 or None, got {total}")
+    listener = _Listener(callback, total)
+    token = _LISTENER.set(listener)
+    try:
+        yield listener
+    finally:
+        _LISTENER.reset(token)
+    if listener.last is None or listener.last[0] != listener.last[1]:
+        listener.last = (listener.done, listener.done)
+        callback(*listener.last)
 
 
 def format_duration(seconds: float) -> str:
@@ -140,6 +204,12 @@ class Progress:
         self._width = 0
         self._drawn_done = -1
         self.lines_written = 0
+        self._listener = _LISTENER.get()
+        if self._listener is not None and total is not None:
+            self._listener.registered += total
+        self._last_log = self._start
+        if total:
+            logger.info("%s: %s %s to run", label, f"{total:,}", unit)
 
     # -- context manager -------------------------------------------------------------------
     def __enter__(self) -> Progress:
@@ -152,6 +222,13 @@ class Progress:
     def update(self, n: int = 1) -> None:
         """Record ``n`` more units done; redraw if enabled and the throttle allows it."""
         self.done += int(n)
+        if self._listener is not None:
+            self._listener.add(n)
+        if logger.isEnabledFor(logging.INFO):
+            now = self._clock()
+            if now - self._last_log >= LOG_INTERVAL:
+                self._last_log = now
+                logger.info("%s", self.message(now))
         if not self.enabled:
             return
         now = self._clock()
@@ -163,6 +240,8 @@ class Progress:
 
     def close(self) -> None:
         """Finish the line (only if something was drawn)."""
+        if self.total and self.done >= self.total:
+            logger.info("%s", self.message())
         if self.enabled and self._last_draw is not None:
             if self._drawn_done != self.done:
                 self._draw(self._clock(), final=True)

@@ -176,6 +176,11 @@ def audited_rows(audit: dict, mechanism=None, steps: int | None = None) -> list[
     relation = claim.get("neighbouring") or (d.get("hyperparameters") or {}).get("neighbouring") or d.get("neighbouring")
     if relation:
         rows.append(("neighbouring relation", NEIGHBOURING_WORDS.get(relation, str(relation))))
+    rel = d.get("relation") if isinstance(d.get("relation"), dict) else {}
+    if rel.get("claim") and rel.get("claim") != relation:
+        rows.append(("claim's relation", NEIGHBOURING_WORDS.get(rel["claim"], str(rel["claim"]))))
+    if rel.get("warning"):
+        rows.append(("relation warning", str(rel["warning"])))
     eps_c, delta = num(audit.get("epsilon_claimed")), num(audit.get("delta"))
     claim_text = f"epsilon {_g(eps_c)} at delta {_g(delta, 3)}"
     source = claim.get("source")

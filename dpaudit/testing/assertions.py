@@ -31,6 +31,7 @@ from dpaudit.audit import audit_mechanism
 from dpaudit.audit.result import VIOLATION_CHECKS
 from dpaudit.audit.verdict import advice_lines
 from dpaudit.core.defaults import no_pure_dp
+from dpaudit.core.describe import describe_object, describe_value
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
 from dpaudit.testing._config import active_config
 
@@ -61,8 +62,7 @@ def _fmt(v) -> str:
 
 
 def _short(a) -> str:
-    text = np.array2string(np.asarray(a), threshold=6, precision=4, separator=", ")
-    return text if len(text) <= 60 else text[:57] + "..."
+    return describe_value(a)  # never raises, whatever the user passed (ragged tuples, objects)
 
 
 def _resolve(trials, confidence, seed):
@@ -90,7 +90,7 @@ def _as_sampler(sampler):
         return sampler
     if hasattr(sampler, "sample"):
         return mechanism_sampler(sampler)
-    raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {sampler!r}")
+    raise ValueError(f"sampler must be a callable sampler(x, rng, size) or a mechanism with .sample, got {describe_value(sampler)}")
 
 
 def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=None, confidence=None, seed=None,
@@ -330,7 +330,4 @@ def assert_accountant_sound(accountant, mechanism=None, *, delta=1e-5, count=1, 
 
 
 def _describe(mechanism) -> str:
-    if mechanism is None:
-        return "the mechanism"
-    d = getattr(mechanism, "describe", None)
-    return d() if callable(d) else repr(mechanism)
+    return describe_object(mechanism)

@@ -23,6 +23,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.describe import describe_value
 from dpaudit.mechanisms import (
     ExponentialMechanism,
     Gaussian,
@@ -196,8 +197,8 @@ def neighbouring_datasets(relation=None, *, min_size: int = 1, max_size: int = 8
     strategy for the entries (default floats in [-1, 1]). For ``replace_one`` the replaced
     record always differs from the original. Draws :class:`NeighbouringPair`.
     """
-    if relation not in ("add_remove", "replace_one", None):
-        raise ValueError(f"relation must be 'add_remove', 'replace_one' or None, got {relation!r}")
+    if not (relation is None or (isinstance(relation, str) and relation in ("add_remove", "replace_one"))):
+        raise ValueError(f"relation must be 'add_remove', 'replace_one' or None, got {describe_value(relation)}")
     if not 0 <= min_size <= max_size or (relation == "replace_one" and max_size < 1):
         raise ValueError(f"sizes must satisfy 0 <= min_size <= max_size (>= 1 for replace_one), "
                          f"got {min_size}, {max_size}")
