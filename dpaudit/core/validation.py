@@ -17,6 +17,8 @@ import numpy as np
 
 __all__ = [
     "UnsupportedMechanismError",
+    "check_integer_sensitivity",
+    "check_integer_values",
     "check_real",
     "check_rates",
     "check_positive",
@@ -165,3 +167,31 @@ def check_rates(name: str, x) -> np.ndarray:
     if np.any(~np.isfinite(arr)) or np.any((arr < 0) | (arr > 1)):
         raise ValueError(f"{name} must be in [0, 1]")
     return arr
+
+
+def check_integer_sensitivity(name: str, x, *, maximum: int) -> int:
+    """A positive integer (a float with an integer value accepted) at most ``maximum``, as int: the
+    sensitivity of a mechanism on the integers."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    s = float(x)
+    if not math.isfinite(s) or s != math.floor(s) or s < 1:
+        raise ValueError(f"{name} must be a positive integer, got {x!r}")
+    if s > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {x!r}")
+    return int(s)
+
+
+def check_integer_values(name: str, value, *, max_abs: int = 2 ** 61) -> np.ndarray:
+    """``value`` as an int64 array, refusing non-numeric, non-integer and non-finite values and
+    ``|value| > max_abs`` (a power of two; 2^61 leaves room for noise inside int64)."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be integer-valued, got dtype {arr.dtype}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        with np.errstate(invalid="ignore"):
+            if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
+                raise ValueError(f"{name} must be integer-valued")
+    if np.any(np.abs(arr.astype(float)) > max_abs):
+        raise ValueError(f"{name} must satisfy |{name}| <= 2^{int(max_abs).bit_length() - 1}, got {value!r}")
+    return arr.astype(np.int64)

@@ -35,7 +35,6 @@ large sigma. D_inf = inf (the loss is unbounded): no pure DP.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -43,7 +42,13 @@ import numpy as np
 from scipy import special
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
+from dpaudit.core.validation import (
+    check_integer_sensitivity,
+    check_integer_values,
+    check_neighbouring,
+    check_orders,
+    check_positive,
+)
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.loss_pairs import DiscretePair, NonPrivatePair, PrivacyLoss
 
@@ -73,17 +78,6 @@ _LOSS_MAX = 1e150
 _POISSON_MIN_SIGMA = 1e-4
 #: iteration bounds of the sampler's loops (each exceeded with probability < 2^-1000)
 _MAX_ROUNDS = 4000
-
-
-def _check_sensitivity(sensitivity) -> int:
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real):
-        raise ValueError(f"sensitivity must be a positive integer, got {sensitivity!r}")
-    s = float(sensitivity)
-    if not math.isfinite(s) or s != math.floor(s) or s < 1:
-        raise ValueError(f"sensitivity must be a positive integer, got {sensitivity!r}")
-    if s > MAX_SENSITIVITY:
-        raise ValueError(f"sensitivity must be at most {MAX_SENSITIVITY}, got {sensitivity!r}")
-    return int(s)
 
 
 def _theta_terms(sigma: float) -> tuple[np.ndarray, float]:
@@ -238,7 +232,7 @@ class DiscreteGaussian(Mechanism):
 
     def __post_init__(self):
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
-        object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        object.__setattr__(self, "sensitivity", check_integer_sensitivity("sensitivity", self.sensitivity, maximum=MAX_SENSITIVITY))
         check_neighbouring("neighbouring", self.neighbouring)
 
     @property
@@ -289,16 +283,7 @@ class DiscreteGaussian(Mechanism):
         """
         if not MIN_SAMPLING_SIGMA <= self.sigma <= MAX_SAMPLING_SIGMA:
             raise ValueError(f"sigma must be in [2^-20, 2^40] to sample exactly, got {self.sigma!r}")
-        arr = np.asarray(value)
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
-            raise ValueError(f"value must be integer-valued, got dtype {arr.dtype}")
-        if not np.issubdtype(arr.dtype, np.integer):
-            with np.errstate(invalid="ignore"):
-                if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-                    raise ValueError("value must be integer-valued")
-        if np.any(np.abs(arr.astype(float)) > _MAX_VALUE):
-            raise ValueError(f"value must satisfy |value| <= 2^61, got {value!r}")
-        v = arr.astype(np.int64)
+        v = check_integer_values("value", value, max_abs=_MAX_VALUE)
         shape = v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape
         n = int(np.prod(shape)) if shape else 1
         noise = sample_discrete_gaussian(self.sigma, n, rng).reshape(shape)

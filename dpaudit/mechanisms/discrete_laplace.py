@@ -33,14 +33,19 @@ zCDP: rho = (Delta/t)^2/2 from pure DP (Bun & Steinke 2016, Prop. 1.4; not claim
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
+from dpaudit.core.validation import (
+    check_integer_sensitivity,
+    check_integer_values,
+    check_neighbouring,
+    check_orders,
+    check_positive,
+)
 from dpaudit.mechanisms._subsampled_rdp import expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.loss_pairs import DiscretePair, LaplacePair, NonPrivatePair, PrivacyLoss, RandomizedResponsePair
@@ -62,17 +67,6 @@ _RDP_ULPS = 64
 EXACT_PAIR_ATOMS = 65
 #: largest sensitivity/scale whose privacy loss is described by its finite pair
 _EPS_PAIR_MAX = 1e150
-
-
-def _check_sensitivity(sensitivity) -> int:
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real):
-        raise ValueError(f"sensitivity must be a positive integer, got {sensitivity!r}")
-    s = float(sensitivity)
-    if not math.isfinite(s) or s != math.floor(s) or s < 1:
-        raise ValueError(f"sensitivity must be a positive integer, got {sensitivity!r}")
-    if s > MAX_SENSITIVITY:
-        raise ValueError(f"sensitivity must be at most {MAX_SENSITIVITY}, got {sensitivity!r}")
-    return int(s)
 
 
 def discrete_laplace_loss_atoms(eps: float, sensitivity: int) -> tuple[np.ndarray, np.ndarray]:
@@ -168,7 +162,7 @@ class DiscreteLaplace(Mechanism):
 
     def __post_init__(self):
         object.__setattr__(self, "scale", check_positive("scale", self.scale))
-        object.__setattr__(self, "sensitivity", _check_sensitivity(self.sensitivity))
+        object.__setattr__(self, "sensitivity", check_integer_sensitivity("sensitivity", self.sensitivity, maximum=MAX_SENSITIVITY))
         check_neighbouring("neighbouring", self.neighbouring)
 
     @property
@@ -239,16 +233,7 @@ class DiscreteLaplace(Mechanism):
         """
         if self.scale > MAX_SAMPLING_SCALE:
             raise ValueError(f"scale must be at most {MAX_SAMPLING_SCALE:g} to sample in int64, got {self.scale!r}")
-        arr = np.asarray(value)
-        if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
-            raise ValueError(f"value must be integer-valued, got dtype {arr.dtype}")
-        if not np.issubdtype(arr.dtype, np.integer):
-            with np.errstate(invalid="ignore"):
-                if not np.all(np.isfinite(arr)) or np.any(arr != np.floor(arr)):
-                    raise ValueError("value must be integer-valued")
-        if np.any(np.abs(arr.astype(float)) > _MAX_VALUE):
-            raise ValueError(f"value must satisfy |value| <= 2^61, got {value!r}")
-        v = arr.astype(np.int64)
+        v = check_integer_values("value", value, max_abs=_MAX_VALUE)
         shape = v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape
         success = -math.expm1(-1.0 / self.scale)
         noise = rng.geometric(success, shape).astype(np.int64) - rng.geometric(success, shape).astype(np.int64)
