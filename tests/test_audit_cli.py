@@ -4,6 +4,7 @@ import json
 import sys
 
 import pytest
+from _cli_helpers import lying_optimizer
 
 from dpaudit.cli import main
 
@@ -23,24 +24,7 @@ def test_audit_json_only_json(capsys):
 
 def test_audit_exit_1_on_violation(monkeypatch, capsys):
     """A violation (here forced through an optimizer whose claim is 0) gives exit status 1."""
-    import dpaudit.audit.optimizer as opt_mod
-    from dpaudit.accounting.claim import PrivacyClaim
-    from dpaudit.optimizers import make_optimizer
-
-    real = opt_mod.audit_optimizer
-
-    def lying(name, **kw):
-        o = make_optimizer(name)
-        orig = o.run
-
-        def run(X, y, **k):
-            r = orig(X, y, **k)
-            r.claim = PrivacyClaim.approx_dp(0.0, 0.0, neighbouring=o.neighbouring, description="claims 0")
-            return r
-        o.run = run
-        return real(o, **kw)
-
-    monkeypatch.setattr(opt_mod, "audit_optimizer", lying)
+    lying_optimizer(monkeypatch)
     assert main(["audit", "dp-gd", "--trials", "2000"]) == 1
     assert "VIOLATION" in capsys.readouterr().out
 

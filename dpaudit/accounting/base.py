@@ -19,7 +19,7 @@ from __future__ import annotations
 import abc
 import importlib
 
-from dpaudit.core.validation import check_count
+from dpaudit.core.validation import UnsupportedMechanismError, check_count
 
 __all__ = ["Accountant", "ACCOUNTANTS", "accountant_class", "make_accountant", "join_relation"]
 
@@ -33,6 +33,25 @@ _REGISTRY = {
 
 #: the accountant names understood by :func:`make_accountant`, the CLI, reports and interop
 ACCOUNTANTS = tuple(_REGISTRY)
+
+
+def infinite_curvature(mechanism, accountant: str, guarantee: str, no_guarantee: str) -> None:
+    """For a mechanism whose zCDP-type parameter is infinite: return when it states a guarantee beyond
+    the float range (``has_zcdp_guarantee()``: it composes to epsilon = inf); otherwise raise
+    UnsupportedMechanismError -- naming an (epsilon, delta) statement with delta > 0 as such (it has
+    no ``guarantee``; RDPAccountant carries its delta, PLDAccountant has its exact pair), and any
+    other mechanism with ``no_guarantee``. Shared by the zCDP and tCDP accountants."""
+    has = getattr(mechanism, "has_zcdp_guarantee", None)
+    if callable(has) and has():
+        return
+    approx = getattr(mechanism, "approx_dp", None)
+    if callable(approx) and approx() is not None:
+        raise UnsupportedMechanismError(
+            f"{mechanism!r} is an (epsilon, delta)-DP statement (ApproxDP / EpsilonDeltaDpEvent) with "
+            f"delta > 0: it has no {guarantee} guarantee and {accountant} refuses it; use RDPAccountant (which "
+            "carries the delta additively) or PLDAccountant (its exact privacy-loss distribution)"
+        )
+    raise UnsupportedMechanismError(no_guarantee)
 
 
 def join_relation(current: str | None, mechanism) -> str:

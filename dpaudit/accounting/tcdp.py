@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.base import Accountant
+from dpaudit.accounting.base import Accountant, infinite_curvature
 from dpaudit.accounting.conversions import tcdp_delta, tcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
@@ -37,20 +37,9 @@ def _mechanism_tcdp(mechanism) -> tuple[float, float]:
     rho, omega = (float(v) for v in mechanism.tcdp())
     if math.isnan(rho) or rho < 0 or math.isnan(omega) or not omega > 1:
         raise ValueError(f"{mechanism!r}.tcdp() returned ({rho}, {omega}), expected rho >= 0 and omega > 1")
-    if math.isinf(rho):
-        has = getattr(mechanism, "has_zcdp_guarantee", None)
-        if callable(has) and has():
-            return math.inf, omega  # a guarantee beyond the float range: epsilon = inf
-        approx = getattr(mechanism, "approx_dp", None)
-        if callable(approx) and approx() is not None:
-            raise UnsupportedMechanismError(
-                f"{mechanism!r} is an (epsilon, delta)-DP statement (ApproxDP / EpsilonDeltaDpEvent) with "
-                "delta > 0: it has no tCDP guarantee and TCDPAccountant refuses it; use RDPAccountant (which "
-                "carries the delta additively) or PLDAccountant (its exact privacy-loss distribution)"
-            )
-        raise UnsupportedMechanismError(
-            f"{mechanism!r} has no tCDP guarantee (rho = inf); TCDPAccountant cannot compose it"
-        )
+    if math.isinf(rho):  # a guarantee beyond the float range composes to epsilon = inf; otherwise refused
+        infinite_curvature(mechanism, "TCDPAccountant", "tCDP",
+                           f"{mechanism!r} has no tCDP guarantee (rho = inf); TCDPAccountant cannot compose it")
     return rho, omega
 
 

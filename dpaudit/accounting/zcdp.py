@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.base import Accountant
+from dpaudit.accounting.base import Accountant, infinite_curvature
 from dpaudit.accounting.conversions import zcdp_delta, zcdp_to_dp
 from dpaudit.core.numeric import round_up, scale_by_count
 from dpaudit.core.validation import (
@@ -34,21 +34,10 @@ def _mechanism_rho(mechanism) -> float:
     rho = float(mechanism.zcdp())
     if math.isnan(rho) or rho < 0:
         raise ValueError(f"{mechanism!r}.zcdp() returned {rho}, expected rho >= 0")
-    if math.isinf(rho):
-        has = getattr(mechanism, "has_zcdp_guarantee", None)
-        if callable(has) and has():
-            return math.inf  # zCDP with a rho beyond the float range: composes to epsilon = inf
-        approx = getattr(mechanism, "approx_dp", None)
-        if callable(approx) and approx() is not None:
-            raise UnsupportedMechanismError(
-                f"{mechanism!r} is an (epsilon, delta)-DP statement (ApproxDP / EpsilonDeltaDpEvent) with "
-                "delta > 0: it has no zCDP guarantee and ZCDPAccountant refuses it; use RDPAccountant (which "
-                "carries the delta additively) or PLDAccountant (its exact privacy-loss distribution)"
-            )
-        raise UnsupportedMechanismError(
-            f"{mechanism!r} is not zCDP (zcdp() = inf); ZCDPAccountant cannot compose it "
-            "(use RDPAccountant or PLDAccountant)"
-        )
+    if math.isinf(rho):  # a guarantee beyond the float range composes to epsilon = inf; otherwise refused
+        infinite_curvature(mechanism, "ZCDPAccountant", "zCDP",
+                           f"{mechanism!r} is not zCDP (zcdp() = inf); ZCDPAccountant cannot compose it "
+                           "(use RDPAccountant or PLDAccountant)")
     return rho
 
 
