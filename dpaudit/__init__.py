@@ -7,7 +7,7 @@ Layers (data flows one way, nothing low imports something high)::
 Public names are loaded lazily; see ``docs/architecture.md`` for the module map.
 """
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -62,9 +62,4 @@ _EXPORTS = {
     "audit": "dpaudit.audit",
 }
 
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -23,3 +23,18 @@ def make_getattr(package: str, table: dict[str, str]):
         return value
 
     return __getattr__
+
+
+def lazy_exports(package: str, table: dict[str, str], namespace: dict, extra=()):
+    """``(__all__, __getattr__, __dir__)`` of a package facade exporting ``table`` lazily (PEP 562).
+
+    ``namespace`` is the package's ``globals()`` (its eagerly defined names, listed by ``dir()`` beside
+    the table's); ``extra`` adds eagerly defined public names to ``__all__``. One line in each facade::
+
+        __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+    """
+
+    def __dir__():
+        return sorted(set(namespace) | set(table))
+
+    return sorted({*table, *extra}), make_getattr(package, table), __dir__

@@ -1,6 +1,6 @@
 """Accounting: accountants that compose mechanisms and convert to (epsilon, delta)."""
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "Accountant": "dpaudit.accounting.base",
@@ -21,5 +21,4 @@ _EXPORTS = {
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
     "OrderGridWarning": "dpaudit.accounting.rdp",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

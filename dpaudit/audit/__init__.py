@@ -19,7 +19,7 @@ seed-deterministic chunks on any ``concurrent.futures`` executor (``workers=N``,
 :mod:`dpaudit.core.runner`, docs/scaling.md): the result never depends on where they ran.
 """
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "audit_mechanism": "dpaudit.audit.mechanism",
@@ -69,9 +69,4 @@ _EXPORTS = {
     "linear_instance_table": "dpaudit.audit.linear_instance",
     "simulate_noisy_gd": "dpaudit.audit.linear_instance",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -1,6 +1,6 @@
 """The theorems of the seed papers as privacy bounds (``dpaudit.bounds``)."""
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     # Chourasia, Ye, Shokri 2021
@@ -50,5 +50,4 @@ _EXPORTS = {
     "bias_reduced_step_cost": "dpaudit.bounds.sparse",
     "RandomStoppingFilter": "dpaudit.bounds.sparse",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

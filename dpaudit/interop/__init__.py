@@ -1,6 +1,6 @@
 """Interoperability with other privacy libraries (optional imports only)."""
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "from_dp_event": "dpaudit.interop.dp_accounting",
@@ -8,5 +8,4 @@ _EXPORTS = {
     "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
     "NonPrivate": "dpaudit.interop.dp_accounting",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

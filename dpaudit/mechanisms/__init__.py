@@ -1,6 +1,6 @@
 """Mechanisms: immutable descriptions that know their privacy curves and can sample."""
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "Mechanism": "dpaudit.mechanisms.base",
@@ -18,5 +18,4 @@ _EXPORTS = {
     "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
     "PrivacyLoss": "dpaudit.mechanisms.loss_pairs",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 #: optimizer name -> (module, class)
 _REGISTRY = {
@@ -63,5 +63,5 @@ _EXPORTS = {
     "replace_one_pair": "dpaudit.optimizers.data",
     "NeighbouringPair": "dpaudit.optimizers.data",
 }
-__all__ = sorted(["make_optimizer", "optimizer_defaults", "optimizer_class", "names", *_EXPORTS])
-__getattr__ = make_getattr(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(),
+                                           extra=("make_optimizer", "optimizer_defaults", "optimizer_class", "names"))

@@ -7,7 +7,7 @@ sections; ``add_report_argument`` / ``maybe_write_report`` give any CLI command 
 ``--report FILE`` option. Plots need matplotlib (``pip install "dpaudit[plot]"``).
 """
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "write_report": "dpaudit.report.writer",
@@ -19,9 +19,4 @@ _EXPORTS = {
     "add_report_argument": "dpaudit.report.cli_support",
     "maybe_write_report": "dpaudit.report.cli_support",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

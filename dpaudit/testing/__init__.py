@@ -14,7 +14,7 @@
 Names are loaded lazily: ``import dpaudit.testing`` imports neither hypothesis nor numpy.
 """
 
-from dpaudit._lazy import make_getattr
+from dpaudit._lazy import lazy_exports
 
 _EXPORTS = {
     "assert_audit_consistent": "dpaudit.testing.assertions",
@@ -25,9 +25,4 @@ _EXPORTS = {
     "use_config": "dpaudit.testing._config",
     "strategies": "dpaudit.testing.strategies",
 }
-__all__ = sorted(_EXPORTS)
-__getattr__ = make_getattr(__name__, _EXPORTS)
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
