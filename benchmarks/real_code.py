@@ -158,7 +158,7 @@ def main(argv=None) -> int:
         print(f"| {lib} | - | - | - | - | skipped: {why} | - | - |")
 
     print("\nFloating-point checks (dpaudit.check_floating_point: precision attack + reachable-set attack)\n")
-    print("| sampler | claim (eps, delta) | output of probability 0 observed | model | precision attack epsilon >= "
+    print("| sampler | claim (eps, delta) | output of probability 0 observed | model | certified epsilon >= (precision attack; general audit for integer outputs) "
           "| verdict | trials | seconds |")
     print("|---|---|---|---|---|---|---|---|")
     rows = [(f"{lib} {name}", fp, x, xp, cl, None) for lib, name, _c, _a, fp, x, xp, cl in cases if fp is not None]
@@ -169,7 +169,9 @@ def main(argv=None) -> int:
         dt = time.perf_counter() - t0
         imp = "yes" if r.impossible else "no"
         if r.impossible:
-            imp += f" ({r.witness['share']:.1%} of the outputs of {r.witness['observed_under']})"
+            key = "x_outputs_impossible_under_x_prime" if r.witness["observed_under"] == "x" else \
+                "x_prime_outputs_impossible_under_x"
+            imp += f" ({r.counts[key]} of the {args.fp_trials} outputs of {r.witness['observed_under']})"
         model = r.model + (" (rejected)" if "rejected" in r.model_note else "")
         pe = r.precision.epsilon_lower
         print(f"| {name} | ({claim[0]:.3g}, {claim[1]:g}) | {imp} | {model} | "
