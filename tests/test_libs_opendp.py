@@ -56,6 +56,7 @@ def test_sampler_warns_that_the_library_rng_cannot_be_seeded():
     with pytest.warns(LibraryRNGWarning):
         r = audit_opendp(laplace(), 0.0, 1.0, trials=500, seed=0, statistic="value")
     assert r.details["library"]["library_rng_seeded"] is False and r.details["library"]["name"] == "opendp"
+    assert "not reproducible" in r.details["library"]["warning"]
 
 
 @pytest.mark.parametrize("name", ["laplace", "gaussian", "geometric", "randomized_response"])

@@ -45,6 +45,7 @@ def test_samplers_warn_that_the_library_rng_cannot_be_seeded():
     assert s(0, np.random.default_rng(0), 5).shape == (5,)
     r = audit_pydp(LaplaceMechanism(epsilon=1.0, sensitivity=1.0), 0.0, 1.0, trials=300, seed=0, statistic="value")
     assert r.details["library"] == {**r.details["library"], "name": "pydp", "library_rng_seeded": False}
+    assert "not reproducible" in r.details["library"]["warning"]
 
 
 @pytest.mark.parametrize("name", ["laplace", "laplace_int", "count"])

@@ -49,6 +49,11 @@ def test_library_rng_is_seeded_from_ours_and_restored():
     r1 = audit_tumult(AddGeometricNoise(alpha=1), 0, 1, trials=500, seed=5, statistic="value")
     r2 = audit_tumult(AddGeometricNoise(alpha=1), 0, 1, trials=500, seed=5, statistic="value")
     assert r1.epsilon_lower == r2.epsilon_lower and r1.details["library"]["library_rng_seeded"] is True
+    assert r1.details["library"]["warning"] is None
+    with pytest.warns(LibraryRNGWarning):
+        r3 = audit_tumult(AddGeometricNoise(alpha=1), 0, 1, trials=300, seed=5, statistic="value",
+                          seed_library_rng=False)
+    assert "not reproducible" in r3.details["library"]["warning"]
 
 
 @pytest.mark.parametrize("name", ["laplace", "geometric", "discrete_gaussian"])

@@ -32,16 +32,19 @@ from dpaudit.core.seeds import pin_seed, seed_record, spawn
 from dpaudit.core.validation import check_confidence
 from dpaudit.interop.diffprivlib import LibraryRNGWarning
 
-__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded"]
+__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message"]
 
 #: deltas at which a zCDP claim is checked (one audit each, Bonferroni over them)
 ZCDP_DELTAS = (1e-3, 1e-6, 1e-9)
 
 
+def unseeded_message(library: str, what: str) -> str:
+    return (f"{what} draws from {library}'s own random generator, which dpaudit's seed cannot set: the audit is not "
+            "reproducible from its seed (the bound stays valid)")
+
+
 def warn_unseeded(library: str, what: str, stacklevel: int = 3) -> None:
-    warnings.warn(f"{what} draws from {library}'s own random generator, which dpaudit's seed cannot set: the audit "
-                  "is not reproducible from its seed (the bound stays valid)", LibraryRNGWarning,
-                  stacklevel=stacklevel)
+    warnings.warn(unseeded_message(library, what), LibraryRNGWarning, stacklevel=stacklevel)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    unseeded_message,
     warn_unseeded,
 )
 
@@ -110,4 +111,5 @@ def audit_opendp(meas, x, x_prime, *, d_in=1, deltas=ZCDP_DELTAS, output=None, *
     sampler = measurement_sampler(meas, output=output)
     res = audit_library_claim(sampler, x, x_prime, claim, **audit_options)
     return res.with_details(library={"name": "opendp", "mechanism": sampler.__name__, "claim": claim.to_dict(),
-                                     "d_in": d_in, "library_rng_seeded": False})
+                                     "d_in": d_in, "library_rng_seeded": False,
+                                     "warning": unseeded_message("OpenDP", sampler.__name__)})

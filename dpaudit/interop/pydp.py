@@ -24,7 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.interop.library import LibraryClaim, LibraryRNGWarning, audit_library_claim, warn_unseeded
+from dpaudit.interop.library import (
+    LibraryClaim,
+    LibraryRNGWarning,
+    audit_library_claim,
+    unseeded_message,
+    warn_unseeded,
+)
 
 __all__ = ["LibraryRNGWarning", "mechanism_sampler", "algorithm_sampler", "mechanism_claim", "audit_pydp"]
 
@@ -108,4 +114,5 @@ def audit_pydp(mech_or_factory, x, x_prime, **audit_options):
         claim = mechanism_claim(sampler.probe)
     res = audit_library_claim(sampler, x, x_prime, claim, **audit_options)
     return res.with_details(library={"name": "pydp", "mechanism": sampler.__name__, "claim": claim.to_dict(),
-                                     "library_rng_seeded": False})
+                                     "library_rng_seeded": False,
+                                     "warning": unseeded_message("PyDP", sampler.__name__)})

@@ -37,6 +37,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    unseeded_message,
     warn_unseeded,
 )
 
@@ -132,4 +133,5 @@ def audit_tumult(meas, x, x_prime, *, d_in=1, deltas=ZCDP_DELTAS, output=None, s
     sampler = measurement_sampler(meas, output=output, seed_library_rng=seed_library_rng)
     res = audit_library_claim(sampler, x, x_prime, claim, **audit_options)
     return res.with_details(library={"name": "tumult", "mechanism": sampler.__name__, "claim": claim.to_dict(),
-                                     "d_in": d_in, "library_rng_seeded": sampler.seeded})
+                                     "d_in": d_in, "library_rng_seeded": sampler.seeded,
+                                     "warning": None if sampler.seeded else unseeded_message("Tumult Core", sampler.__name__)})
