@@ -261,14 +261,17 @@ def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000
         raise ValueError("scale is required with model='numpy-laplace' (the Laplace scale b)")
     s_prec, s_reach, s_pre = spawn(pin_seed(seed), 3)
     # integer-valued outputs (discrete samplers) have no rounding for the precision attack to read: the
-    # certified bound then comes from the general audit (statistic "auto"); a stream no attack uses decides
+    # certified bound then comes from the output value and its empirical likelihood ratio (the Neyman-Pearson
+    # tests for a discrete scalar output); a stream no attack uses decides
     p0, p1 = spawn(s_pre, 2)
     pre = [_outputs(sampler, x, make_rng(p0), 100), _outputs(sampler, x_prime, make_rng(p1), 100)]
     integer = all(a is not None and np.all(a[np.isfinite(a)] == np.round(a[np.isfinite(a)])) for a in pre)
     precision = audit_mechanism(sampler, x, x_prime, epsilon=eps, delta=delta, trials=trials,
-                                confidence=confidence, statistic="auto" if integer else "float-bits", seed=s_prec)
+                                confidence=confidence, statistic=["value", "empirical-lr"] if integer else "float-bits",
+                                seed=s_prec)
     precision = precision.with_details(floating_point={
-        "precision_attack": "not applicable: integer-valued outputs (general audit, statistic 'auto')" if integer
+        "precision_attack": "not applicable: integer-valued outputs (audit with the value and empirical-lr "
+                            "statistics)" if integer
         else "float-bits (sign, exponent, significant mantissa bits)"})
 
     if model == "none":
