@@ -58,7 +58,6 @@ __all__ = ["check_floating_point", "FloatingPointResult", "additive_reachable", 
 #: models of the reachable-set attack
 MODELS = ("auto", "additive", "numpy-laplace", "none")
 
-_TWO52 = float(2**52)
 
 
 def additive_reachable(y, v):
