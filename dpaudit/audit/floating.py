@@ -59,7 +59,6 @@ __all__ = ["check_floating_point", "FloatingPointResult", "additive_reachable", 
 MODELS = ("auto", "additive", "numpy-laplace", "none")
 
 
-
 def additive_reachable(y, v):
     """Boolean array: is each double ``y`` equal to ``fl(v + n)`` for some double ``n``? (exact)"""
     y = np.asarray(y, dtype=np.float64)
