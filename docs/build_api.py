@@ -28,6 +28,11 @@ MODULES = [
     ("Testing kit: `dpaudit.testing.strategies`", "dpaudit.testing.strategies", None),
     ("Reports: `dpaudit.report`", "dpaudit.report", None),
     ("Interoperability: `dpaudit.interop`", "dpaudit.interop", None),
+    ("Mechanism libraries: `dpaudit.interop.library`", "dpaudit.interop.library", None),
+    ("OpenDP: `dpaudit.interop.opendp`", "dpaudit.interop.opendp", None),
+    ("PyDP: `dpaudit.interop.pydp`", "dpaudit.interop.pydp", None),
+    ("Tumult Core: `dpaudit.interop.tumult`", "dpaudit.interop.tumult", None),
+    ("Floating point: `dpaudit.audit.floating`", "dpaudit.audit.floating", None),
     ("Progress: `dpaudit.core.progress`", "dpaudit.core.progress", None),
 ]
 

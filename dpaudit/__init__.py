@@ -50,6 +50,7 @@ _EXPORTS = {
     "audit_mechanism": "dpaudit.audit",
     "audit_optimizer": "dpaudit.audit",
     "audit_scores": "dpaudit.audit",
+    "check_floating_point": "dpaudit.audit.floating",
     "renyi_divergence": "dpaudit.audit",
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",

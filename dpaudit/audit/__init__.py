@@ -63,6 +63,8 @@ _EXPORTS = {
     "mlp_statistic": "dpaudit.audit.attack_families",
     "float_bits_statistic": "dpaudit.audit.attack_families",
     "float_reachability_statistic": "dpaudit.audit.attack_families",
+    "check_floating_point": "dpaudit.audit.floating",
+    "FloatingPointResult": "dpaudit.audit.floating",
     "default_features": "dpaudit.audit.attack_families",
     "ATTACK_FAMILIES": "dpaudit.audit.attack_families",
     "statdp_pairs": "dpaudit.audit.selection",
