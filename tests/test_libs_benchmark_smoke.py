@@ -13,6 +13,6 @@ def test_real_code_benchmark_runs_and_prints_both_tables(capsys):
     out = capsys.readouterr().out
     assert "| library | mechanism | claim |" in out and "| sampler | claim (eps, delta) |" in out
     lines = [ln for ln in out.splitlines() if ln.startswith("| numpy: x + rng.laplace(0, 1) |")]
-    assert len(lines) == 1 and "| yes (" in lines[0] and "violation (eps = inf)" in lines[0]
+    assert len(lines) == 1 and "| yes (" in lines[0] and "| violation |" in lines[0]
     discrete = [ln for ln in out.splitlines() if ln.startswith("| dpaudit Discrete")]
     assert len(discrete) == 2 and all("| no |" in ln for ln in discrete)

@@ -30,9 +30,11 @@ run on the sampler as written:
    reachable from ``x`` and every output under ``x'`` from ``x'`` under the model (otherwise the
    model does not describe the code, is reported as rejected and nothing is concluded from it).
    An output of one input unreachable from the other is an event of probability 0 under the other
-   input and positive probability under the first: no finite epsilon, at any delta smaller than
-   that probability, covers the pair (for the code as written). The result says so and its
-   ``epsilon_lower`` is ``inf``.
+   input and positive probability under the first: if the model describes the code, no finite
+   epsilon, at any delta smaller than that probability, covers the pair. The result says so
+   (``impossible``, ``model_epsilon = inf``), but as a *finding under the model*: the model is an
+   assumption about the code (the check above can refute it, not prove it), so it sets neither the
+   verdict nor ``epsilon_lower``, which are the precision attack's certified ones.
 
 What a safe implementation does (docs/floating-point.md): snap the output to a grid coarser than
 the rounding error after clamping (Mironov's snapping mechanism, 2012), sample discrete noise
@@ -118,8 +120,8 @@ class FloatingPointResult:
     Attributes
     ----------
     impossible : bool
-        An output observed under one input has probability 0 under the other (for the sampler as
-        written, under ``model``; checked on the outputs of both inputs first).
+        An output observed under one input has probability 0 under the other under ``model`` (checked on the
+        outputs of both inputs first). A finding resting on the model: it sets no verdict and no bound.
     witness : dict or None
         The output, the input it was observed under and the input it is impossible under.
     model : str
@@ -145,33 +147,41 @@ class FloatingPointResult:
 
     @property
     def epsilon_lower(self) -> float:
-        """``inf`` when an output of probability 0 under one input was observed, else the precision
-        attack's certified lower bound."""
-        return math.inf if self.impossible else self.precision.epsilon_lower
+        """The precision attack's certified lower bound (valid with no assumption on the sampler)."""
+        return self.precision.epsilon_lower
+
+    @property
+    def model_epsilon(self) -> float | None:
+        """``inf`` when an output of probability 0 under one input was observed *under the model* (a finding
+        that rests on the model describing the code: never a bound), else ``None``."""
+        return math.inf if self.impossible else None
 
     @property
     def violation(self) -> bool:
-        return bool(self.impossible) or bool(self.precision.violation)
+        """The precision attack's certified violation (the reachable-set finding never sets it)."""
+        return bool(self.precision.violation)
 
     @property
     def verdict(self) -> str:
-        if self.violation:
-            return "violation"
         return self.precision.verdict
 
     @property
     def message(self) -> str:
+        pr = self.precision
+        if pr.violation:
+            certified = (f"the precision attack certified epsilon >= {pr.epsilon_lower:.4g} > claimed "
+                         f"{pr.epsilon_claimed:.4g} (floating-point leak)")
+        else:
+            certified = (f"precision attack: epsilon >= {pr.epsilon_lower:.4g} certified (claim "
+                         f"{pr.epsilon_claimed:.4g})")
         if self.impossible:
             w = self.witness or {}
             return (f"an output of probability 0 under one input was observed: {w.get('output')!r} (under "
-                    f"{w.get('observed_under')}) cannot be produced from {w.get('impossible_under')} by the sampler as "
-                    f"written ({self.model} model; Mironov 2012): epsilon is infinite for this code")
-        pr = self.precision
-        if pr.violation:
-            return (f"the precision attack certified epsilon >= {pr.epsilon_lower:.4g} > claimed "
-                    f"{pr.epsilon_claimed:.4g} (floating-point leak)")
-        return (f"no output of probability 0 observed ({self.model_note}); precision attack: epsilon >= "
-                f"{pr.epsilon_lower:.4g} certified (claim {pr.epsilon_claimed:.4g})")
+                    f"{w.get('observed_under')}) cannot be produced from {w.get('impossible_under')} under the "
+                    f"{self.model} model of the sampler (Mironov 2012; the model is an assumption about the code, "
+                    f"checked on both inputs' outputs): if it describes the code, epsilon is infinite. Certified: "
+                    + certified)
+        return f"no output of probability 0 observed ({self.model_note}); " + certified
 
     def __repr__(self) -> str:
         return (f"FloatingPointResult(verdict={self.verdict!r}, impossible={self.impossible}, "
@@ -183,7 +193,7 @@ class FloatingPointResult:
 
     def to_dict(self) -> dict:
         return to_jsonable({"verdict": self.verdict, "violation": self.violation, "impossible": self.impossible,
-                            "epsilon_lower": self.epsilon_lower, "epsilon_claimed": self.epsilon_claimed,
+                            "model_epsilon": self.model_epsilon, "epsilon_lower": self.epsilon_lower, "epsilon_claimed": self.epsilon_claimed,
                             "message": self.message, "witness": self.witness, "model": self.model,
                             "model_note": self.model_note, "counts": self.counts,
                             "precision": self.precision.to_dict()})

@@ -35,12 +35,9 @@ import warnings
 import numpy as np
 
 from dpaudit.audit.mechanism import audit_mechanism
+from dpaudit.interop.library import LibraryRNGWarning
 
 __all__ = ["LibraryRNGWarning", "mechanism_sampler", "tool_sampler", "mechanism_claim", "audit_diffprivlib"]
-
-
-class LibraryRNGWarning(UserWarning):
-    """A library's own random generator is used: the audit is not reproducible from dpaudit's seed."""
 
 
 def _library_seed(rng: np.random.Generator) -> int:

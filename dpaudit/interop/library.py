@@ -30,9 +30,12 @@ from dpaudit.accounting.conversions import zcdp_to_dp
 from dpaudit.audit.mechanism import audit_mechanism
 from dpaudit.core.seeds import pin_seed, seed_record, spawn
 from dpaudit.core.validation import check_confidence
-from dpaudit.interop.diffprivlib import LibraryRNGWarning
 
 __all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message"]
+
+class LibraryRNGWarning(UserWarning):
+    """A library's own random generator is used: the audit is not reproducible from dpaudit's seed."""
+
 
 #: deltas at which a zCDP claim is checked (one audit each, Bonferroni over them)
 ZCDP_DELTAS = (1e-3, 1e-6, 1e-9)
