@@ -54,7 +54,7 @@ import time
 
 import numpy as np
 
-from dpaudit.audit import audit_mechanism
+from dpaudit.audit import audit_mechanism, audit_scores
 from dpaudit.audit.binomial import cp_lower, cp_upper
 from dpaudit.audit.selection import statdp_pairs
 
@@ -645,6 +645,47 @@ def rules(seeds):
                   flush=True)
 
 
+def _svt3_oracle_score():
+    """The exact log-likelihood ratio of SVT3 on DP-Sniper's pair as a score of one output (first "above"
+    index and its value's cell of the quadrature in ``_svt_first_above``; "none above" its own atom)."""
+    a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
+    p = _svt_first_above(a, EPS / 2, EPS / 2, values=True)
+    q = _svt_first_above(ap, EPS / 2, EPS / 2, values=True)
+    step, span = 0.05, 1500.0
+    cells = int(round(2 * span / step))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        llr = np.nan_to_num(np.log(p) - np.log(q), nan=0.0, posinf=50.0, neginf=-50.0)
+
+    def score(out):
+        above = out > -999.0
+        i = np.argmax(above, axis=1)
+        v = out[np.arange(len(out)), i]
+        cell = np.clip(np.floor((v + span) / step).astype(np.int64), 0, cells - 1)
+        return llr[np.where(above.any(axis=1), i * cells + cell, 10 * cells)]
+
+    return score
+
+
+def oracle(trials, seeds):
+    """SVT3 at ``trials`` per input: the certified bound of the exact likelihood ratio (a score that knows the
+    mechanism: the best any attack could do) beside the default attack, on the same 30/70 split, per seed."""
+    score = _svt3_oracle_score()
+    a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
+    print("| seed | trials/input | exact-LR score, heldout | exact-LR score, frontier | flagged (heldout) |")
+    print("|---|---|---|---|---|")
+    got = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(seed)
+        s0, s1 = score(svt3(a, rng, trials)), score(svt3(ap, rng, trials))
+        k = int(0.3 * trials)
+        h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
+        fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="frontier").epsilon_lower
+        got.append(h)
+        print(f"| {seed} | {trials:,} | {h:.4f} | {fr:.4f} | {'YES' if h > EPS else 'no'} |", flush=True)
+    print(f"flagged {sum(g > EPS for g in got)} of {seeds}; median {np.median(got):.4f}, range "
+          f"[{min(got):.4f}, {max(got):.4f}]")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -662,10 +703,15 @@ def main(argv=None) -> int:
     r.add_argument("--seeds", type=int, default=100)
     c = sub.add_parser("ceilings")
     c.add_argument("--trials", type=int, nargs="+", default=[100_000, 1_000_000, 10_000_000, 200_000_000])
+    x = sub.add_parser("oracle", help="SVT3: the exact likelihood ratio as the score (what any attack could reach)")
+    x.add_argument("--trials", type=int, default=1_000_000)
+    x.add_argument("--seeds", type=int, default=12)
     o = sub.add_parser("one-run-rate")
     o.add_argument("--audits", type=int, default=20_000)
     a = ap.parse_args(argv)
-    if a.cmd == "one-run-rate":
+    if a.cmd == "oracle":
+        oracle(a.trials, a.seeds)
+    elif a.cmd == "one-run-rate":
         one_run_rate(a.audits)
     elif a.cmd == "ceilings":
         ceilings(a.trials)
