@@ -10,6 +10,7 @@ _EXPORTS = {
     "DiscreteGaussian": "dpaudit.mechanisms.discrete_gaussian",
     "PureDP": "dpaudit.mechanisms.pure",
     "ExponentialMechanism": "dpaudit.mechanisms.pure",
+    "PermuteAndFlip": "dpaudit.mechanisms.permute_and_flip",
     "ApproxDP": "dpaudit.mechanisms.approx",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
