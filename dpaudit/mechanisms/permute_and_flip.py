@@ -230,6 +230,8 @@ class PermuteAndFlip(Mechanism):
         return np.argmin(np.where(heads, arrival, 2.0), axis=-1)
 
     def describe(self) -> str:
-        pair = f", scores={list(self.scores)}, scores_prime={list(self.scores_prime)}" if self.concrete else ""
+        pair = ""
+        if self.scores is not None and self.scores_prime is not None:
+            pair = f", scores={list(self.scores)}, scores_prime={list(self.scores_prime)}"
         return (f"PermuteAndFlip(epsilon={self.epsilon:g}, sensitivity={self.sensitivity:g}{pair}, "
                 f"{self.neighbouring})")
