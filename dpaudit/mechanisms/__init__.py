@@ -11,6 +11,7 @@ _EXPORTS = {
     "PureDP": "dpaudit.mechanisms.pure",
     "ExponentialMechanism": "dpaudit.mechanisms.pure",
     "PermuteAndFlip": "dpaudit.mechanisms.permute_and_flip",
+    "TreeAggregation": "dpaudit.mechanisms.tree_aggregation",
     "ApproxDP": "dpaudit.mechanisms.approx",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
