@@ -12,6 +12,7 @@ _EXPORTS = {
     "ExponentialMechanism": "dpaudit.mechanisms.pure",
     "PermuteAndFlip": "dpaudit.mechanisms.permute_and_flip",
     "TreeAggregation": "dpaudit.mechanisms.tree_aggregation",
+    "RepeatAndSelect": "dpaudit.mechanisms.repeat_and_select",
     "ApproxDP": "dpaudit.mechanisms.approx",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
