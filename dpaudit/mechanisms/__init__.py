@@ -13,6 +13,7 @@ _EXPORTS = {
     "PermuteAndFlip": "dpaudit.mechanisms.permute_and_flip",
     "TreeAggregation": "dpaudit.mechanisms.tree_aggregation",
     "RepeatAndSelect": "dpaudit.mechanisms.repeat_and_select",
+    "MixtureOfGaussians": "dpaudit.mechanisms.mixture_gaussian",
     "ApproxDP": "dpaudit.mechanisms.approx",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
