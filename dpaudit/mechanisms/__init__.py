@@ -14,6 +14,7 @@ _EXPORTS = {
     "TreeAggregation": "dpaudit.mechanisms.tree_aggregation",
     "RepeatAndSelect": "dpaudit.mechanisms.repeat_and_select",
     "MixtureOfGaussians": "dpaudit.mechanisms.mixture_gaussian",
+    "TruncatedPoissonGaussian": "dpaudit.mechanisms.truncated_subsampled",
     "ApproxDP": "dpaudit.mechanisms.approx",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
