@@ -30,7 +30,7 @@ def test_branch_weights_match_mpmath(n, q, b):
     assert abs(br[0][0] - lo_mass) <= 1e-12 * lo_mass
     assert br[0][1] == q and br[0][2] == 1.0
     assert abs(sum(w for w, _, _ in br) - 1) < 1e-12
-    for w, r, f in br[1:]:
+    for _w, r, f in br[1:]:
         assert f == 2.0 and r <= q * b / (b + 1) * (1 + 1e-15)
 
 
