@@ -132,13 +132,6 @@ class _Mixture:
         return x  # pragma: no cover - quadratic convergence from a start within log(K) / mu_min
 
 
-def _log_sub(log_a, log_b):
-    """log(a - b) for a >= b (-inf when equal)."""
-    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        d = np.minimum(log_b - log_a, 0.0)
-        return log_a + np.log(-np.expm1(d))
-
-
 class MixtureGaussianPair(LossPair):
     """The ADD pair (N(0, 1), sum_i w_i N(mu_i, 1)) or the REMOVE pair (reversed) of the module
     docstring; ``mu`` the standardised shifts (>= 0), ``w`` the weights (sum 1)."""
@@ -187,9 +180,9 @@ class MixtureGaussianPair(LossPair):
         lp, lq = self._log_sf(e)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             leq = e + lq
-            val = np.exp(_log_sub(lp, np.minimum(leq, lp)))
-            val = np.where(np.isneginf(lp), 0.0, val)
             p = np.exp(lp)
+            # P(L > e) - e^e Q(L > e) = P(L > e) (1 - e^{log(e^e Q) - log P}), no cancellation
+            val = np.where(np.isneginf(lp), 0.0, p * -np.expm1(np.minimum(leq - lp, 0.0)))
             size = 3.0 + np.abs(np.where(np.isfinite(lp), lp, 0.0)) + np.abs(np.where(np.isfinite(leq), leq, 0.0))
             err = np.where(p > 0, 64.0 * _U * size * p, 0.0) + self.mix.mu_max * (_ROOT_TOL * (1.0 + np.abs(e))) ** 2
         val = np.clip(np.nan_to_num(val, nan=0.0), 0.0, 1.0)
