@@ -51,7 +51,7 @@ def test_pmf_matches_the_enumeration_of_orders(scores, eps, sens):
 
 def test_pmf_for_many_candidates_sums_to_one_and_orders_by_score():
     rng = np.random.default_rng(3)
-    q = rng.normal(0, 5, 3000)
+    q = rng.normal(0, 5, 1000)
     lp = permute_and_flip_log_pmf(q, 0.7)
     assert abs(float(np.sum(np.exp(lp))) - 1.0) < 1e-12
     order = np.argsort(q)
@@ -156,8 +156,8 @@ def test_testing_helpers_accept_it():
 def test_audit_never_flags_the_true_epsilon():
     m = PermuteAndFlip(1.0)
     x, xp = np.array([0.0, 0.0]), np.array([1.0, -1.0])
-    flagged = sum(audit_mechanism(m.sample, x, xp, epsilon=1.0, trials=4000, seed=s).violation for s in range(30))
-    assert flagged == 0  # measured 0 / 30
+    flagged = sum(audit_mechanism(m.sample, x, xp, epsilon=1.0, trials=4000, seed=s).violation for s in range(10))
+    assert flagged == 0  # measured 0 / 30 (10 kept for time)
 
 
 def test_audit_flags_a_sensitivity_mis_scaled_by_two():

@@ -140,8 +140,8 @@ def test_audit_never_flags_the_true_curve_and_flags_an_under_counted_depth():
     s, x, xp = _llr_sampler(m)
     true_eps = float(gaussian_epsilon(1.0, 1e-2, sensitivity=2.0))
     flagged = sum(audit_mechanism(s, x, xp, epsilon=true_eps, delta=1e-2, trials=4000, seed=k).violation
-                  for k in range(10))
-    assert flagged == 0  # measured 0 / 10
+                  for k in range(5))
+    assert flagged == 0  # measured 0 / 10 (5 kept for time)
     # a claim that counts one node per record (mu = 1) is contradicted
     wrong = float(gaussian_epsilon(1.0, 1e-2, sensitivity=1.0))
     res = audit_mechanism(s, x, xp, epsilon=wrong, delta=1e-2, trials=50_000, seed=4)
