@@ -3,11 +3,17 @@
 References
 ----------
 Canonne, Kamath, Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020
-(arXiv:2004.00010): Def. 1 (N_Z(mu, sigma^2): P(Z = z) proportional to e^{-(z - mu)^2/(2 sigma^2)}
-on the integers), Thm. 4 (a query of integer sensitivity Delta plus N_Z(0, sigma^2) is
-(Delta^2/(2 sigma^2))-zCDP, the same rho as the continuous Gaussian), Algorithms 1-3 (exact
-sampling: Bernoulli(e^{-gamma}) for rational gamma, the discrete Laplace, and the discrete
-Gaussian by rejection from the discrete Laplace with scale t = floor(sigma) + 1).
+(arXiv:2004.00010): the definition of the discrete Gaussian N_Z(mu, sigma^2) (P(Z = z)
+proportional to e^{-(z - mu)^2/(2 sigma^2)} on the integers), its concentrated-DP theorem (a
+query of integer sensitivity Delta plus N_Z(0, sigma^2) is (Delta^2/(2 sigma^2))-zCDP, the same
+rho as the continuous Gaussian), and its exact samplers: the framed procedures "Algorithm for
+Sampling Bernoulli(exp(-gamma))" (von Neumann's method, rational gamma, gamma > 1 as floor(gamma)
+draws of Bernoulli(e^{-1}) and one of the fractional part), the discrete Laplace sampler for a
+rational scale, and the discrete Gaussian by rejection from the discrete Laplace with scale
+t = floor(sigma) + 1. (The arXiv v5 TeX typesets these procedures as figures, not numbered
+"Algorithms", and the theorem numbers could not be checked against a numbered copy here, so
+they are cited by name; the authors' reference implementation, discretegauss.py, has the same
+steps.)
 
 Privacy loss. Write S(c) = sum_{z in Z} e^{-(z + c)^2/(2 sigma^2)} (a theta function), P =
 N_Z(0, sigma^2), Q = N_Z(Delta, sigma^2); both have normaliser S(0) (an integer shift). Then
@@ -54,7 +60,7 @@ from dpaudit.mechanisms.loss_pairs import DiscretePair, NonPrivatePair, PrivacyL
 
 __all__ = ["DiscreteGaussian", "discrete_gaussian_rdp", "discrete_gaussian_log_normaliser",
            "discrete_gaussian_tail_bound", "MAX_SENSITIVITY", "MAX_SAMPLING_SIGMA", "PLD_TAIL",
-           "MAX_PAIR_ATOMS", "sample_discrete_gaussian"]
+           "MAX_PAIR_ATOMS", "sample_discrete_gaussian", "sample_discrete_laplace", "MAX_SCALE_NUMERATOR"]
 
 #: largest integer sensitivity accepted
 MAX_SENSITIVITY = 10_000
@@ -213,13 +219,14 @@ class DiscreteGaussian(Mechanism):
 
     ``sigma`` > 0 (the pmf is proportional to e^{-z^2/(2 sigma^2)}; the variance is slightly
     below sigma^2), ``sensitivity`` the integer sensitivity (1 <= sensitivity <=
-    :data:`MAX_SENSITIVITY`) under ``neighbouring``. The sampler is exact (Canonne, Kamath,
-    Steinke 2020, Algorithms 1-3) in integer and rational arithmetic; outputs are int64.
+    :data:`MAX_SENSITIVITY`) under ``neighbouring``. The sampler is exact (the samplers of
+    Canonne, Kamath, Steinke 2020, module docstring) in integer and rational arithmetic; outputs
+    are int64.
 
     Curves
     ------
     rdp(alpha)        alpha rho + log(S(c)/S(0))/(alpha - 1), module docstring       [exact]
-    zcdp()            rho = sensitivity^2/(2 sigma^2) (CKS 2020, Thm. 4)              [tight as alpha -> 1]
+    zcdp()            rho = sensitivity^2/(2 sigma^2) (CKS 2020, concentrated DP)     [tight as alpha -> 1]
     pure_epsilon()    inf (the loss is unbounded)                                     [exact]
     privacy_loss()    the pair over [-n, Delta + n] with the tails (P-mass <= 1e-25)
                       charged as distinguishing events (upper) / dropped into merged
@@ -276,7 +283,7 @@ class DiscreteGaussian(Mechanism):
     def sample(self, value, rng: np.random.Generator, size=None):
         """``value + N_Z(0, sigma^2)`` draws as int64, shape ``size + value.shape``.
 
-        Exact (Canonne, Kamath, Steinke 2020, Algorithm 3): propose Y ~ DLap(t), t = floor(sigma)
+        Exact (Canonne, Kamath, Steinke 2020, the discrete Gaussian sampler): propose Y ~ DLap(t), t = floor(sigma)
         + 1, accept with probability e^{-(|Y| - sigma^2/t)^2/(2 sigma^2)}; sigma^2 is taken as the
         exact rational value of the float sigma squared, every Bernoulli is decided on integers.
         The noise does not depend on ``value``: draws for ``value`` are those for 0 shifted.
@@ -294,10 +301,10 @@ class DiscreteGaussian(Mechanism):
                 f"rho={self.rho:g}, {self.neighbouring})")
 
 
-# --- exact sampler (Canonne, Kamath, Steinke 2020, Algorithms 1-3) -------------------------
+# --- exact samplers (Canonne, Kamath, Steinke 2020; module docstring) ----------------------
 
 def _bernoulli_exp_minus_one(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n draws of Bernoulli(e^{-1}) (Algorithm 1 with gamma = 1: K = 1, 2, ... while
+    """n draws of Bernoulli(e^{-1}) (the Bernoulli(exp(-gamma)) procedure with gamma = 1: K = 1, 2, ... while
     Bernoulli(1/K) succeeds; the result is K odd), Bernoulli(1/K) = [uniform{0..K-1} == 0]."""
     k = np.ones(n, dtype=np.int64)
     active = np.ones(n, dtype=bool)
@@ -334,7 +341,7 @@ def _bernoulli_frac(num, den, rng: np.random.Generator) -> np.ndarray:
 
 
 def _bernoulli_exp_frac(num, den, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(e^{-num/den}) for 0 <= num/den <= 1 (Algorithm 1): K = 1, 2, ... while
+    """Bernoulli(e^{-num/den}) for 0 <= num/den <= 1 (the Bernoulli(exp(-gamma)) procedure): K = 1, 2, ... while
     Bernoulli(gamma/K) succeeds; the result is K odd."""
     n = len(num)
     num = np.array(num, dtype=object)
@@ -352,7 +359,7 @@ def _bernoulli_exp_frac(num, den, rng: np.random.Generator) -> np.ndarray:
 
 
 def _bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
-    """Bernoulli(e^{-num/den}) for rational gamma = num/den >= 0 (Algorithm 1, gamma > 1: floor
+    """Bernoulli(e^{-num/den}) for rational gamma = num/den >= 0 (the Bernoulli(exp(-gamma)) procedure; gamma > 1: floor
     gamma draws of Bernoulli(e^{-1}), all must succeed, then Bernoulli(e^{-frac gamma}))."""
     num = np.array(num, dtype=object)
     den = np.array(den, dtype=object)
@@ -375,23 +382,42 @@ def _bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
-def _discrete_laplace_int(t: int, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n draws of DLap(t) for an integer scale t (Algorithm 2), as int64."""
+#: largest numerator s of a rational discrete Laplace scale s/d the int64 sampler accepts
+MAX_SCALE_NUMERATOR = 2 ** 53
+
+
+def _discrete_laplace_rational(num: int, den: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws of DLap(num/den) (P(z) proportional to e^{-|z| den/num}) for integers 1 <= num <=
+    2^53, den >= 1, as int64 -- the rational-scale discrete Laplace sampler of Canonne, Kamath,
+    Steinke 2020 (arXiv:2004.00010; the authors' discretegauss.py, sample_dlaplace):
+
+    * X ~ Geometric(1 - e^{-1/num}) as U + num V: U uniform on {0, .., num - 1} accepted with
+      probability e^{-U/num} (the Bernoulli(e^{-gamma}) procedure with gamma = U/num < 1, each
+      Bernoulli(U/(num K)) decided on integers), V the number of Bernoulli(e^{-1}) successes
+      before the first failure (P(X = k) proportional to e^{-k/num});
+    * Y = floor(X/den) ~ Geometric(1 - e^{-den/num}) (a block of den consecutive values of X);
+    * a fair sign; (negative, 0) is rejected, so P(z) is proportional to e^{-|z| den/num}.
+
+    Every step is integer arithmetic: no floating-point value touches the output."""
+    if not (1 <= num <= MAX_SCALE_NUMERATOR and den >= 1):  # pragma: no cover - checked by callers
+        raise ValueError("the scale must be num/den with 1 <= num <= 2^53 and den >= 1")
     out = np.empty(n, dtype=np.int64)
     filled = 0
     for _ in range(_MAX_ROUNDS):
         if filled >= n:
             return out
         m = max(2 * (n - filled), 64)
-        u = rng.integers(0, t, size=m)
-        # D ~ Bernoulli(e^{-u/t}) (Algorithm 1 with gamma = u/t < 1, Bernoulli(u/(tK)) exact in int64)
+        u = rng.integers(0, num, size=m, dtype=np.int64)
+        # D ~ Bernoulli(e^{-u/num}): K = 1, 2, ... while Bernoulli(u/(num K)) succeeds; K odd
         k = np.ones(m, dtype=np.int64)
         active = np.ones(m, dtype=bool)
         for _r in range(_MAX_ROUNDS):
             idx = np.flatnonzero(active)
             if idx.size == 0:
                 break
-            hit = rng.integers(0, t * k[idx]) < u[idx]
+            if int(k[idx].max()) > (2 ** 62) // num:  # pragma: no cover - probability < 1/512!
+                raise RuntimeError("discrete Laplace sampler left the int64 range")
+            hit = rng.integers(0, num * k[idx]) < u[idx]
             k[idx[hit]] += 1
             active[idx[~hit]] = False
         else:  # pragma: no cover
@@ -409,18 +435,41 @@ def _discrete_laplace_int(t: int, n: int, rng: np.random.Generator) -> np.ndarra
             alive = alive[ok]
         else:  # pragma: no cover
             raise RuntimeError("discrete Laplace sampler exceeded its iteration bound")
-        x = u + t * v
+        if v.size and int(v.max()) >= (2 ** 62) // num:  # pragma: no cover - probability < e^{-500}
+            raise RuntimeError("discrete Laplace sampler left the int64 range")
+        x = u + num * v
+        y_mag = x // den if den < 2 ** 62 else np.zeros_like(x)
         y = rng.integers(0, 2, size=x.size)
-        good = ~((y == 1) & (x == 0))
-        z = ((1 - 2 * y) * x)[good]
+        good = ~((y == 1) & (y_mag == 0))
+        z = ((1 - 2 * y) * y_mag)[good]
         take = min(z.size, n - filled)
         out[filled:filled + take] = z[:take]
         filled += take
     raise RuntimeError("discrete Laplace sampler exceeded its iteration bound")  # pragma: no cover
 
 
+def _discrete_laplace_int(t: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n draws of DLap(t) for an integer scale t, as int64."""
+    return _discrete_laplace_rational(t, 1, n, rng)
+
+
+def sample_discrete_laplace(scale, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n exact draws of DLap(scale) as int64 for a rational ``scale`` > 0 (an int, a
+    ``fractions.Fraction``, or a float taken as the exact binary fraction it represents), with
+    numerator at most 2^53 in lowest terms (every float scale up to 2^50 qualifies)."""
+    try:
+        frac = Fraction(scale)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"scale must be a positive rational number, got {scale!r}") from None
+    if isinstance(scale, bool) or not frac > 0:
+        raise ValueError(f"scale must be a positive rational number, got {scale!r}")
+    if frac.numerator > MAX_SCALE_NUMERATOR:
+        raise ValueError(f"scale must have a numerator of at most 2^53 in lowest terms, got {scale!r}")
+    return _discrete_laplace_rational(frac.numerator, frac.denominator, int(n), rng)
+
+
 def sample_discrete_gaussian(sigma: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """n exact draws of N_Z(0, sigma^2) as int64 (Algorithm 3 with sigma^2 the exact rational
+    """n exact draws of N_Z(0, sigma^2) as int64 (the discrete Gaussian sampler with sigma^2 the exact rational
     square of the float sigma): Y ~ DLap(t), t = floor(sigma) + 1, accepted with probability
     exp(-(|Y| t D - N)^2/(2 N D t^2)) where sigma^2 = N/D."""
     s2 = Fraction(float(sigma)) ** 2

@@ -4,8 +4,11 @@ References
 ----------
 Ghosh, Roughgarden, Sundararajan, "Universally utility-maximizing privacy mechanisms", STOC 2009
 (the two-sided geometric mechanism); Canonne, Kamath, Steinke, "The discrete Gaussian for
-differential privacy", NeurIPS 2020, Def. 2 and Prop. 3 (DLap(t): P(Z = z) = tanh(1/(2t))
-e^{-|z|/t}; Z = G1 - G2 for i.i.d. geometric G1, G2 with success probability 1 - e^{-1/t}).
+differential privacy", NeurIPS 2020 (arXiv:2004.00010), the discrete Laplace DLap(t): P(Z = z) =
+tanh(1/(2t)) e^{-|z|/t}, the law of G1 - G2 for i.i.d. geometric G1, G2 with success probability
+1 - e^{-1/t}, and its exact sampler for a rational scale (used by :meth:`DiscreteLaplace.sample`;
+the definition/proposition numbers could not be checked against a numbered copy, so they are
+cited by name).
 
 Privacy loss. Write eps = 1/t, r = e^{-eps}, c = tanh(eps/2) = (1 - r)/(1 + r), and let
 P = DLap(t), Q = Delta + DLap(t) for the integer sensitivity Delta. The loss
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
@@ -48,6 +52,7 @@ from dpaudit.core.validation import (
 )
 from dpaudit.mechanisms._subsampled_rdp import expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.discrete_gaussian import sample_discrete_laplace
 from dpaudit.mechanisms.loss_pairs import DiscretePair, LaplacePair, NonPrivatePair, PrivacyLoss, RandomizedResponsePair
 
 __all__ = ["DiscreteLaplace", "discrete_laplace_rdp", "discrete_laplace_loss_atoms", "MAX_SENSITIVITY",
@@ -55,8 +60,8 @@ __all__ = ["DiscreteLaplace", "discrete_laplace_rdp", "discrete_laplace_loss_ato
 
 #: largest integer sensitivity accepted (the privacy loss has sensitivity + 1 atoms)
 MAX_SENSITIVITY = 10_000
-#: largest scale the int64 sampler accepts: a geometric draw exceeds 2^62 with probability
-#: r^(2^62) = exp(-2^62/t) <= exp(-4096) there, so no draw saturates numpy's int64 range
+#: largest scale the exact int64 sampler accepts (its intermediate geometric draw U + sV, with s
+#: the numerator of the scale, stays below 2^62 except with probability below e^{-500})
 MAX_SAMPLING_SCALE = 2.0 ** 50
 #: largest |value| the sampler accepts (value + noise stays inside int64)
 _MAX_VALUE = 2 ** 61
@@ -144,8 +149,9 @@ class DiscreteLaplace(Mechanism):
 
     ``scale`` t > 0 (P(z) proportional to e^{-|z|/t}), ``sensitivity`` the integer L1 sensitivity
     under ``neighbouring`` (1 <= sensitivity <= :data:`MAX_SENSITIVITY`); ``epsilon =
-    sensitivity/scale``. The sampler adds the difference of two geometric variables in int64
-    arithmetic; outputs are integers, so no floating-point representation leaks.
+    sensitivity/scale``. The sampler is the exact rational-scale sampler of Canonne, Kamath,
+    Steinke 2020 in integer arithmetic (the float scale taken as the exact fraction it is), so
+    neither the outputs nor the sampling probabilities involve a floating-point approximation.
 
     Curves
     ------
@@ -227,16 +233,18 @@ class DiscreteLaplace(Mechanism):
         """``value + DLap(scale)`` draws as int64, shape ``size + value.shape``.
 
         ``value`` must be integer-valued with ``|value| <= 2^61``; ``scale`` at most
-        :data:`MAX_SAMPLING_SCALE` (beyond it numpy's int64 geometric draws would saturate).
-        DLap(t) = G1 - G2, G1, G2 i.i.d. geometric with success probability 1 - e^{-1/t}
-        (Canonne, Kamath, Steinke 2020, Prop. 3 / Ghosh et al. 2009), computed as -expm1(-1/t).
+        :data:`MAX_SAMPLING_SCALE`. The noise comes from the exact rational-scale sampler of
+        Canonne, Kamath, Steinke 2020 (:func:`dpaudit.mechanisms.discrete_gaussian.
+        sample_discrete_laplace`), in integer arithmetic only. The float ``scale`` is used as the
+        exact binary fraction m/2^k it represents (no rounding to a nearby rational), so the
+        curves of this mechanism, computed for that same number, are exactly those of the sampler.
         """
         if self.scale > MAX_SAMPLING_SCALE:
             raise ValueError(f"scale must be at most {MAX_SAMPLING_SCALE:g} to sample in int64, got {self.scale!r}")
         v = check_integer_values("value", value, max_abs=_MAX_VALUE)
         shape = v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape
-        success = -math.expm1(-1.0 / self.scale)
-        noise = rng.geometric(success, shape).astype(np.int64) - rng.geometric(success, shape).astype(np.int64)
+        n = int(np.prod(shape)) if shape else 1
+        noise = sample_discrete_laplace(Fraction(self.scale), n, rng).reshape(shape)
         return v + noise
 
     def describe(self) -> str:
