@@ -270,7 +270,8 @@ def calibrate_discrete_laplace(target_epsilon, delta=None, *, q=1.0, steps=1, ac
 
     Same parameters, search and guarantee as :func:`calibrate_laplace`; ``sensitivity`` is a
     positive integer; "pure" gives t = steps * sensitivity / target for q = 1 (its pure epsilon
-    is sensitivity/t: Canonne, Kamath, Steinke 2020, Prop. 3 / Ghosh et al. 2009). The RDP and
+    is sensitivity/t: Ghosh, Roughgarden, Sundararajan 2009, the geometric mechanism; Canonne, Kamath, Steinke 2020,
+    the discrete Laplace mechanism). The RDP and
     PLD accountants use its exact RDP curve and loss pair.
     """
     target_epsilon, delta, q, steps, rtol = _check_laplace_target(target_epsilon, delta, q, steps, accountant, rtol)
