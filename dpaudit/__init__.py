@@ -50,6 +50,8 @@ _EXPORTS = {
     "audit_mechanism": "dpaudit.audit",
     "audit_optimizer": "dpaudit.audit",
     "audit_scores": "dpaudit.audit",
+    "audit_training": "dpaudit.audit",
+    "audit_one_run": "dpaudit.audit",
     "renyi_divergence": "dpaudit.audit",
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",
