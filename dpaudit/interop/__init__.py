@@ -7,6 +7,9 @@ _EXPORTS = {
     "accountant_from_dp_event": "dpaudit.interop.dp_accounting",
     "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
     "NonPrivate": "dpaudit.interop.dp_accounting",
+    "OpacusCanaries": "dpaudit.interop.opacus",
+    "opacus_claim": "dpaudit.interop.opacus",
+    "JaxCanaries": "dpaudit.interop.jax",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__ = make_getattr(__name__, _EXPORTS)
