@@ -253,3 +253,25 @@ def test_one_run_coverage_on_randomized_response_at_the_claim():
     bounds = np.array(res.details["repeats"]["epsilon_lower"])
     assert np.sum(bounds > 1.0) <= 27
     assert np.mean(bounds > 0.0) > 0.9  # and it has power
+
+
+def test_the_result_is_logged(caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="dpaudit"):
+        audit_one_run(gaussian_run, canaries=100, claim=1.0, seed=0)
+        audit_training(gaussian_train, mode="many_runs", trials=50, claim=1.0, seed=0)
+    assert "audit_one_run: epsilon >=" in caplog.text and "audit_training (many runs)" in caplog.text
+
+
+def test_every_one_run_route_states_its_ceiling():
+    """audit_optimizer(method="one-run") and audit_mechanism(method="one-run") share the protocol and its ceiling."""
+    opt = dpaudit.audit_optimizer("dp-sgd", method="one-run", canaries=200, seed=0, steps=5)
+    assert opt.ceiling == pytest.approx(one_run_ceiling(200, r_max=max_guesses(200), delta=opt.delta,
+                                                        confidence=opt.details["one_run_bound"]["level"]))
+    assert opt.epsilon_lower <= opt.ceiling
+    mech = dpaudit.audit_mechanism(Gaussian(sigma=1.0).sample, 0.0, 1.0, epsilon=1.0, delta=1e-5, method="one-run",
+                                   trials=400, statistic=lambda b: np.asarray(b, dtype=float).ravel(), seed=0)
+    m = mech.details["one_run"]["m"]
+    assert mech.ceiling == pytest.approx(one_run_ceiling(m, r_max=max_guesses(m), delta=1e-5,
+                                                         confidence=mech.details["one_run_bound"]["level"]))

@@ -27,7 +27,7 @@ from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run_protocol", "choose_guesses",
-           "choose_bound", "bound_record", "one_run_method", "one_run_ceiling", "max_guesses", "BOUNDS"]
+           "choose_bound", "bound_record", "one_run_method", "one_run_ceiling", "max_guesses", "ceiling_record", "BOUNDS"]
 
 
 def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.0) -> float:
@@ -375,3 +375,21 @@ def one_run_ceiling(m: int, *, r_max: int | None = None, delta: float = 0.0, con
                 e = one_run_epsilon_lower(m=m, r=r, v=r, delta=delta, confidence=1.0 - beta)
             best = max(best, e)
     return best
+
+
+def ceiling_record(res: dict, *, epsilon_lower: float, epsilon_claimed: float, delta: float | None = None,
+                   guesses=None, requested: str = "auto") -> dict:
+    """``details["ceiling"]`` of a :func:`one_run_protocol` result (audit 0): :func:`one_run_ceiling` at its m, the
+    most guesses it could make, its delta (or ``delta``) and the level and tests its bound used; ``at_ceiling``
+    when the bound is within 2% of it, ``claim_at_or_above`` when no such audit can show the claim violated."""
+    m = int(res["m"])
+    d = float(res["delta"] if delta is None else delta)
+    used = str(res["bound"][0])
+    tests = ("snj", "fdp") if used == "both" or requested == "auto" else (used,)
+    r_max = max_guesses(m, guesses)
+    ceiling = one_run_ceiling(m, r_max=r_max, delta=d, confidence=float(res["bound_level"]), tests=tests)
+    return {"epsilon": ceiling, "canaries": m, "max_guesses": r_max, "delta": d, "level": float(res["bound_level"]),
+            "meaning": f"the largest epsilon this audit could certify with {m} canaries and every one of up to {r_max} "
+                       "guesses right (no audit of this size can show more)",
+            "at_ceiling": bool(epsilon_lower >= 0.98 * ceiling > 0.0),
+            "claim_at_or_above": bool(epsilon_claimed >= ceiling)}

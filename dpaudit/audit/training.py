@@ -31,6 +31,7 @@ confidence ``1 - beta / len(delta)`` (Bonferroni), so all the comparisons hold t
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -42,8 +43,8 @@ from dpaudit.audit.mechanism import _split, audit_scores
 from dpaudit.audit.one_run import (
     BOUNDS,
     bound_record,
+    ceiling_record,
     max_guesses,
-    one_run_ceiling,
     one_run_epsilon_lower,
     one_run_method,
     one_run_protocol,
@@ -60,6 +61,8 @@ from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
 __all__ = ["audit_one_run", "audit_training", "resolve_claim", "MODES", "DEFAULT_CANARIES", "DEFAULT_TRIALS"]
+
+logger = logging.getLogger(__name__)
 
 MODES = ("one_run", "many_runs")
 #: canaries of a one-run training audit when not given
@@ -225,9 +228,7 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
         raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
     if progress is not None and not callable(progress):
         raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
-    r_max = max_guesses(m, guesses)  # validates guesses
-    if guesses is not None and r_max > m:
-        raise ValueError(f"guesses: at most {m} guesses with {m} canaries")
+    max_guesses(m, guesses)  # validates guesses before any training (one_run_protocol checks k_in + k_out <= m)
     cl = resolve_claim(claim, delta)
     relation = relation_record("add_remove", cl["neighbouring"])
     deltas, beta = cl["deltas"], 1.0 - confidence
@@ -251,16 +252,12 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
               for j, (d, e) in enumerate(zip(deltas, cl["epsilons"]))]
     j = _pick(checks)
     eps_lower, eps_claimed, d = checks[j]["epsilon_lower"], checks[j]["epsilon_claimed"], checks[j]["delta"]
-    tests = ("snj", "fdp") if used[0] == "both" or bound == "auto" else (used[0],)
-    ceiling = one_run_ceiling(m, r_max=r_max, delta=d, confidence=float(res["bound_level"]), tests=tests)
+    ceil = ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=d, guesses=guesses,
+                          requested=bound)
     details = {
         "one_run": {"epsilon_lower": eps_lower, "m": m, "r": int(r[0]), "v": int(v[0]), "k_in": int(res["k_in"][0]),
                     "k_out": int(res["k_out"][0]), "included": int(res["included"][0])},
-        "ceiling": {"epsilon": ceiling, "canaries": m, "max_guesses": r_max, "delta": d, "level": res["bound_level"],
-                    "meaning": f"the largest epsilon this audit could certify with {m} canaries and every one of up "
-                               f"to {r_max} guesses right (no audit of this size can show more)",
-                    "at_ceiling": bool(eps_lower >= 0.98 * ceiling > 0.0),
-                    "claim_at_or_above": bool(eps_claimed >= ceiling)},
+        "ceiling": ceil,
         "one_run_bound": bound_record(res),
         "guesses_chosen_by": "calibration training (independent coins)" if res["calibrated"] else "fixed (guesses)",
         "canary": "the user's training: run(inclusion_mask, rng), fair coins drawn by dpaudit",
@@ -288,6 +285,8 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
         details["advice"] = one_run_advice(m=m, r=int(r[0]), v=int(v[0]), epsilon=eps_claimed, delta=d,
                                            confidence=level)
     warn_relation(relation)
+    logger.info("audit_one_run: epsilon >= %.6g certified with %d canaries (ceiling %.6g; claim %.6g at delta %.3g)",
+                eps_lower, m, ceil["epsilon"], eps_claimed, d)
     return AuditResult(epsilon_lower=eps_lower, epsilon_claimed=float(eps_claimed), delta=float(d),
                        confidence=float(confidence), violation=any(c["epsilon_lower"] > c["epsilon_claimed"]
                                                                    for c in checks),
@@ -399,4 +398,6 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
                            selection=selection, selection_fraction=selection_fraction, workers=workers,
                            executor=executor, retries=retries, progress=progress)
     warn_relation(relation)
+    logger.info("audit_training (many runs): epsilon >= %.6g certified from %d trainings (claim %.6g at delta %.3g)",
+                out.epsilon_lower, 2 * trials, out.epsilon_claimed, out.delta)
     return out.with_details(neighbouring=relation["pair"], relation=relation)
