@@ -56,7 +56,7 @@ def test_ceiling_is_the_closed_form_at_delta_zero(m, confidence):
     assert got == pytest.approx(want, abs=1e-6)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(m=st.integers(2, 3000), r=st.integers(1, 3000), delta=st.sampled_from([0.0, 1e-8, 1e-5, 1e-3]))
 def test_no_observation_exceeds_the_ceiling(m, r, delta):
     """Whatever the counts, the certified bound of either test never exceeds the ceiling."""
@@ -231,10 +231,10 @@ def test_many_runs_certifies_with_the_threshold_machinery():
 
 def test_many_runs_progress_seeds_and_workers():
     calls = []
-    a = audit_training(gaussian_train, mode="many_runs", trials=200, claim=1.0, seed=9,
+    a = audit_training(gaussian_train, mode="many_runs", trials=100, claim=1.0, seed=9,
                        progress=lambda d, t: calls.append((d, t)))
-    assert calls[-1] == (400, 400)
-    b = audit_training(gaussian_train, mode="many_runs", trials=200, claim=1.0, seed=9, workers=2)
+    assert calls[-1] == (200, 200)
+    b = audit_training(gaussian_train, mode="many_runs", trials=100, claim=1.0, seed=9, workers=2)
     assert a.epsilon_lower == b.epsilon_lower and a.details["roc"] == b.details["roc"]
 
 
