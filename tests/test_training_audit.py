@@ -275,3 +275,11 @@ def test_every_one_run_route_states_its_ceiling():
     m = mech.details["one_run"]["m"]
     assert mech.ceiling == pytest.approx(one_run_ceiling(m, r_max=max_guesses(m), delta=1e-5,
                                                          confidence=mech.details["one_run_bound"]["level"]))
+
+
+def test_a_bound_at_the_ceiling_says_so():
+    """A perfect attack (the score is the coin) certifies the ceiling itself, and the summary says more canaries
+    may certify more."""
+    res = audit_one_run(lambda mask, rng: mask.astype(float), canaries=100, claim=(3.0, 1e-5), seed=0)
+    assert res.details["ceiling"]["at_ceiling"] and res.epsilon_lower <= res.ceiling
+    assert "the bound reached it" in res.summary()

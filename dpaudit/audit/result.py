@@ -212,8 +212,12 @@ class AuditResult:
                          "not a bound, never sets the verdict)")
         ceiling = self.ceiling
         if ceiling is not None:
-            note = " -- the claim is at or above it: this audit cannot show it violated" \
-                if self.epsilon_claimed >= ceiling else ""
+            if self.epsilon_claimed >= ceiling:
+                note = " -- the claim is at or above it: this audit cannot show it violated"
+            elif self.details["ceiling"].get("at_ceiling"):
+                note = " -- the bound reached it: more canaries may certify more"
+            else:
+                note = ""
             lines.append(f"ceiling           : {ceiling:.6g} (the most this audit could certify: every guess right){note}")
         lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
         relation = self.details.get("relation") if isinstance(self.details, dict) else None
