@@ -51,6 +51,8 @@ _EXPORTS = {
     "audit_optimizer": "dpaudit.audit",
     "audit_scores": "dpaudit.audit",
     "check_floating_point": "dpaudit.audit.floating",
+    "audit_training": "dpaudit.audit",
+    "audit_one_run": "dpaudit.audit",
     "renyi_divergence": "dpaudit.audit",
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",

@@ -6,6 +6,8 @@ Conventions (docs/index.md explains them to writers):
 * A ```output block right after a python block is the exact stdout that block prints.
 * A python block preceded by ``<!-- docs-test: skip (REASON) -->`` is not run; the reason must
   be given and is shown in the page.
+* A page holding ``<!-- docs-test: requires (MODULE, ...) -->`` is skipped, with that reason, where one of
+  those optional modules is not installed (CI installs them all).
 * ``python tests/test_docs.py --update [PAGE ...]`` runs the pages and rewrites their output blocks
   with the real output (use it after editing an example).
 """
@@ -18,6 +20,8 @@ import os
 import re
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "docs").glob("**/*.md")) + [ROOT / "README.md"]
@@ -67,8 +71,18 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("page", PAGES, ids=_ids())
 
 
+REQUIRES = re.compile(r"<!-- docs-test: requires \((?P<mods>[^)]+)\) -->")
+
+
 def test_page_examples_run_and_print_what_the_page_shows(page, tmp_path):
+    import importlib.util
+
     import matplotlib  # noqa: F401  (docs examples write reports)
+
+    for req in REQUIRES.finditer(page.read_text()):
+        missing = [m.strip() for m in req.group("mods").split(",") if importlib.util.find_spec(m.strip()) is None]
+        if missing:
+            pytest.skip(f"{page.name} needs the optional {', '.join(missing)} (pip install 'dpaudit[torch]')")
 
     for m, out in run_page(page, tmp_path):
         if m.group("skip"):

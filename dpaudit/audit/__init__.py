@@ -6,6 +6,9 @@
     audit_optimizer(name_or_optimizer, *, trials=10_000, confidence=0.95, seed=None, progress=None,
                     **options) -> AuditResult
     audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon, delta=0.0, confidence=0.95) -> AuditResult
+    audit_training(train_fn, *, canaries=1000, claim=None, mode="one_run"|"many_runs", trials=None, seed=None,
+                   workers=None, progress=None, ...) -> AuditResult     # your own training loop
+    audit_one_run(run, *, canaries=1000, claim=None, repeats=1, ...) -> AuditResult  # one-run, states its ceiling
     renyi_divergence(samples_p, samples_q, alpha, *, method="gaussian", confidence=0.95, seed=None) -> Estimate
 
 Lower bounds (``AuditResult.epsilon_lower`` with a threshold or one-run method) hold with
@@ -26,6 +29,9 @@ _EXPORTS = {
     "audit_scores": "dpaudit.audit.mechanism",
     "NeighbouringRelationWarning": "dpaudit.audit.relation",
     "audit_optimizer": "dpaudit.audit.optimizer",
+    "audit_training": "dpaudit.audit.training",
+    "audit_one_run": "dpaudit.audit.training",
+    "one_run_ceiling": "dpaudit.audit.one_run",
     "renyi_divergence": "dpaudit.audit.renyi",
     "AuditResult": "dpaudit.audit.result",
     "Estimate": "dpaudit.audit.result",

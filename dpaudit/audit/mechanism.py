@@ -50,7 +50,7 @@ import numpy as np
 from dpaudit.audit.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
 from dpaudit.audit.error_rates import check_audit_delta
 from dpaudit.audit.gdp import GDP_ASSUMPTION, gdp_epsilon_of
-from dpaudit.audit.one_run import bound_record, one_run_method, one_run_protocol
+from dpaudit.audit.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
 from dpaudit.audit.outputs import as_output_batch, batch_spec, conform
 from dpaudit.audit.preflight import preflight_outputs
 from dpaudit.audit.relation import relation_record, warn_relation
@@ -672,6 +672,7 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
                     "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
                     "calibration_epsilon": float(cal["calibration_epsilon"][0]),
                     "one_run_bound": bound_record(res),
+                    "ceiling": ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=float(epsilon)),
                     "statistic": getattr(stat, "description", "user statistic")})
     if not eps_lower > 0.0:  # certified nothing: advisory numbers (never change the bound)
         details["advice"] = one_run_advice(m=one["m"], r=one["r"], v=one["v"], epsilon=epsilon, delta=delta,

@@ -27,7 +27,7 @@ from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run_protocol", "choose_guesses",
-           "choose_bound", "bound_record", "one_run_method", "BOUNDS"]
+           "choose_bound", "bound_record", "one_run_method", "one_run_ceiling", "max_guesses", "ceiling_record", "BOUNDS"]
 
 
 def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.0) -> float:
@@ -72,6 +72,10 @@ def one_run_epsilon_lower(*, m: int, r: int, v: int, delta: float = 0.0, confide
 def one_run_audit(scores, included, *, k_in: int, k_out: int, delta: float = 0.0,
                   confidence: float = 0.95) -> dict:
     """Guess "in" for the ``k_in`` highest scores and "out" for the ``k_out`` lowest; bound epsilon.
+
+    The counting step alone, with guess counts fixed in advance (a dict). The public route -- fair coins,
+    calibration, the bound, the claim, the ceiling, repeats, as an ``AuditResult`` -- is
+    :func:`dpaudit.audit.training.audit_one_run` (``dpaudit.audit_one_run``).
 
     ``included`` are the auditor's fair coins (bool array); the guesses use only ``scores``.
     Ties are broken by a stable sort, which does not look at the coins.
@@ -332,3 +336,60 @@ def bound_record(res: dict, row: int = 0) -> dict:
                              "label": "estimate assuming mu-GDP (not a bound; never sets the verdict)",
                              "certified": f"the mechanism is not mu-GDP for mu <= {g['mu_lower']:.6g}"}
     return out
+
+
+def max_guesses(m: int, guesses=None) -> int:
+    """The most guesses r = k_in + k_out a :func:`one_run_protocol` audit of ``m`` canaries can make: the fixed
+    ``guesses`` (k, or a pair), else the calibration's largest choice (each side capped at
+    ``(1 - 3 / sqrt(m)) m / 2``, see :func:`choose_guesses`; at least one guess)."""
+    m = check_count("m", m, minimum=2)
+    if guesses is not None:
+        if isinstance(guesses, (tuple, list)):
+            return min(m, sum(check_count("guesses", g, minimum=0) for g in guesses))
+        return min(m, 2 * check_count("guesses", guesses, minimum=1))
+    cap = max(0.0, 1.0 - 3.0 / math.sqrt(m))
+    return max(1, 2 * min(int(math.floor(cap * m / 2)), m // 2))
+
+
+def one_run_ceiling(m: int, *, r_max: int | None = None, delta: float = 0.0, confidence: float = 0.95,
+                    tests=("snj", "fdp")) -> float:
+    """The CEILING of a one-run audit: the largest epsilon it could certify with ``m`` canaries, at most
+    ``r_max`` guesses (default ``m``) and every guess right (v = r), at ``confidence``, by the best of ``tests``.
+
+    Both tests (Steinke, Nasr, Jagielski 2023, Theorem 3.1 with the delta term of Theorem 5.2; the f-DP test of
+    Mahloujifar, Melis, Chaudhuri 2024) grow with v at fixed r, so v = r is the most an audit can observe; the
+    maximum over r is taken on a grid of r (geometric, 40 points, r_max included; the bound grows with r in
+    every setting measured, so the largest r decides). A claim at or above the ceiling cannot be shown violated
+    by such an audit, and a "consistent" verdict near it says little about the claim."""
+    m = check_count("m", m, minimum=2)
+    r_max = m if r_max is None else min(m, check_count("r_max", r_max, minimum=1))
+    beta = check_beta("1 - confidence", 1.0 - confidence)
+    delta = check_audit_delta("delta", delta)
+    rs = np.unique(np.concatenate([np.round(np.geomspace(1, r_max, 40)).astype(int), [r_max]]))
+    best = 0.0
+    for r in rs.tolist():
+        for test in tests:
+            if test == "fdp":
+                e = one_run_fdp_epsilon_lower(m=m, r=r, v=r, delta=delta, confidence=1.0 - beta)
+            else:
+                e = one_run_epsilon_lower(m=m, r=r, v=r, delta=delta, confidence=1.0 - beta)
+            best = max(best, e)
+    return best
+
+
+def ceiling_record(res: dict, *, epsilon_lower: float, epsilon_claimed: float, delta: float | None = None,
+                   guesses=None, requested: str = "auto") -> dict:
+    """``details["ceiling"]`` of a :func:`one_run_protocol` result (audit 0): :func:`one_run_ceiling` at its m, the
+    most guesses it could make, its delta (or ``delta``) and the level and tests its bound used; ``at_ceiling``
+    when the bound is within 2% of it, ``claim_at_or_above`` when no such audit can show the claim violated."""
+    m = int(res["m"])
+    d = float(res["delta"] if delta is None else delta)
+    used = str(res["bound"][0])
+    tests = ("snj", "fdp") if used == "both" or requested == "auto" else (used,)
+    r_max = max_guesses(m, guesses)
+    ceiling = one_run_ceiling(m, r_max=r_max, delta=d, confidence=float(res["bound_level"]), tests=tests)
+    return {"epsilon": ceiling, "canaries": m, "max_guesses": r_max, "delta": d, "level": float(res["bound_level"]),
+            "meaning": f"the largest epsilon this audit could certify with {m} canaries and every one of up to {r_max} "
+                       "guesses right (no audit of this size can show more)",
+            "at_ceiling": bool(epsilon_lower >= 0.98 * ceiling > 0.0),
+            "claim_at_or_above": bool(epsilon_claimed >= ceiling)}

@@ -58,6 +58,7 @@ from dpaudit.audit.one_run import (
     DEFAULT_GUESS_FRACTION,
     GUESS_FRACTIONS,
     bound_record,
+    ceiling_record,
     correct_counts,
     one_run_method,
     one_run_protocol,
@@ -345,6 +346,8 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
                  "canaries_included": int(res["included"][0]),
                  "guesses_chosen_by": "calibration run" if res["calibrated"] else "fixed (guesses option)",
                  "one_run_bound": bound_record(res),
+                 "ceiling": ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed,
+                                           guesses=audit_opts.get("guesses")),
                  "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "
                            f"{res['dim']}..{res['dim'] + m - 1} (data columns zero there), fair coins",
                  "statistic": "-theta_T along each canary coordinate; 'in' for the top k, 'out' for the bottom k",

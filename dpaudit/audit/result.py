@@ -165,6 +165,14 @@ class AuditResult:
         st = self.details.get("attack_statistics") if isinstance(self.details, dict) else None
         return st if isinstance(st, dict) else None
 
+    @property
+    def ceiling(self):
+        """The largest epsilon the audit could certify (one-run audits: ``details["ceiling"]``, m canaries and every
+        guess right; ``None`` when not computed). A claim at or above it cannot be shown violated."""
+        c = self.details.get("ceiling") if isinstance(self.details, dict) else None
+        eps = c.get("epsilon") if isinstance(c, dict) else None
+        return None if eps is None else float(eps)
+
     def __repr__(self) -> str:
         """One line: the verdict and the numbers that decide it (``details`` are left out; see
         :meth:`summary` or ``to_dict()``)."""
@@ -202,6 +210,15 @@ class AuditResult:
         if eps is not None:
             lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
                          "not a bound, never sets the verdict)")
+        ceiling = self.ceiling
+        if ceiling is not None:
+            if self.epsilon_claimed >= ceiling:
+                note = " -- the claim is at or above it: this audit cannot show it violated"
+            elif self.details["ceiling"].get("at_ceiling"):
+                note = " -- the bound reached it: more canaries may certify more"
+            else:
+                note = ""
+            lines.append(f"ceiling           : {ceiling:.6g} (the most this audit could certify: every guess right){note}")
         lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
         relation = self.details.get("relation") if isinstance(self.details, dict) else None
         if isinstance(relation, dict) and relation.get("warning"):

@@ -1,0 +1,403 @@
+"""Auditing a training loop you wrote yourself (any framework): :func:`audit_one_run` and :func:`audit_training`.
+
+Two protocols, both returning an :class:`~dpaudit.audit.result.AuditResult` whose ``epsilon_lower`` is a
+certified lower confidence bound:
+
+* **one run** (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846, Theorem 3.1 with the delta term of
+  their Theorem 5.2; the f-DP test of Mahloujifar, Melis, Chaudhuri 2024 where it is tighter). You give
+  ``run(inclusion_mask, rng) -> scores``: train ONCE with canary j included exactly where
+  ``inclusion_mask[j]`` is True, and return one score per canary (larger = "more likely included"). dpaudit
+  draws the fair coins (its own random stream, never seen by the score), runs a *calibration* training on
+  separate coins that picks how many "in" / "out" guesses to make, runs the *audit* training, counts the
+  correct guesses and certifies epsilon. This is :func:`dpaudit.audit.one_run.one_run_protocol` (the one
+  home of the protocol, shared with ``audit_mechanism`` and ``audit_optimizer``); this module adds the user
+  interface: claims, the ceiling, repeated audits, workers, progress and seeds.
+* **many runs** (the threshold audit of Jagielski, Ullman, Oprea 2020 with exact Clopper-Pearson rates and the
+  hypothesis-testing characterisation of DP, Kairouz, Oh, Viswanath 2015). You give
+  ``train_fn(include_canary, rng) -> score``; dpaudit trains ``trials`` times with and ``trials`` times
+  without the canary, chooses the threshold on a selection share of the runs and certifies on the others
+  (:func:`dpaudit.audit.mechanism.audit_scores`).
+
+The CEILING of a one-run audit (``details["ceiling"]``, ``AuditResult.ceiling``) is the largest epsilon it
+could certify with that many canaries if every guess were right (:func:`dpaudit.audit.one_run.one_run_ceiling`):
+a claim at or above it cannot be shown violated, and a "consistent" close to it says little.
+
+Claims (``claim=``): a number (epsilon; ``delta`` defaults to 0, a pure-DP claim), a pair ``(epsilon, delta)``,
+or a claim object with ``.epsilon(delta)`` (a :class:`~dpaudit.accounting.claim.PrivacyClaim`, e.g. an
+optimizer's ``run.claim`` or a zCDP claim; ``delta`` defaults to 1e-5). A claim object may be checked at
+several deltas at once (``delta=[1e-5, 1e-6, ...]``): the same runs give a bound at each delta, each at
+confidence ``1 - beta / len(delta)`` (Bonferroni), so all the comparisons hold together at ``confidence``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from dpaudit.audit.error_rates import check_audit_delta
+from dpaudit.audit.mechanism import _split, audit_scores
+from dpaudit.audit.one_run import (
+    BOUNDS,
+    bound_record,
+    ceiling_record,
+    max_guesses,
+    one_run_epsilon_lower,
+    one_run_method,
+    one_run_protocol,
+)
+from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower
+from dpaudit.audit.optimizer import DEFAULT_AUDIT_DELTA, claim_epsilon
+from dpaudit.audit.relation import relation_record, warn_relation
+from dpaudit.audit.result import AuditResult
+from dpaudit.audit.thresholds import as_scores
+from dpaudit.audit.verdict import one_run_advice
+from dpaudit.core.progress import reporting as progress_reporting
+from dpaudit.core.runner import DEFAULT_RETRIES, Job, check_picklable, concat_chunks, open_executor, run_jobs
+from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
+from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
+
+__all__ = ["audit_one_run", "audit_training", "resolve_claim", "MODES", "DEFAULT_CANARIES", "DEFAULT_TRIALS"]
+
+logger = logging.getLogger(__name__)
+
+MODES = ("one_run", "many_runs")
+#: canaries of a one-run training audit when not given
+DEFAULT_CANARIES = 1_000
+#: trainings per side (with / without the canary) of a many-runs audit when not given
+DEFAULT_TRIALS = 1_000
+#: trainings per chunk: one (a training is expensive; each is its own task on a pool, seeded by its index)
+TRAINING_CHUNK = 1
+
+
+# ------------------------------------------------------------------------------------------------ claims
+def resolve_claim(claim, delta=None) -> dict:
+    """The claim an audit compares with: ``{"deltas", "epsilons", "record", "neighbouring"}``.
+
+    ``claim``: ``None`` (no claim: epsilon inf), a number epsilon (``delta`` default 0, pure DP), a pair
+    ``(epsilon, delta)`` (``delta`` must then be omitted or equal), or an object with ``.epsilon(delta)``
+    (``delta`` default 1e-5; a sequence of deltas checks the claim at each). Raises ``ValueError`` naming
+    ``claim`` or ``delta``."""
+    several = isinstance(delta, (Sequence, np.ndarray)) and not isinstance(delta, str)
+    if several:
+        deltas = [check_audit_delta("delta", d) for d in delta]
+        if not deltas:
+            raise ValueError("delta must be a number or a non-empty sequence of numbers")
+        if len(set(deltas)) != len(deltas):
+            raise ValueError(f"delta must not repeat a value, got {list(delta)}")
+    else:
+        deltas = None if delta is None else [check_audit_delta("delta", delta)]
+    if claim is None or (isinstance(claim, (int, float, np.integer, np.floating)) and not isinstance(claim, bool)):
+        eps = math.inf if claim is None else check_nonnegative("claim", claim, allow_inf=True)
+        if several:
+            raise ValueError("delta: several deltas need a claim object with .epsilon(delta) (a number is one "
+                             "(epsilon, delta) statement)")
+        deltas = deltas or [0.0]
+        return {"deltas": deltas, "epsilons": [eps],
+                "record": {"epsilon": eps, "delta": deltas[0], "kind": "none" if claim is None else "epsilon"},
+                "neighbouring": None}
+    if isinstance(claim, (tuple, list)):
+        if len(claim) != 2:
+            raise ValueError(f"claim must be epsilon, (epsilon, delta) or a claim object, got {claim!r}")
+        eps = check_nonnegative("claim", claim[0], allow_inf=True)
+        d = check_audit_delta("claim", claim[1])
+        if deltas is not None and deltas != [d]:
+            raise ValueError(f"delta = {delta!r} differs from the claim's delta {d}: give one of them")
+        return {"deltas": [d], "epsilons": [eps], "record": {"epsilon": eps, "delta": d, "kind": "(epsilon, delta)"},
+                "neighbouring": None}
+    if not callable(getattr(claim, "epsilon", None)):
+        raise ValueError(f"claim must be epsilon, (epsilon, delta) or an object with .epsilon(delta), got {claim!r}")
+    deltas = deltas or [DEFAULT_AUDIT_DELTA]
+    epsilons = [claim_epsilon(claim, d, "the claim") for d in deltas]
+    rec = claim.to_dict(deltas[0]) if callable(getattr(claim, "to_dict", None)) and deltas[0] > 0 else {
+        "description": getattr(claim, "description", repr(claim))}
+    rec = {**rec, "checked_at": [{"delta": d, "epsilon": e} for d, e in zip(deltas, epsilons)]}
+    neighbouring = getattr(claim, "neighbouring", None)
+    return {"deltas": deltas, "epsilons": epsilons, "record": rec,
+            "neighbouring": neighbouring if neighbouring in ("add_remove", "replace_one") else None}
+
+
+# ------------------------------------------------------------------------------------------------ one run
+class _OneTraining:
+    """Chunk function of one training run (picklable when ``run`` is): ``run(mask, rng)`` -> scores (1, m)."""
+
+    def __init__(self, run, mask):
+        self.run, self.mask = run, np.asarray(mask, dtype=bool)
+
+    def __call__(self, size, seed):
+        rng = np.random.default_rng(seed)
+        s = np.asarray(self.run(self.mask.copy(), rng), dtype=float).ravel()
+        if s.size != self.mask.size:
+            raise ValueError(f"run(inclusion_mask, rng) returned {s.size} scores for {self.mask.size} canaries "
+                             "(one score per canary)")
+        if np.any(np.isnan(s)):
+            raise ValueError("run(inclusion_mask, rng) returned NaN scores (map a diverged training to a "
+                             "finite score, or fix the training)")
+        return s.reshape(1, -1)
+
+
+class _UserRuns:
+    """``run(coins, seed)`` of :func:`one_run_protocol` from a user's ``run(mask, rng)``: one training per row of
+    ``coins`` (row i seeded by child i of ``seed``), as tasks of :func:`dpaudit.core.runner.run_jobs`."""
+
+    def __init__(self, run, executor, retries, phase):
+        self.run, self.executor, self.retries, self.phase, self.calls = run, executor, retries, phase, 0
+
+    def __call__(self, coins, seed):
+        coins = np.atleast_2d(coins)
+        name = self.phase[min(self.calls, len(self.phase) - 1)]
+        self.calls += 1
+        jobs = [Job(_OneTraining(self.run, c), 1, s, f"{name} training {i}")
+                for i, (c, s) in enumerate(zip(coins, seed.spawn(coins.shape[0])))]
+        res = run_jobs(jobs, chunk_size=TRAINING_CHUNK, executor=self.executor, retries=self.retries,
+                       label="training")
+        return np.concatenate([concat_chunks(r, 1) for r in res], axis=0)
+
+
+def _bound_at(test: str, *, m: int, r: int, v: int, delta: float, level: float) -> float:
+    """The certified bound of the test the protocol used (chosen on the calibration run) at another delta."""
+    if test == "both":
+        half = 1.0 - (1.0 - level) / 2.0
+        return max(one_run_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=half),
+                   one_run_fdp_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=half))
+    if test == "fdp":
+        return one_run_fdp_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=level)
+    return one_run_epsilon_lower(m=m, r=r, v=v, delta=delta, confidence=level)
+
+
+def _pick(checks: list) -> int:
+    """The check reported in the headline: the first violated one, else the first (every check holds at once)."""
+    return next((i for i, c in enumerate(checks) if c["epsilon_lower"] > c["epsilon_claimed"]), 0)
+
+
+def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=None, confidence: float = 0.95,
+                  seed=None, repeats: int = 1, calibration_canaries: int | None = None, guesses=None,
+                  bound: str = "auto", workers=None, executor=None, retries: int = DEFAULT_RETRIES,
+                  progress=None) -> AuditResult:
+    """One-run audit of your own training (Steinke, Nasr, Jagielski 2023): train once, certify epsilon.
+
+    Parameters
+    ----------
+    run : callable(inclusion_mask, rng) -> scores
+        Trains ONCE with canary j included exactly where ``inclusion_mask[j]`` (a bool array of length
+        ``canaries``) is True, drawing all its randomness from ``rng`` (a ``numpy.random.Generator``; seed
+        your framework from it, e.g. ``torch.manual_seed(int(rng.integers(2**63)))``), and returns one score per
+        canary, larger meaning "more likely included" (e.g. how far the canary's coordinate moved). The
+        score must depend on the mask only through the training.
+    canaries : int
+        m, the canaries of the audit training (>= 2; default 1000).
+    claim, delta : see the module docstring (a number, ``(epsilon, delta)``, a claim object; several deltas).
+    confidence : float
+        The bound (every bound, with several deltas) holds with probability >= ``confidence``.
+    seed : None, int or SeedSequence
+        Children 0..3 of the protocol's seed: audit coins, audit training, calibration coins, calibration
+        training; repeat i and training i are further children. ``None``: fresh entropy, recorded in
+        ``details["seed"]``.
+    repeats : int
+        ``k > 1`` runs k independent audits (each with its own calibration and audit training); the headline
+        bound is audit 0's (fixed in advance), ``details["repeats"]`` lists all k with their min / median / max.
+    calibration_canaries : int, optional
+        Canaries of the calibration training (default: ``canaries``).
+    guesses : int or (k_in, k_out), optional
+        Fixed guess counts (no calibration training: half the trainings).
+    bound : {"auto", "snj", "fdp", "both"}
+        The test (:func:`dpaudit.audit.one_run.one_run_protocol`); ``"auto"`` picks on the calibration run.
+    workers, executor, retries : where the trainings run (:mod:`dpaudit.core.runner`); the result does not
+        depend on them. With ``repeats = k`` the k trainings of each phase run concurrently.
+    progress : callable(done, total), optional
+        Called after every finished training (total = trainings of the audit); also logged to ``"dpaudit"``.
+
+    Returns
+    -------
+    AuditResult
+        ``trials`` = trainings per audit (2 with calibration); ``details``: ``one_run`` (m, r guesses, v
+        correct, k_in, k_out, canaries included), ``ceiling`` (the largest bound possible, see the module
+        docstring), ``one_run_bound`` (which test certified), the calibration, ``repeats``, ``deltas``
+        (several deltas), ``claim``, ``seed``; ``advice`` when nothing was certified.
+    """
+    if not callable(run):
+        raise ValueError("run must be callable as run(inclusion_mask, rng) -> one score per canary")
+    m = check_count("canaries", canaries, minimum=2)
+    m_cal = m if calibration_canaries is None else check_count("calibration_canaries", calibration_canaries, minimum=2)
+    repeats = check_count("repeats", repeats, minimum=1)
+    confidence = check_confidence("confidence", confidence)
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
+    max_guesses(m, guesses)  # validates guesses before any training (one_run_protocol checks k_in + k_out <= m)
+    cl = resolve_claim(claim, delta)
+    relation = relation_record("add_remove", cl["neighbouring"])
+    deltas, beta = cl["deltas"], 1.0 - confidence
+    level = 1.0 - beta / len(deltas)
+    seed = pin_seed(seed)
+    record = seed_record(seed)
+    trainings = repeats * (1 if guesses is not None else 2)
+    phases = ("audit",) if guesses is not None else ("calibration", "audit")
+    with progress_reporting(progress, total=trainings), open_executor(executor, workers) as ex:
+        check_picklable(ex, run, "run")
+        res = one_run_protocol(_UserRuns(run, ex, retries, phases), m=m, m_calibration=m_cal,
+                               seed=as_seed_sequence(seed), delta=deltas[0], confidence=level, audits=repeats,
+                               guesses=guesses, bound=bound)
+    r, v = res["r"].astype(int), res["v"].astype(int)
+    used = [str(u) for u in res["bound"]]
+    # the bound at every delta, from the same counts, with the test chosen on the calibration run
+    per_delta = np.array([[float(res["epsilon_lower"][a]) if j == 0 else
+                           _bound_at(used[a], m=m, r=int(r[a]), v=int(v[a]), delta=d, level=level)
+                           for j, d in enumerate(deltas)] for a in range(repeats)])
+    checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": float(per_delta[0, j]), "level": level}
+              for j, (d, e) in enumerate(zip(deltas, cl["epsilons"]))]
+    j = _pick(checks)
+    eps_lower, eps_claimed, d = checks[j]["epsilon_lower"], checks[j]["epsilon_claimed"], checks[j]["delta"]
+    ceil = ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=d, guesses=guesses,
+                          requested=bound)
+    details = {
+        "one_run": {"epsilon_lower": eps_lower, "m": m, "r": int(r[0]), "v": int(v[0]), "k_in": int(res["k_in"][0]),
+                    "k_out": int(res["k_out"][0]), "included": int(res["included"][0])},
+        "ceiling": ceil,
+        "one_run_bound": bound_record(res),
+        "guesses_chosen_by": "calibration training (independent coins)" if res["calibrated"] else "fixed (guesses)",
+        "canary": "the user's training: run(inclusion_mask, rng), fair coins drawn by dpaudit",
+        "statistic": "the user's score per canary; 'in' for the k_in highest, 'out' for the k_out lowest",
+        "claim": cl["record"], "trainings": trainings, "seed": record,
+        "neighbouring": relation["pair"], "relation": relation,
+    }
+    if res["calibration"] is not None:
+        cal = res["calibration"]
+        details.update({"calibration_canaries": m_cal,
+                        "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
+                        "calibration_epsilon": float(cal["calibration_epsilon"][0])})
+    if len(deltas) > 1:
+        details["deltas"] = checks
+    if repeats > 1:
+        col = per_delta[:, j]
+        details["repeats"] = {
+            "count": repeats, "epsilon_lower": col.tolist(), "min": float(col.min()),
+            "median": float(np.median(col)), "max": float(col.max()),
+            "r": r.tolist(), "v": v.tolist(), "test": used,
+            "note": "independent audits, each certified on its own at the confidence; the headline is audit 0 "
+                    "(fixed in advance) and the min is certified too; the median and max are descriptive (the "
+                    "largest of k bounds is not a bound at the same confidence)"}
+    if not eps_lower > 0.0:
+        details["advice"] = one_run_advice(m=m, r=int(r[0]), v=int(v[0]), epsilon=eps_claimed, delta=d,
+                                           confidence=level)
+    warn_relation(relation)
+    logger.info("audit_one_run: epsilon >= %.6g certified with %d canaries (ceiling %.6g; claim %.6g at delta %.3g)",
+                eps_lower, m, ceil["epsilon"], eps_claimed, d)
+    return AuditResult(epsilon_lower=eps_lower, epsilon_claimed=float(eps_claimed), delta=float(d),
+                       confidence=float(confidence), violation=any(c["epsilon_lower"] > c["epsilon_claimed"]
+                                                                   for c in checks),
+                       method=one_run_method(res), trials=1 if guesses is not None else 2, details=details)
+
+
+# ------------------------------------------------------------------------------------------------ many runs
+class _ManyTrainings:
+    """Chunk function: ``size`` trainings ``train_fn(include, rng)``, each seeded by its own child of ``seed``."""
+
+    def __init__(self, train_fn, include):
+        self.train_fn, self.include = train_fn, bool(include)
+
+    def __call__(self, size, seed):
+        out = np.empty(size)
+        for i, child in enumerate(seed.spawn(size)):
+            s = np.asarray(self.train_fn(self.include, np.random.default_rng(child)), dtype=float)
+            if s.size != 1:
+                raise ValueError(f"train_fn(include_canary, rng) must return one score, got {s.size} values")
+            out[i] = float(s.ravel()[0])
+        return as_scores(out, "train_fn(include_canary, rng)")
+
+
+def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, selection, selection_fraction, workers, executor,
+                     retries, progress) -> AuditResult:
+    n_sel, n_eval = _split(trials, selection_fraction)
+    record = seed_record(seed)
+    s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)
+    f0, f1 = _ManyTrainings(train_fn, False), _ManyTrainings(train_fn, True)
+    jobs = [Job(f0, n_sel, s_sel0, "selection trainings without the canary"),
+            Job(f1, n_sel, s_sel1, "selection trainings with the canary"),
+            Job(f0, n_eval, s_ev0, "evaluation trainings without the canary"),
+            Job(f1, n_eval, s_ev1, "evaluation trainings with the canary")]
+    with progress_reporting(progress, total=2 * trials), open_executor(executor, workers) as ex:
+        check_picklable(ex, train_fn, "train_fn")
+        res = run_jobs(jobs, chunk_size=TRAINING_CHUNK, executor=ex, retries=retries, label="training")
+    sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
+    deltas, beta = cl["deltas"], 1.0 - confidence
+    level = 1.0 - beta / len(deltas)
+    results = [audit_scores(sel0, sel1, ev0, ev1, epsilon=e, delta=d, confidence=level, selection=selection,
+                            trials=trials) for d, e in zip(deltas, cl["epsilons"])]
+    checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": r.epsilon_lower, "level": level}
+              for d, e, r in zip(deltas, cl["epsilons"], results)]
+    j = _pick(checks)
+    extra = {"canary": "the user's training: train_fn(include_canary, rng), with and without the canary",
+             "statistic": "the user's score per training", "claim": cl["record"], "trainings": 2 * trials,
+             "seed": record}
+    if len(deltas) > 1:
+        extra["deltas"] = checks
+    out = results[j].with_details(**extra)
+    return replace(out, confidence=float(confidence), violation=any(r.violation for r in results))
+
+
+def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=None, mode: str = "one_run",
+                   trials: int | None = None, confidence: float = 0.95, seed=None, workers=None, executor=None,
+                   retries: int = DEFAULT_RETRIES, progress=None, repeats: int = 1, guesses=None,
+                   calibration_canaries: int | None = None, bound: str = "auto", selection: str = "heldout",
+                   selection_fraction: float = 0.3) -> AuditResult:
+    """Audit your own training loop (any framework) against its claim; returns an :class:`AuditResult`.
+
+    ``mode="one_run"`` (default): ``train_fn(inclusion_mask, rng) -> scores`` trains once with the canaries
+    of ``inclusion_mask`` (bool array of length ``canaries``, default 1000) and returns one score per canary;
+    this is :func:`audit_one_run` (``repeats``, ``guesses``, ``calibration_canaries`` and ``bound`` are its
+    options): two trainings per audit.
+
+    ``mode="many_runs"``: ``train_fn(include_canary, rng) -> score`` trains once with (``True``) or without
+    (``False``) the canary and returns one score (larger need not mean "included": the side is chosen on the
+    selection runs). dpaudit runs ``trials`` (default 1000) trainings of each kind, chooses the threshold on
+    ``selection_fraction`` of them (``selection``, :func:`dpaudit.audit.mechanism.audit_scores`) and certifies
+    on the others: ``2 * trials`` trainings.
+
+    Both: ``claim``/``delta`` as in the module docstring (a number, ``(epsilon, delta)``, a claim object,
+    several deltas); ``rng`` is a ``numpy.random.Generator`` from which the training must draw ALL its
+    randomness (seed your framework from it) so that the result depends only on ``seed``; ``workers``
+    (a process pool; ``train_fn`` is sent with cloudpickle), ``executor``, ``retries`` and ``progress``
+    (``progress(done, total)`` after every training) as in :func:`dpaudit.audit.mechanism.audit_mechanism`.
+    The verdict is ``"violation"`` when a certified bound exceeds the claim.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not callable(train_fn):
+        raise ValueError("train_fn must be callable: train_fn(inclusion_mask, rng) -> scores (one_run) or "
+                         "train_fn(include_canary, rng) -> score (many_runs)")
+    if mode == "one_run":
+        if trials is not None:
+            raise ValueError("trials applies to mode='many_runs' (one_run trains twice: calibration and audit; "
+                             "use repeats=k for k independent audits)")
+        return audit_one_run(train_fn, canaries=DEFAULT_CANARIES if canaries is None else canaries, claim=claim,
+                             delta=delta, confidence=confidence, seed=seed, repeats=repeats,
+                             calibration_canaries=calibration_canaries, guesses=guesses, bound=bound, workers=workers,
+                             executor=executor, retries=retries, progress=progress)
+    if canaries not in (None, 1):
+        raise ValueError(f"canaries applies to mode='one_run' (many_runs audits one canary), got {canaries!r}")
+    unused = [k for k, val, default in (("repeats", repeats, 1), ("guesses", guesses, None),
+                                         ("calibration_canaries", calibration_canaries, None), ("bound", bound, "auto"))
+              if val != default]
+    if unused:
+        raise ValueError(f"options {unused} apply to mode='one_run' only")
+    trials = check_count("trials", DEFAULT_TRIALS if trials is None else trials, minimum=2)
+    confidence = check_confidence("confidence", confidence)
+    selection_fraction = check_real("selection_fraction", selection_fraction)
+    if not 0.0 < selection_fraction < 1.0:
+        raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
+    cl = resolve_claim(claim, delta)
+    relation = relation_record("add_remove", cl["neighbouring"])
+    out = _audit_many_runs(train_fn, trials=trials, cl=cl, confidence=confidence, seed=pin_seed(seed),
+                           selection=selection, selection_fraction=selection_fraction, workers=workers,
+                           executor=executor, retries=retries, progress=progress)
+    warn_relation(relation)
+    logger.info("audit_training (many runs): epsilon >= %.6g certified from %d trainings (claim %.6g at delta %.3g)",
+                out.epsilon_lower, 2 * trials, out.epsilon_claimed, out.delta)
+    return out.with_details(neighbouring=relation["pair"], relation=relation)
