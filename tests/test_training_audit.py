@@ -283,3 +283,18 @@ def test_a_bound_at_the_ceiling_says_so():
     res = audit_one_run(lambda mask, rng: mask.astype(float), canaries=100, claim=(3.0, 1e-5), seed=0)
     assert res.details["ceiling"]["at_ceiling"] and res.epsilon_lower <= res.ceiling
     assert "the bound reached it" in res.summary()
+
+
+def test_one_run_summary_counts_trainings_not_runs_per_input():
+    # a one-run result's trials are trainings of m canaries (audit + calibration), not runs per neighbouring input
+    from dpaudit.audit.result import AuditResult
+
+    r = AuditResult(epsilon_lower=0.5, epsilon_claimed=1.0, delta=0.0, confidence=0.95, violation=False,
+                    method="one-run (f-DP)", trials=2, details={"one_run": {"m": 1000}})
+    assert "trials            : 2 training runs with 1,000 canaries each" in r.summary()
+    r1 = AuditResult(epsilon_lower=0.5, epsilon_claimed=1.0, delta=0.0, confidence=0.95, violation=False,
+                     method="one-run", trials=1, details={"m": 200})
+    assert "1 training run with 200 canaries each" in r1.summary()
+    t = AuditResult(epsilon_lower=0.5, epsilon_claimed=1.0, delta=0.0, confidence=0.95, violation=False,
+                    method="threshold", trials=5000, details={})
+    assert "5000 per neighbouring input" in t.summary()

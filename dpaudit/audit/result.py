@@ -197,13 +197,23 @@ class AuditResult:
             "details": self.details,
         })
 
+    def _trials_line(self) -> str:
+        """One-run audits count trainings (the audit run and, when calibrated, a calibration run) of m canaries;
+        every other audit counts runs per neighbouring input."""
+        d = self.details if isinstance(self.details, dict) else {}
+        m = d.get("m", (d.get("one_run") or {}).get("m") if isinstance(d.get("one_run"), dict) else None)
+        if str(self.method).startswith("one-run") and m is not None:
+            runs = "training run" if self.trials == 1 else "training runs"
+            return f"trials            : {self.trials} {runs} with {int(m):,} canaries each"
+        return f"trials            : {self.trials} per neighbouring input"
+
     def summary(self) -> str:
         """Multi-line human-readable summary (used by ``dpaudit audit``)."""
         lines = [
             f"claimed epsilon   : {self.epsilon_claimed:.6g} at delta = {self.delta:.3g}",
             f"epsilon lower     : {self.epsilon_lower:.6g} (certified, {self.confidence:.0%} confidence)",
             f"method            : {self.method}",
-            f"trials            : {self.trials} per neighbouring input",
+            self._trials_line(),
         ]
         gdp = self.details.get("gdp") or {}
         eps = self.gdp_estimate
