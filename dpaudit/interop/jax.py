@@ -33,15 +33,13 @@ import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.accounting.pld import PLDAccountant
-from dpaudit.core.validation import check_count, check_nonnegative, check_positive, check_probability
+from dpaudit.core.validation import check_count, check_positive, check_probability
+from dpaudit.interop.canaries import DEFAULT_CANARY_NORM_FACTOR, canary_setup, training_arrays
 from dpaudit.mechanisms import Gaussian, PoissonSampled
 
 __all__ = ["JaxCanaries", "require_jax", "DEFAULT_CANARY_NORM_FACTOR"]
 
 _COMPILED: dict = {}  # jitted steps by (apply_fn, loss_fn, clip norm, canary norm): noise, lr, normaliser are arguments
-
-#: canary gradient norm as a multiple of max_grad_norm (a loop without clipping lets it through at this size)
-DEFAULT_CANARY_NORM_FACTOR = 10.0
 
 
 def require_jax():
@@ -69,22 +67,14 @@ class JaxCanaries:
         if not callable(init_params) or not callable(apply_fn):
             raise ValueError("init_params and apply_fn must be callable: init_params(key), apply_fn(params, x)")
         self.init_params, self.apply_fn, self.loss_fn = init_params, apply_fn, loss_fn
-        self.X = np.asarray(X, dtype=np.float32)
-        self.y = np.asarray(y)
-        if self.X.ndim < 2 or self.X.shape[0] != self.y.shape[0] or self.X.shape[0] < 1:
-            raise ValueError(f"X must have one row per target in y, got shapes {self.X.shape} and {self.y.shape}")
-        self.m = check_count("canaries", canaries, minimum=1)
-        self.noise_multiplier = check_nonnegative("noise_multiplier", noise_multiplier)
-        self.max_grad_norm = check_positive("max_grad_norm", max_grad_norm)
+        self.X, self.y = training_arrays(X, y)
+        self.m, self.noise_multiplier, self.max_grad_norm, self.canary_norm = canary_setup(
+            canaries, noise_multiplier, max_grad_norm, canary_norm)
         self.sample_rate = check_probability("sample_rate", sample_rate)
         if self.sample_rate == 0.0:
             raise ValueError("sample_rate must be in (0, 1], got 0")
         self.steps = check_count("steps", steps, minimum=1)
         self.lr = check_positive("lr", lr)
-        norm = DEFAULT_CANARY_NORM_FACTOR * self.max_grad_norm if canary_norm is None else canary_norm
-        self.canary_norm = check_positive("canary_norm", norm)
-        if self.canary_norm < self.max_grad_norm:
-            raise ValueError(f"canary_norm must be >= max_grad_norm = {self.max_grad_norm}, got {self.canary_norm}")
         self.pad_to = check_count("pad_to", pad_to, minimum=1)
 
     @property

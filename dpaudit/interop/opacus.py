@@ -47,13 +47,12 @@ import warnings
 import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.core.validation import check_count, check_nonnegative, check_positive
+from dpaudit.core.validation import check_count, check_positive
+from dpaudit.interop.canaries import DEFAULT_CANARY_NORM_FACTOR, canary_setup, training_arrays
 
 __all__ = ["OpacusCanaries", "opacus_claim", "require_torch", "KINDS", "DEFAULT_CANARY_NORM_FACTOR"]
 
 KINDS = ("gradient", "input")
-#: canary gradient norm as a multiple of max_grad_norm (>= 1: clipped to exactly the clip norm when clipping works)
-DEFAULT_CANARY_NORM_FACTOR = 10.0
 
 
 def require_torch():
@@ -148,22 +147,13 @@ class OpacusCanaries:
             raise ValueError("make_model must be callable as make_model() -> torch.nn.Module")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        self.X = np.asarray(X, dtype=np.float32)
-        self.y = np.asarray(y)
-        if self.X.ndim < 2 or self.X.shape[0] != self.y.shape[0] or self.X.shape[0] < 1:
-            raise ValueError(f"X must have one row per target in y, got shapes {self.X.shape} and {self.y.shape}")
-        self.m = check_count("canaries", canaries, minimum=1)
-        self.noise_multiplier = check_nonnegative("noise_multiplier", noise_multiplier)
-        self.max_grad_norm = check_positive("max_grad_norm", max_grad_norm)
+        self.X, self.y = training_arrays(X, y)
+        self.m, self.noise_multiplier, self.max_grad_norm, self.canary_norm = canary_setup(
+            canaries, noise_multiplier, max_grad_norm, canary_norm)
         self.batch_size = check_count("batch_size", batch_size, minimum=1)
         self.steps = check_count("steps", steps, minimum=1)
         self.lr = check_positive("lr", lr)
         self.kind = kind
-        norm = DEFAULT_CANARY_NORM_FACTOR * self.max_grad_norm if canary_norm is None else canary_norm
-        self.canary_norm = check_positive("canary_norm", norm)
-        if self.canary_norm < self.max_grad_norm:
-            raise ValueError(f"canary_norm must be >= max_grad_norm = {self.max_grad_norm} (a canary below the clip "
-                             f"norm is not the worst case), got {self.canary_norm}")
         if kind == "input":
             if canary_X is None or canary_y is None:
                 raise ValueError("kind='input' needs canary_X and canary_y (one record per canary)")
