@@ -22,3 +22,12 @@ def test_dp_agd_bank_runs_on_a_small_dataset(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "DP-AGD code variant (valid orientation), equal split" in out and "epsilon = 0.5" in out
+
+
+def test_sampler_benchmark_runs_and_times_every_sampler(capsys):
+    import samplers
+
+    assert samplers.main(["--draws", "2000", "--repeats", "1"]) == 0
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| dpaudit") or l.startswith("| numpy")]
+    assert len(lines) == 8  # three discrete Laplace scales and two discrete Gaussian sigmas, three numpy rows
+    assert all(float(l.split("|")[2].replace(",", "")) > 0 for l in lines)
