@@ -58,14 +58,18 @@ def pin_seed(seed):
 def seed_record(seed):
     """A JSON-able value that reproduces ``seed``'s random streams when passed back as ``seed=``: the
     int itself, a SeedSequence's entropy, or ``{"entropy": ..., "spawn_key": [...]}`` for a spawned
-    child (``numpy.random.SeedSequence(entropy, spawn_key=...)`` rebuilds it)."""
+    child or a SeedSequence built from a sequence of ints (``numpy.random.SeedSequence(entropy,
+    spawn_key=...)`` rebuilds it)."""
     if seed is None:
         return None
     if isinstance(seed, np.random.SeedSequence):
-        if seed.spawn_key or seed.n_children_spawned:
-            return {"entropy": int(seed.entropy), "spawn_key": [int(k) for k in seed.spawn_key],
+        ent = seed.entropy
+        # entropy is an int, or a sequence of ints when the SeedSequence was built from one ([run, cell, ...])
+        entropy = int(ent) if isinstance(ent, (numbers.Integral, np.integer)) else [int(e) for e in ent]
+        if seed.spawn_key or seed.n_children_spawned or isinstance(entropy, list):
+            return {"entropy": entropy, "spawn_key": [int(k) for k in seed.spawn_key],
                     "n_children_spawned": int(seed.n_children_spawned)}
-        return int(seed.entropy)
+        return entropy
     return int(seed)
 
 
