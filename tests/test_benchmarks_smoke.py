@@ -31,3 +31,14 @@ def test_sampler_benchmark_runs_and_times_every_sampler(capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| dpaudit") or l.startswith("| numpy")]
     assert len(lines) == 8  # three discrete Laplace scales and two discrete Gaussian sigmas, three numpy rows
     assert all(float(l.split("|")[2].replace(",", "")) > 0 for l in lines)
+
+
+def test_opacus_canary_benchmark_exact_distribution(capsys):
+    # the exact-distribution rows of docs/opacus.md ("what it takes to catch 2x too little noise"), tiny sizes
+    import opacus_canaries
+
+    assert opacus_canaries.main(["--m", "300", "--audits", "2", "--trainings", "2000"]) == 0
+    out = capsys.readouterr().out
+    row = [l for l in out.splitlines() if l.startswith("| 300 |")]
+    assert len(row) == 1 and "exact distribution" in row[0] and "of 2" in row[0]
+    assert any(l.startswith("| 2,000 |") for l in out.splitlines())  # the many-runs row
