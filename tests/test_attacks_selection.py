@@ -165,3 +165,33 @@ def test_small_effect_rules_measured():
     assert out["auto"][0] < out["heldout"][0]
     assert out["combined"][0] < out["heldout"][0]
     assert all(v[1] <= 0.3 for v in out.values())  # means of valid lower bounds stay below the truth
+
+
+def geometric_noise(x, rng, size, eps=0.5):
+    """Two-sided geometric (discrete Laplace) noise on an integer count: exactly eps-DP for x, x +- 1."""
+    p = 1.0 - math.exp(-eps)
+    return x + rng.geometric(p, size) - rng.geometric(p, size)
+
+
+def test_fit_free_winner_chooses_its_threshold_on_all_selection_runs():
+    # the output value learns nothing from the training half: when it wins, every selection run picks the
+    # threshold (held-out), not only the validation half; a fitted winner keeps the validation half
+    r = audit_mechanism(rr, 0, 1, epsilon=0.3, trials=4_000, seed=3)
+    a = r.details["attack"]
+    assert a["family"] == "value" and a["threshold_on"].startswith("all selection runs")
+    assert r.details["selection_rule"]["used"] == "heldout"
+    assert r.details["n_threshold_selection"] == [1_200, 1_200] == r.details["n_selection"]
+    v = audit_mechanism(lambda x, rng, size: np.asarray(x, float) + rng.laplace(0, 1, (size, 2)), [0, 0], [1, 1],
+                        epsilon=2.0, trials=4_000, seed=3)
+    assert v.details["attack"]["family"] != "value" and v.details["attack"]["threshold_on"] == "validation half"
+    assert v.details["n_threshold_selection"] == [600, 600]
+
+
+def test_fit_free_threshold_on_all_selection_runs_is_sound_and_has_power():
+    # soundness where the claim is exact (discrete Laplace at its own epsilon, many tied values), and power on
+    # the same mechanism claimed at half its epsilon
+    R = 100
+    runs = [audit_mechanism(geometric_noise, 0, 1, epsilon=0.5, trials=2_000, seed=500 + s) for s in range(R)]
+    assert sum(r.details["attack"]["family"] == "value" for r in runs) >= R // 4  # the path under test is taken (38 of 100)
+    assert sum(r.violation for r in runs) <= _limit(R)
+    assert audit_mechanism(geometric_noise, 0, 1, epsilon=0.25, trials=20_000, seed=7).violation

@@ -42,3 +42,37 @@ def test_opacus_canary_benchmark_exact_distribution(capsys):
     row = [l for l in out.splitlines() if l.startswith("| 300 |")]
     assert len(row) == 1 and "exact distribution" in row[0] and "of 2" in row[0]
     assert any(l.startswith("| 2,000 |") for l in out.splitlines())  # the many-runs row
+
+
+def test_dp_agd_bank_sgd_ma_compute_cap(tmp_path, monkeypatch, capsys):
+    # SGD-MA's T above --ma-max-run is reported as "not run (T = ...: compute)", never as a score; raising the
+    # cap runs it (how the T = 10000 / 20000 rows of docs/theorems/dp_agd.md were made)
+    import dp_agd_bank
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + rng.normal(size=300) > 0).astype(int)
+    path = tmp_path / "bank.dat"
+    np.savetxt(path, np.column_stack([X, y]), fmt="%.6f")
+    monkeypatch.setenv("DPAUDIT_BANK", str(path))
+    assert dp_agd_bank.main(["--eps", "0.5", "--cells", "1", "--runs", "2", "--methods", "ma", "--ma-max-run", "0"]) == 0
+    capped = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| SGD-MA")]
+    assert len(capped) == 1 and "not run (T = " in capped[0] and ": compute)" in capped[0]
+    assert dp_agd_bank.main(["--eps", "0.5", "--cells", "1", "--runs", "2", "--methods", "ma",
+                             "--ma-max-run", "20000"]) == 0
+    ran = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| SGD-MA")]
+    assert len(ran) == 1 and "not run" not in ran[0] and "+-" in ran[0]
+
+
+def test_dp_testing_suite_table_selection_fraction(capsys):
+    # the 2e8 rows of docs/attacks-benchmark.md use --selection-fraction 0.05: the evaluation size (and so the
+    # ceiling column) must follow it
+    import dp_testing_suite as S
+
+    assert S.main(["table", "--trials", "4000", "--no-search", "--only", "ReportNoisyMax3",
+                   "--selection-fraction", "0.05"]) == 0
+    row = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| ReportNoisyMax3")]
+    assert len(row) == 1
+    cells = [c.strip() for c in row[0].split("|")]
+    p, q = S._atoms("ReportNoisyMax3 (Lap, value)")[:2]
+    assert cells[5] == "4,000" and float(cells[7]) == float(S._fmt(S.ceiling(p, q, 3800)))

@@ -20,7 +20,8 @@ Method (Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020; Nasr et al. 
    (``grid=``, the category boundaries of a statistic with few values, or quantiles of the
    selection sample) and every test is charged (1-confidence)/G; ``"combined"`` runs both rules
    at (1-confidence)/2 and keeps the larger bound; ``"auto"`` (default) picks the rule from the
-   type of the chosen statistic before any evaluation draw.
+   type of the chosen statistic before any evaluation draw (a winner that fits nothing chooses
+   its threshold on all the selection runs, recorded in ``details["attack"]["threshold_on"]``).
 4. The GDP estimate (Dong-Roth-Su 2019; Nasr et al. 2023) is always computed as well and
    reported in ``details["gdp"]`` (and ``AuditResult.gdp_estimate``) labelled "estimate,
    assuming mu-GDP". It is never ``epsilon_lower`` and never sets ``violation``: with
@@ -63,6 +64,7 @@ from dpaudit.audit.selection import (
     describe_input,
     leak_kind,
     resolve_families,
+    score_batch,
     split_train_validation,
     tiebreak_seed,
 )
@@ -365,7 +367,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         estimate assuming mu-GDP, computed for "threshold" too).
     selection : {"auto", "heldout", "bonferroni", "combined", "frontier"}
         Threshold rule for "threshold" and "gdp" (:mod:`dpaudit.audit.selection`). ``"auto"``:
-        Bonferroni over the category boundaries for statistics with few values, held-out otherwise.
+        a winner that fits nothing (the output value) gets a held-out threshold chosen on ALL the
+        selection runs of its pair; a fitted winner, Bonferroni over the category boundaries for
+        statistics with few values (held-out on the validation half for 2 values or many).
     selection_fraction : float in (0, 1)
         Share of the trials used for selection (fitting the attack, choosing pair and threshold).
     fpr_levels : sequence of floats in (0, 1)
@@ -501,9 +505,21 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
         skipped.extend(ch.skipped)
         if best is None or ch.predicted > best.predicted:
             best, best_i = ch, i
+            best_train = (tr0, tr1, g) if tr0 is not va0 else None
     if best is None:
         reasons = "; ".join(f"{s['family']}: {s['reason']}" for s in skipped)
         raise ValueError(f"no attack family applies to these outputs ({reasons})")
+    fit_free = {f.name for f in families if not f.needs_fit}
+    if best.family in fit_free and best_train is not None:
+        # the winner learned nothing from the training half: its threshold is chosen on ALL the selection runs of
+        # its pair (measured better than the validation half or a Bonferroni grid: docs/attacks-benchmark.md);
+        # still only selection draws, so the evaluation certifies as before
+        tr0, tr1, g = best_train
+        s0, s1 = score_batch(best.statistic, tr0), score_batch(best.statistic, tr1)
+        if best.tiebreak is not None:
+            s0, s1 = best.tiebreak(s0, g.random(len(tr0))), best.tiebreak(s1, g.random(len(tr1)))
+        best.val0, best.val1 = np.concatenate([s0, best.val0]), np.concatenate([s1, best.val1])
+        best.threshold_on = "all selection runs (the winner fits nothing)"
     return best, best_i, spec, record, skipped, runs
 
 
@@ -513,6 +529,7 @@ def _attack_details(best, best_i, candidates, record, skipped, n_sel, runs, spec
         "attack": {"family": best.family, "description": best.description,
                    "selected_on": f"fitted on the first half and compared on the second half of {n_sel} selection "
                                   "runs per input (independent of the evaluation runs)",
+                   "threshold_on": best.threshold_on,
                    "predicted": best.predicted,
                    "tie_break": None if best.tiebreak is None else
                    ("randomised (auditor's coins)" if best.tiebreak.randomize else "category codes (deterministic)"),
@@ -574,7 +591,9 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
     rule, rule_grid, why = selection, None, "requested"
     boundaries = boundary_grid(tb) if tb is not None else None
     if selection == "auto":  # measured in docs/attacks-benchmark.md ("threshold rules")
-        if tb is not None and tb.size <= 2:
+        if best.threshold_on.startswith("all"):
+            rule, why = "heldout", "the winner fits nothing: held-out threshold on all selection runs"
+        elif tb is not None and tb.size <= 2:
             rule, why = "heldout", f"statistic with {tb.size} values: held-out (the choice of test is easy)"
         elif boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID:
             rule, why = "bonferroni", f"statistic with {tb.size} values: Bonferroni over its category boundaries"

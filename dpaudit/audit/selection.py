@@ -56,7 +56,7 @@ from dpaudit.audit.outputs import is_numeric_batch
 from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
 
-__all__ = ["BIT_LEVEL_FAMILIES", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
+__all__ = ["BIT_LEVEL_FAMILIES", "score_batch", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
            "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
 
 RULES = ("heldout", "bonferroni", "combined", "frontier", "auto")
@@ -159,6 +159,8 @@ class ChosenAttack:
     predicted: float
     candidates: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    #: which selection runs choose the threshold: "validation half", or all of them when the winner fits nothing
+    threshold_on: str = "validation half"
 
 
 def predict_bound(s0, s1, *, n_eval: int, delta: float, beta: float) -> float:
@@ -181,7 +183,8 @@ def predict_bound(s0, s1, *, n_eval: int, delta: float, beta: float) -> float:
     return float(np.max(crit))
 
 
-def _scores(stat, batch):
+def score_batch(stat, batch):
+    """``stat(batch)`` as a flat float array, checked: one score per output, no NaN."""
     s = np.asarray(stat(batch), dtype=float).ravel()
     if s.size != len(batch):
         raise ValueError(f"statistic returned {s.size} scores for {len(batch)} outputs")
@@ -193,7 +196,7 @@ def _scores(stat, batch):
 def _tiebreak_for(stat, train0, train1, randomize):
     values = getattr(stat, "tie_values", None)
     if values is None:
-        s = np.concatenate([_scores(stat, train0), _scores(stat, train1)])
+        s = np.concatenate([score_batch(stat, train0), score_batch(stat, train1)])
         values = np.unique(s)
         if values.size > MAX_TIE_VALUES or values.size > max(2, s.size // 10):
             return None
@@ -223,7 +226,7 @@ def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: f
         fit_seed = int(rng.integers(2**31 - 1))
         stat = fam.fit(train0, train1, seed=fit_seed, features=features)
         tb = _tiebreak_for(stat, train0, train1, randomize_ties)
-        s0, s1 = _scores(stat, val0), _scores(stat, val1)
+        s0, s1 = score_batch(stat, val0), score_batch(stat, val1)
         if tb is not None:
             s0, s1 = tb(s0, u0), tb(s1, u1)
         pred = predict_bound(s0, s1, n_eval=n_eval or len(val0), delta=delta, beta=beta)
