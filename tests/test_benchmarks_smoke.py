@@ -76,3 +76,28 @@ def test_dp_testing_suite_table_selection_fraction(capsys):
     cells = [c.strip() for c in row[0].split("|")]
     p, q = S._atoms("ReportNoisyMax3 (Lap, value)")[:2]
     assert cells[5] == "4,000" and float(cells[7]) == float(S._fmt(S.ceiling(p, q, 3800)))
+
+
+def test_svt3_additive_attack_runs(capsys):
+    # the additive-logistic (GAM) rows of docs/attacks-benchmark.md, tiny size: one row per seed, both bounds
+    import dp_testing_suite as S
+
+    assert S.main(["svt3-additive", "--trials", "20000", "--seeds", "1", "--knots", "3", "--fit", "half"]) == 0
+    rows = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| 0 |")]
+    assert len(rows) == 1
+    cells = [c.strip() for c in rows[0].split("|")]
+    assert cells[4] == "training half" and 0.0 <= float(cells[5]) < 5 and 0.0 <= float(cells[6]) < 5
+
+
+def test_additive_hinge_features_represent_a_piecewise_linear_value():
+    # _Hinges: sentinels get their own indicator, the ordinary values an intercept, the value and the hinges
+    import dp_testing_suite as S
+
+    rng = np.random.default_rng(0)
+    train = np.where(rng.random((400, 2)) < 0.5, -1000.0, rng.normal(size=(400, 2)))
+    f = S._Hinges(train, 3)
+    X = f(np.array([[-1000.0, 0.5], [0.25, -1000.0]]))
+    assert X.shape == (2, 2 * (1 + 2 + 3))
+    assert X[0, 0] == 1.0 and X[0, 1] == 0.0 and X[0, 2] == 0.0  # coordinate 0 is the sentinel
+    assert X[0, 7] == 1.0 and X[0, 8] == 0.5  # coordinate 1 is ordinary: intercept and value
+    np.testing.assert_allclose(X[0, 9:], np.maximum(0.5 - f.knots[1], 0.0))

@@ -522,17 +522,19 @@ def _subsample(X0, X1, rows, seed):
     return X0, X1
 
 
-def logistic_statistic(train0, train1, *, features=None, l2: float = 1e-4, seed=0, max_iter: int = 200):
+def logistic_statistic(train0, train1, *, features=None, l2: float = 1e-4, seed=0, max_iter: int = 200,
+                       max_rows: int = MAX_FIT_ROWS):
     """L2-regularised logistic regression (L-BFGS) separating training outputs of x' from x.
 
     ``features(batch) -> (n, d)`` array (default :func:`default_features` fitted on the training
     data); score = the fitted logit. Deterministic given ``seed`` (used only to subsample beyond
-    ``MAX_FIT_ROWS`` rows per side).
+    ``max_rows // 2`` rows per side).
     """
+    max_rows = check_count("max_rows", max_rows, minimum=2)
     feats = features if features is not None else DefaultFeatures(train0)
     X0 = np.asarray(feats(train0), dtype=float)
     X1 = np.asarray(feats(train1), dtype=float)
-    X0, X1 = _subsample(X0, X1, MAX_FIT_ROWS // 2, seed)
+    X0, X1 = _subsample(X0, X1, max_rows // 2, seed)
     X = np.concatenate([X0, X1])
     sc = _Standardise(X)
     Z = sc(X)
