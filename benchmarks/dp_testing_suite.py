@@ -667,18 +667,23 @@ def _svt3_oracle_score():
     return score
 
 
+def _svt3_draws(seed, trials):
+    """Outputs of SVT3 on DP-Sniper's pair (x, then x', one stream per seed) and the selection size (30%)."""
+    rng = np.random.default_rng(seed)
+    a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
+    return svt3(a, rng, trials), svt3(ap, rng, trials), int(0.3 * trials)
+
+
 def oracle(trials, seeds):
     """SVT3 at ``trials`` per input: the certified bound of the exact likelihood ratio (a score that knows the
     mechanism: the best any attack could do) beside the default attack, on the same 30/70 split, per seed."""
     score = _svt3_oracle_score()
-    a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
     print("| seed | trials/input | exact-LR score, heldout | exact-LR score, frontier | flagged (heldout) |")
     print("|---|---|---|---|---|")
     got = []
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        s0, s1 = score(svt3(a, rng, trials)), score(svt3(ap, rng, trials))
-        k = int(0.3 * trials)
+        o0, o1, k = _svt3_draws(seed, trials)
+        s0, s1 = score(o0), score(o1)
         h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
         fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="frontier").epsilon_lower
         got.append(h)
@@ -718,14 +723,11 @@ def svt3_additive(trials, seeds, knots, fit):
     likelihood ratio on the same draws (``oracle``): fitted on the training half (threshold on the validation
     half) or on all selection runs (threshold chosen on them too); the last 70% certify, as in the audit."""
     score = _svt3_oracle_score()
-    a, ap = np.ones(10), np.array([2.0] * 5 + [0.0] * 5)
     print("| seed | trials/input | hinges | fitted on | additive logistic | exact-LR score | flagged (additive) | s |")
     print("|---|---|---|---|---|---|---|---|")
     got = []
     for seed in range(seeds):
-        rng = np.random.default_rng(seed)
-        o0, o1 = svt3(a, rng, trials), svt3(ap, rng, trials)
-        k = int(0.3 * trials)
+        o0, o1, k = _svt3_draws(seed, trials)
         t = time.perf_counter()
         f_end, t_start = (k, 0) if fit == "all" else (k // 2, k // 2)
         feats = _Hinges(np.concatenate([o0[:f_end], o1[:f_end]]), knots)
