@@ -195,3 +195,8 @@ def test_fit_free_threshold_on_all_selection_runs_is_sound_and_has_power():
     assert sum(r.details["attack"]["family"] == "value" for r in runs) >= R // 4  # the path under test is taken (38 of 100)
     assert sum(r.violation for r in runs) <= _limit(R)
     assert audit_mechanism(geometric_noise, 0, 1, epsilon=0.25, trials=20_000, seed=7).violation
+
+
+def test_one_run_audit_records_that_no_selection_threshold_is_used():
+    r = audit_mechanism(rr, 0, 1, epsilon=0.3, trials=2_000, seed=3, method="one-run")
+    assert r.details["attack"]["threshold_on"].startswith("not used (one-run")

@@ -475,8 +475,11 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
 
 
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
-                   chunk_size, executor, retries, n_eval=None, randomize_ties=False):
-    """Draw selection outputs for every candidate pair, fit and compare the families; the winner."""
+                   chunk_size, executor, retries, n_eval=None, randomize_ties=False, threshold_from_selection=True):
+    """Draw selection outputs for every candidate pair, fit and compare the families; the winner.
+
+    ``threshold_from_selection=False`` (one-run audits, whose guesses come from a calibration run): the
+    winner's selection scores are not used for a threshold, so they are not extended."""
     best = best_i = spec = None
     record, skipped, runs = [], [], 0
     for i, (name, a, b) in enumerate(candidates):
@@ -510,7 +513,9 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
         reasons = "; ".join(f"{s['family']}: {s['reason']}" for s in skipped)
         raise ValueError(f"no attack family applies to these outputs ({reasons})")
     fit_free = {f.name for f in families if not f.needs_fit}
-    if best.family in fit_free and best_train is not None:
+    if not threshold_from_selection:
+        best.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
+    elif best.family in fit_free and best_train is not None:
         # the winner learned nothing from the training half: its threshold is chosen on ALL the selection runs of
         # its pair (measured better than the validation half or a Bonferroni grid: docs/attacks-benchmark.md);
         # still only selection draws, so the evaluation certifies as before
@@ -676,7 +681,7 @@ def _audit_one_run(sampler, *, epsilon, delta, trials, confidence, statistic, fa
         best, best_i, spec, record, skipped, runs = _select_attack(
             sampler, candidates=candidates, n_sel=n_fit, seeds=seeds, tb_seed=s_tb, fit_seed=s_fit, families=families,
             delta=delta, beta=beta, encode=encode, features=features, chunk_size=chunk_size, executor=executor,
-            retries=retries, randomize_ties=randomize_ties)
+            retries=retries, randomize_ties=randomize_ties, threshold_from_selection=False)
         stat, tb = best.statistic, best.tiebreak
         details.update(_attack_details(best, best_i, candidates, record, skipped, n_fit, runs + m_cal + m,
                                        describe_outputs_of(spec)))
