@@ -67,9 +67,13 @@ def test_opendp_mechanisms_audit_consistent_with_their_claims(name):
         "geometric": (dp.m.make_geometric(scale=1.0, **INT), 0, 1),
         "randomized_response": (dp.m.make_randomized_response_bool(prob=0.75), False, True),
     }[name]
+    # OpenDP's RNG cannot be seeded, so this run is never the same twice, and geometric / randomized response
+    # are TIGHT at their claims: at confidence 0.95 a valid audit may flag them in up to 5% of runs (measured on
+    # numpy's two-sided geometric, same law, same settings: 2 of 600 runs). Confidence 0.999 keeps this
+    # unseedable test's false-alarm budget at 0.1%.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LibraryRNGWarning)
-        r = audit_opendp(meas, x, xp, trials=2000, seed=0, statistic=["value", "float-bits"])
+        r = audit_opendp(meas, x, xp, trials=2000, seed=0, statistic=["value", "float-bits"], confidence=0.999)
     assert not r.violation, r.summary()
     assert r.epsilon_lower > 0  # the audit has power: not a vacuous "consistent"
 

@@ -55,7 +55,10 @@ def test_pydp_pure_mechanisms_audit_consistent(name):
         "laplace_int": (LaplaceMechanism(epsilon=1.0, sensitivity=1.0), 0, 1),  # integer (geometric-type) noise
         "count": (lambda: Count(epsilon=1.0, dtype="int"), [1] * 5, [1] * 6),
     }[name]
-    r = audit_pydp(obj, x, xp, trials=2000, seed=0, statistic=["value", "float-bits"])
+    # PyDP's RNG cannot be seeded (this run is never the same twice) and the integer mechanisms are TIGHT at
+    # their claims: a valid audit at confidence 0.95 may flag them in up to 5% of runs (2 of 600 measured on the
+    # same law with numpy's geometric). Confidence 0.999 keeps this unseedable test's false-alarm budget at 0.1%.
+    r = audit_pydp(obj, x, xp, trials=2000, seed=0, statistic=["value", "float-bits"], confidence=0.999)
     assert not r.violation, r.summary()
     assert r.epsilon_lower > 0
 
