@@ -200,3 +200,9 @@ def test_fit_free_threshold_on_all_selection_runs_is_sound_and_has_power():
 def test_one_run_audit_records_that_no_selection_threshold_is_used():
     r = audit_mechanism(rr, 0, 1, epsilon=0.3, trials=2_000, seed=3, method="one-run")
     assert r.details["attack"]["threshold_on"].startswith("not used (one-run")
+
+
+def test_a_single_fit_free_statistic_records_that_all_selection_runs_pick_the_threshold():
+    r = audit_mechanism(rr, 0, 1, epsilon=0.3, trials=4_000, seed=3, statistic="value")
+    assert r.details["attack"]["threshold_on"] == "all selection runs (nothing to fit or compare)"
+    assert r.details["n_threshold_selection"] == [1_200, 1_200]

@@ -474,6 +474,10 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
                                preflight_runs=probe_runs)
 
 
+#: ``details["attack"]["threshold_on"]`` of a winner that fits nothing, chosen among families that do
+_FIT_FREE_WINNER = "all selection runs (the winner fits nothing)"
+
+
 def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, families, delta, beta, encode, features,
                    chunk_size, executor, retries, n_eval=None, randomize_ties=False, threshold_from_selection=True):
     """Draw selection outputs for every candidate pair, fit and compare the families; the winner.
@@ -515,7 +519,9 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
     fit_free = {f.name for f in families if not f.needs_fit}
     if not threshold_from_selection:
         best.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
-    elif best.family in fit_free and best_train is not None:
+    elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
+        best.threshold_on = "all selection runs (nothing to fit or compare)"
+    elif best.family in fit_free:
         # the winner learned nothing from the training half: its threshold is chosen on ALL the selection runs of
         # its pair (measured better than the validation half or a Bonferroni grid: docs/attacks-benchmark.md);
         # still only selection draws, so the evaluation certifies as before
@@ -524,7 +530,7 @@ def _select_attack(sampler, *, candidates, n_sel, seeds, tb_seed, fit_seed, fami
         if best.tiebreak is not None:
             s0, s1 = best.tiebreak(s0, g.random(len(tr0))), best.tiebreak(s1, g.random(len(tr1)))
         best.val0, best.val1 = np.concatenate([s0, best.val0]), np.concatenate([s1, best.val1])
-        best.threshold_on = "all selection runs (the winner fits nothing)"
+        best.threshold_on = _FIT_FREE_WINNER
     return best, best_i, spec, record, skipped, runs
 
 
@@ -596,7 +602,7 @@ def _audit_two_sample(sampler, *, epsilon, delta, trials, confidence, statistic,
     rule, rule_grid, why = selection, None, "requested"
     boundaries = boundary_grid(tb) if tb is not None else None
     if selection == "auto":  # measured in docs/attacks-benchmark.md ("threshold rules")
-        if best.threshold_on.startswith("all"):
+        if best.threshold_on == _FIT_FREE_WINNER:
             rule, why = "heldout", "the winner fits nothing: held-out threshold on all selection runs"
         elif tb is not None and tb.size <= 2:
             rule, why = "heldout", f"statistic with {tb.size} values: held-out (the choice of test is easy)"
