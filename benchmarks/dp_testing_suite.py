@@ -29,7 +29,7 @@ Re-implemented from the papers (vectorised over trials with numpy; no code copie
   exact, claim from its zCDP rho = 1/(2 sigma^2); and their textbook floating-point versions.
 
 Neighbouring inputs: query-answer vectors with ``||x - x'||_inf <= 1`` (sensitivity-1 queries),
-searched over the standard patterns of StatDP (:func:`dpaudit.audit.selection.statdp_pairs`) plus
+searched over the standard patterns of StatDP (:func:`dpaudit.audit.attacks.selection.statdp_pairs`) plus
 the pair DP-Sniper reported; scalar-input mechanisms use (0, 1) (RAPPOR: the two values).
 
 Published numbers: DP-Sniper's certified lower bounds (logistic regression / neural network,
@@ -55,9 +55,9 @@ import time
 import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_scores
-from dpaudit.audit.attack_families import _special_values, logistic_statistic
-from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.selection import statdp_pairs
+from dpaudit.audit.attacks.families import _special_values, logistic_statistic
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+from dpaudit.audit.attacks.selection import statdp_pairs
 
 EPS = 0.1
 _B = 100.0  # snapping bound (DP-Sniper's LaplaceFixed uses B = 100)
@@ -605,7 +605,7 @@ def _rr_inclusion(eps):
 def one_run_rate(audits, m=1000):
     """False-alarm rate of the one-run audit when the claim is exact: randomized response of each
     canary's inclusion bit (exactly eps-DP per canary, the worst case of the SNJ bound)."""
-    from dpaudit.audit.one_run import one_run_protocol
+    from dpaudit.audit.protocol.one_run import one_run_protocol
 
     print("| eps (= claim) | canaries m | guesses | audits | false alarms | rate | 95% Clopper-Pearson | mean bound |")
     print("|---|---|---|---|---|---|---|---|")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.outputs import NAN_KEY, as_output_batch, canonical_key, conform, object_features, row_keys
+from dpaudit.audit.attacks.outputs import NAN_KEY, as_output_batch, canonical_key, conform, object_features, row_keys
 
 
 def svt_transcript(x, rng, size, eps=1.0):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.mechanism import audit_scores
-from dpaudit.audit.selection import TieBreak, boundary_grid, statdp_pairs, tiebreak_seed
+from dpaudit.audit.protocol.two_sample import audit_scores
+from dpaudit.audit.attacks.selection import TieBreak, boundary_grid, statdp_pairs, tiebreak_seed
 
 
 def _limit(R, beta=0.05):

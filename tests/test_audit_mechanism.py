@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.gdp import gdp_epsilon_of
-from dpaudit.audit.mechanism import GDP_METHOD
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
+from dpaudit.audit.protocol.two_sample import GDP_METHOD
 
 
 def laplace(scale, sensitivity_used=1.0):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.audit.mechanism import audit_scores
+from dpaudit.audit.protocol.two_sample import audit_scores
 
 
 def _laplace_scores(n=4000, shift=1.0, seed=0):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import dpaudit
-import dpaudit.audit.mechanism as mech
-from dpaudit.audit.preflight import PROBE_SIZE
+import dpaudit.audit.protocol.sampler as mech
+from dpaudit.audit.attacks.preflight import PROBE_SIZE
 from dpaudit.core.runner import ChunkError
 
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpaudit
-from dpaudit.audit.relation import NeighbouringRelationWarning, relation_record
+from dpaudit.audit.protocol.relation import NeighbouringRelationWarning, relation_record
 from dpaudit.core.progress import Progress, reporting
 from dpaudit.report.writer import render_report
 

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
-from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
+from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.audit.linear_instance import linear_instance_table, simulate_noisy_gd
 from dpaudit.core.runner import (
     DEFAULT_RETRIES,
@@ -332,7 +332,7 @@ def test_process_pools_need_picklable_samplers():
         with pytest.raises(ValueError, match="statistic cannot be sent"):
             audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=200, executor=ex, statistic=lambda o: o[:, 0])
     # everything dpaudit sends itself pickles (statistics are module-level classes)
-    from dpaudit.audit import attacks
+    from dpaudit.audit.attacks import statistics as attacks
 
     two, one = np.array([[0.3, -1.0], [2.0, 0.5]]), np.array([[0.3], [2.0]])
     for stat, o in ((attacks.projection_statistic([1.0, 2.0]), two),

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import dpaudit
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.accounting.zcdp import ZCDPAccountant
-from dpaudit.audit.one_run import max_guesses, one_run_ceiling
-from dpaudit.audit.relation import NeighbouringRelationWarning
+from dpaudit.audit.stats.one_run import max_guesses, one_run_ceiling
+from dpaudit.audit.protocol.relation import NeighbouringRelationWarning
 from dpaudit.audit.training import audit_one_run, audit_training, resolve_claim
 from dpaudit.mechanisms import Gaussian
 
@@ -287,7 +287,7 @@ def test_a_bound_at_the_ceiling_says_so():
 
 def test_one_run_summary_counts_trainings_not_runs_per_input():
     # a one-run result's trials are trainings of m canaries (audit + calibration), not runs per neighbouring input
-    from dpaudit.audit.result import AuditResult
+    from dpaudit.audit.protocol.result import AuditResult
 
     r = AuditResult(epsilon_lower=0.5, epsilon_claimed=1.0, delta=0.0, confidence=0.95, violation=False,
                     method="one-run (f-DP)", trials=2, details={"one_run": {"m": 1000}})

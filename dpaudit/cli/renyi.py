@@ -79,7 +79,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _methods(requested) -> tuple[str, ...]:
     """The estimators asked for, ``all`` expanded to every estimator of ``renyi_divergence``."""
-    from dpaudit.audit.renyi import RENYI_METHODS
+    from dpaudit.audit.stats.renyi import RENYI_METHODS
     from dpaudit.cli._checks import UsageError
 
     out = []

@@ -36,8 +36,8 @@ import math
 import os
 from pathlib import Path
 
-from dpaudit.audit.result import POWER_HINTS, VIOLATION_CHECKS
-from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
+from dpaudit.audit.protocol.result import POWER_HINTS, VIOLATION_CHECKS
+from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
 from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
 from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
