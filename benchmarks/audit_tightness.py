@@ -110,8 +110,7 @@ def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
                 s0, s1 = _samples(kind, n, rng)
                 k = int(round(SEL_FRACTION * n))
                 for rule in RULE_NAMES:
-                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta,
-                                       confidence=0.95, selection=rule)
+                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta, confidence=0.95, threshold=rule)
                     vals[rule].append(res.epsilon_lower)
                 vals["jax"].append(_jax_clopper_pearson(s0, s1, delta))
             lim = threshold_audit_limit(kind, n - int(round(SEL_FRACTION * n)), delta=delta, **par)["epsilon"]

@@ -56,8 +56,8 @@ import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_scores
 from dpaudit.audit.attacks.families import _special_values, logistic_statistic
-from dpaudit.audit.stats.binomial import cp_lower, cp_upper
 from dpaudit.audit.attacks.selection import statdp_pairs
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
 
 EPS = 0.1
 _B = 100.0  # snapping bound (DP-Sniper's LaplaceFixed uses B = 100)
@@ -639,8 +639,7 @@ def rules(seeds):
                                   ("discrete Laplace (0.2)", _geo02, 0.2, "empirical-lr")):
         for rule, rnd in (("heldout", False), ("bonferroni", False), ("combined", False), ("auto", False),
                           ("heldout", True)):
-            b = np.array([audit_mechanism(mech, 0, 1, epsilon=eps, trials=3_000, seed=s, statistic=stat, selection=rule,
-                                          randomize_ties=rnd).epsilon_lower for s in range(seeds)])
+            b = np.array([audit_mechanism(mech, 0, 1, epsilon=eps, trials=3_000, seed=s, statistic=stat, threshold=rule, randomize_ties=rnd).epsilon_lower for s in range(seeds)])
             label = rule + (", randomised ties" if rnd else "")
             print(f"| {name} | {stat} | 3,000 | {label} | {seeds} | {np.mean(b == 0):.2f} | {b.mean():.4f} |",
                   flush=True)
@@ -684,8 +683,8 @@ def oracle(trials, seeds):
     for seed in range(seeds):
         o0, o1, k = _svt3_draws(seed, trials)
         s0, s1 = score(o0), score(o1)
-        h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
-        fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="frontier").epsilon_lower
+        h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="heldout").epsilon_lower
+        fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="frontier").epsilon_lower
         got.append(h)
         print(f"| {seed} | {trials:,} | {h:.4f} | {fr:.4f} | {'YES' if h > EPS else 'no'} |", flush=True)
     print(f"flagged {sum(g > EPS for g in got)} of {seeds}; median {np.median(got):.4f}, range "
@@ -732,10 +731,9 @@ def svt3_additive(trials, seeds, knots, fit):
         f_end, t_start = (k, 0) if fit == "all" else (k // 2, k // 2)
         feats = _Hinges(np.concatenate([o0[:f_end], o1[:f_end]]), knots)
         st = logistic_statistic(o0[:f_end], o1[:f_end], features=feats, l2=1e-6, max_iter=500, max_rows=2 * f_end)
-        b = audit_scores(st(o0[t_start:k]), st(o1[t_start:k]), st(o0[k:]), st(o1[k:]), epsilon=EPS,
-                         selection="heldout").epsilon_lower
+        b = audit_scores(st(o0[t_start:k]), st(o1[t_start:k]), st(o0[k:]), st(o1[k:]), epsilon=EPS, threshold="heldout").epsilon_lower
         s0, s1 = score(o0), score(o1)
-        ex = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
+        ex = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="heldout").epsilon_lower
         got.append(b)
         print(f"| {seed} | {trials:,} | {knots} | {'all selection runs' if fit == 'all' else 'training half'} | "
               f"{b:.4f} | {ex:.4f} | {'YES' if b > EPS else 'no'} | {time.perf_counter() - t:.1f} |", flush=True)

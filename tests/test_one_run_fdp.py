@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, norm
 
+from dpaudit.audit.protocol.one_run import bound_record, one_run_protocol
 from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.audit.stats.one_run import one_run_epsilon_lower
-from dpaudit.audit.protocol.one_run import bound_record, one_run_protocol
 from dpaudit.audit.stats.one_run_fdp import (
     dp_inverse_blowup,
     fdp_rejects,

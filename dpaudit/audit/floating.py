@@ -56,8 +56,8 @@ from dpaudit.audit.protocol.relation import relation_record
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.sampler import run_sampler_audit, warn_pure_dp_claim
 from dpaudit.audit.protocol.two_sample import SamplerAudit, candidate_pairs
-from dpaudit.core.jsonable import to_jsonable
 from dpaudit.core.execution import Execution
+from dpaudit.core.jsonable import to_jsonable
 from dpaudit.core.seeds import as_seed_sequence, make_rng, pin_seed, seed_record, spawn
 from dpaudit.core.validation import check_confidence, check_count
 

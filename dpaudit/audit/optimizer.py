@@ -47,11 +47,9 @@ the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimiz
 
 from __future__ import annotations
 
-import math
+import warnings
 
 import numpy as np
-
-import warnings
 
 from dpaudit.audit.attacks.statistics import dirac_canary, projection_statistic
 from dpaudit.audit.protocol.claims import DEFAULT_AUDIT_DELTA, claim_epsilon, claim_record

@@ -32,8 +32,6 @@ confidence ``1 - beta / len(delta)`` (Bonferroni), so all the comparisons hold t
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np

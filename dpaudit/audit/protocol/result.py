@@ -9,10 +9,7 @@ estimates must never be confused).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
-
-import numpy as np
 
 from dpaudit.audit.protocol.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
 from dpaudit.audit.stats.estimate import Estimate
