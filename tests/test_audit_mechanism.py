@@ -102,7 +102,7 @@ def test_vector_outputs_default_statistic_and_reproducibility():
 
 def test_metamorphic_delta_and_monotone_statistic():
     base = dict(trials=6_000, seed=4)
-    value = dict(statistic="value", selection="heldout")  # the threshold machinery on the raw output
+    value = dict(statistic="value", threshold="heldout")  # the threshold machinery on the raw output
     a = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-6, **base, **value)
     b = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-2, **base, **value)
     assert b.epsilon_lower <= a.epsilon_lower

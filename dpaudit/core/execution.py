@@ -71,7 +71,8 @@ def resolve_execution(execution: Execution | None, legacy: dict, *, where: str, 
         return execution if execution is not None else Execution()
     if execution is not None:
         raise ValueError(f"give execution=Execution(...) or the keywords {sorted(given)}, not both")
+    built = replace(Execution(), **given)  # invalid values fail first, naming the keyword
     spelled = ", ".join(f"{k}={v!r}" if not callable(v) and k != "executor" else f"{k}=..." for k, v in given.items())
     warnings.warn(f"{where}: the keywords {', '.join(sorted(given))} are deprecated; pass "
                   f"execution=dpaudit.Execution({spelled}) instead", DeprecationWarning, stacklevel=stacklevel)
-    return replace(Execution(), **given)
+    return built
