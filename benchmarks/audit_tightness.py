@@ -12,7 +12,7 @@ the mu-GDP assumption, not for Laplace), and the time taken. Goals: >= 0.9 Lapla
 the certified threshold rules -- held-out, Bonferroni over a quantile grid, combined, and the two-sided ROC
 frontier -- beside jax_privacy's ``epsilon_clopper_pearson`` (two-sided, Bonferroni over the frontier of all
 2n scores; jax_privacy itself when it is importable, else the column says n/a) and beside the limit of a
-threshold audit at n evaluation draws (:func:`dpaudit.audit.threshold_limit.threshold_audit_limit`), for the
+threshold audit at n evaluation draws (:func:`dpaudit.audit.stats.threshold_limit.threshold_audit_limit`), for the
 Gaussian (sigma 1, delta 1e-5), Laplace (b 1, delta 0) and randomized-response (eps 1, delta 0) mechanisms at
 1e4, 1e5 and 1e6 draws. ``--one-run`` prints the one-run bounds in jax_privacy's settings (deterministic
 normal scores, 10,000 canaries per side, shift 1/2/4; and random Gaussian canaries): Steinke-Nasr-Jagielski,
@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
-from dpaudit.audit.gdp import gdp_epsilon_of
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
 
 N = 100_000
 
@@ -95,8 +95,8 @@ def _jax_clopper_pearson(s0, s1, delta):
 
 def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
     """Mean certified epsilon of each threshold rule on the same samples (see the module docstring)."""
-    from dpaudit.audit.mechanism import audit_scores
-    from dpaudit.audit.threshold_limit import threshold_audit_limit
+    from dpaudit.audit.protocol.two_sample import audit_scores
+    from dpaudit.audit.stats.threshold_limit import threshold_audit_limit
 
     cases = (("gaussian", 1e-5, dict(mu=1.0)), ("laplace", 0.0, dict(epsilon=1.0)),
              ("randomized-response", 0.0, dict(epsilon=1.0)))
@@ -110,8 +110,7 @@ def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
                 s0, s1 = _samples(kind, n, rng)
                 k = int(round(SEL_FRACTION * n))
                 for rule in RULE_NAMES:
-                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta,
-                                       confidence=0.95, selection=rule)
+                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta, confidence=0.95, threshold=rule)
                     vals[rule].append(res.epsilon_lower)
                 vals["jax"].append(_jax_clopper_pearson(s0, s1, delta))
             lim = threshold_audit_limit(kind, n - int(round(SEL_FRACTION * n)), delta=delta, **par)["epsilon"]
@@ -142,7 +141,7 @@ def _frontier_counts(s_in, s_out):
     """(tp, fp) at the ROC-frontier thresholds "in iff score >= t" of jax_privacy's one-run audit (all
     thresholds, Bonferroni over their number) -- the same protocol, re-computed here so that our bounds are
     evaluated at exactly its (r, v)."""
-    from dpaudit.audit.thresholds import _upper_hull
+    from dpaudit.audit.stats.thresholds import _upper_hull
 
     t = np.concatenate([np.union1d(s_in, s_out), [np.inf]])
     tp = s_in.size - np.searchsorted(np.sort(s_in), t, side="left")
@@ -153,8 +152,8 @@ def _frontier_counts(s_in, s_out):
 
 
 def one_run_table(delta=1e-6, significance=0.05):
-    from dpaudit.audit.one_run import one_run_epsilon_lower
-    from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
+    from dpaudit.audit.stats.one_run import one_run_epsilon_lower
+    from dpaudit.audit.stats.one_run_fdp import one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
 
     rows = []
     settings = [(f"deterministic normal, shift {s}", _det_normal(s, 10_000), _det_normal(0.0, 10_000))

@@ -29,7 +29,7 @@ Re-implemented from the papers (vectorised over trials with numpy; no code copie
   exact, claim from its zCDP rho = 1/(2 sigma^2); and their textbook floating-point versions.
 
 Neighbouring inputs: query-answer vectors with ``||x - x'||_inf <= 1`` (sensitivity-1 queries),
-searched over the standard patterns of StatDP (:func:`dpaudit.audit.selection.statdp_pairs`) plus
+searched over the standard patterns of StatDP (:func:`dpaudit.audit.attacks.selection.statdp_pairs`) plus
 the pair DP-Sniper reported; scalar-input mechanisms use (0, 1) (RAPPOR: the two values).
 
 Published numbers: DP-Sniper's certified lower bounds (logistic regression / neural network,
@@ -55,9 +55,9 @@ import time
 import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_scores
-from dpaudit.audit.attack_families import _special_values, logistic_statistic
-from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.selection import statdp_pairs
+from dpaudit.audit.attacks.families import _special_values, logistic_statistic
+from dpaudit.audit.attacks.selection import statdp_pairs
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
 
 EPS = 0.1
 _B = 100.0  # snapping bound (DP-Sniper's LaplaceFixed uses B = 100)
@@ -605,7 +605,7 @@ def _rr_inclusion(eps):
 def one_run_rate(audits, m=1000):
     """False-alarm rate of the one-run audit when the claim is exact: randomized response of each
     canary's inclusion bit (exactly eps-DP per canary, the worst case of the SNJ bound)."""
-    from dpaudit.audit.one_run import one_run_protocol
+    from dpaudit.audit.protocol.one_run import one_run_protocol
 
     print("| eps (= claim) | canaries m | guesses | audits | false alarms | rate | 95% Clopper-Pearson | mean bound |")
     print("|---|---|---|---|---|---|---|---|")
@@ -639,8 +639,7 @@ def rules(seeds):
                                   ("discrete Laplace (0.2)", _geo02, 0.2, "empirical-lr")):
         for rule, rnd in (("heldout", False), ("bonferroni", False), ("combined", False), ("auto", False),
                           ("heldout", True)):
-            b = np.array([audit_mechanism(mech, 0, 1, epsilon=eps, trials=3_000, seed=s, statistic=stat, selection=rule,
-                                          randomize_ties=rnd).epsilon_lower for s in range(seeds)])
+            b = np.array([audit_mechanism(mech, 0, 1, epsilon=eps, trials=3_000, seed=s, statistic=stat, threshold=rule, randomize_ties=rnd).epsilon_lower for s in range(seeds)])
             label = rule + (", randomised ties" if rnd else "")
             print(f"| {name} | {stat} | 3,000 | {label} | {seeds} | {np.mean(b == 0):.2f} | {b.mean():.4f} |",
                   flush=True)
@@ -684,8 +683,8 @@ def oracle(trials, seeds):
     for seed in range(seeds):
         o0, o1, k = _svt3_draws(seed, trials)
         s0, s1 = score(o0), score(o1)
-        h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
-        fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="frontier").epsilon_lower
+        h = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="heldout").epsilon_lower
+        fr = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="frontier").epsilon_lower
         got.append(h)
         print(f"| {seed} | {trials:,} | {h:.4f} | {fr:.4f} | {'YES' if h > EPS else 'no'} |", flush=True)
     print(f"flagged {sum(g > EPS for g in got)} of {seeds}; median {np.median(got):.4f}, range "
@@ -732,10 +731,9 @@ def svt3_additive(trials, seeds, knots, fit):
         f_end, t_start = (k, 0) if fit == "all" else (k // 2, k // 2)
         feats = _Hinges(np.concatenate([o0[:f_end], o1[:f_end]]), knots)
         st = logistic_statistic(o0[:f_end], o1[:f_end], features=feats, l2=1e-6, max_iter=500, max_rows=2 * f_end)
-        b = audit_scores(st(o0[t_start:k]), st(o1[t_start:k]), st(o0[k:]), st(o1[k:]), epsilon=EPS,
-                         selection="heldout").epsilon_lower
+        b = audit_scores(st(o0[t_start:k]), st(o1[t_start:k]), st(o0[k:]), st(o1[k:]), epsilon=EPS, threshold="heldout").epsilon_lower
         s0, s1 = score(o0), score(o1)
-        ex = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, selection="heldout").epsilon_lower
+        ex = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=EPS, threshold="heldout").epsilon_lower
         got.append(b)
         print(f"| {seed} | {trials:,} | {knots} | {'all selection runs' if fit == 'all' else 'training half'} | "
               f"{b:.4f} | {ex:.4f} | {'YES' if b > EPS else 'no'} | {time.perf_counter() - t:.1f} |", flush=True)

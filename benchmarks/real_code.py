@@ -5,7 +5,7 @@ Each library is audited where it is installed (diffprivlib, OpenDP and PyDP come
 extra; Tumult Core needs an environment of its own, docs/tumult.md) and listed as skipped otherwise.
 
 Table 1: one row per library mechanism, audited with ``statistic="auto"`` (the attack families of
-``dpaudit.audit.attack_families``, the bit-level precision attack included) against the claim the
+``dpaudit.audit.attacks.families``, the bit-level precision attack included) against the claim the
 library states (a zCDP claim at three deltas, Bonferroni; the row shows the point with the largest
 excess). Table 2: :func:`dpaudit.check_floating_point` on every real-valued sampler (library and
 textbook numpy) and on dpaudit's discrete samplers.

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from dpaudit.audit.renyi import equal_interval, unequal_interval
+from dpaudit.audit.stats.renyi import equal_interval, unequal_interval
 from dpaudit.core.gaussian_divergence import renyi_gaussians_moments
 
 CONF = 0.95

@@ -27,6 +27,7 @@ import numpy as np
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
 from dpaudit.audit.linear_instance import simulate_noisy_gd
+from dpaudit.core.execution import Execution
 from dpaudit.core.runner import InProcessExecutor, ProcessPool, run_chunks
 from dpaudit.mechanisms import Gaussian
 
@@ -80,12 +81,12 @@ def main(argv=None) -> int:
     g = Gaussian(1.0)
     workloads = [
         (f"audit_mechanism, Gaussian, {n_mech:,} trials/input, chunk 10,000", 2 * n_mech,
-         lambda ex: audit_mechanism(g.sample, 0.0, 1.0, epsilon=5.0, delta=1e-5, trials=n_mech, seed=1, executor=ex)),
+         lambda ex: audit_mechanism(g.sample, 0.0, 1.0, epsilon=5.0, delta=1e-5, trials=n_mech, seed=1, execution=Execution(executor=ex))),
         (f"simulate_noisy_gd, 200 steps, {n_gd:,} trials, chunk 10,000", n_gd,
          lambda ex: simulate_noisy_gd(np.zeros((1, 1)), steps=200, step_size=0.1, sigma=1.0, trials=n_gd, seed=1,
-                                      executor=ex)),
+                                      execution=Execution(executor=ex))),
         (f"audit_optimizer dp-gd, {n_opt:,} trials/dataset, chunk 2,000", 2 * n_opt,
-         lambda ex: audit_optimizer("dp-gd", trials=n_opt, seed=1, executor=ex)),
+         lambda ex: audit_optimizer("dp-gd", trials=n_opt, seed=1, execution=Execution(executor=ex))),
     ]
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}; "
           f"process pool start-up {pool_start:.2f} s"

@@ -57,6 +57,7 @@ _EXPORTS = {
     "AuditResult": "dpaudit.audit",
     "Estimate": "dpaudit.audit",
     "ChunkError": "dpaudit.audit",
+    "Execution": "dpaudit.core.execution",
     "make_optimizer": "dpaudit.optimizers",
     # sub-modules named in the public interface
     "conversions": "dpaudit.conversions",

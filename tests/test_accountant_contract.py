@@ -191,7 +191,7 @@ class TestPLDAccountantContract(AccountantContract):
 
 def test_every_registered_accountant_has_a_contract_test():
     tested = {cls.name for cls in AccountantContract.__subclasses__() if cls.__name__.startswith("Test")}
-    assert tested == set(ACCOUNTANTS)
+    assert set(ACCOUNTANTS) <= tested  # (a test module may add an accountant of its own: test_one_file_accountant)
 
 
 def test_unknown_name_is_refused():

@@ -92,7 +92,7 @@ def test_one_set_of_defaults():
 def test_the_documented_reason_for_the_testing_defaults_holds():
     """defaults.py: twice the trials at 0.99 buy back the power lost to the stricter confidence
     (ceiling 0.947 vs 0.951 at epsilon 1; 3.830 vs 3.841 at epsilon 4)."""
-    from dpaudit.audit.verdict import threshold_ceiling
+    from dpaudit.audit.stats.power import threshold_ceiling
 
     for eps, audit_side, test_side in ((1.0, 0.947, 0.951), (4.0, 3.830, 3.841)):
         a = threshold_ceiling(eps, 1e-5, int(0.7 * defaults.DEFAULT_TRIALS), (1 - defaults.DEFAULT_CONFIDENCE) / 2)

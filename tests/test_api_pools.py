@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
+from dpaudit.core.execution import Execution
 from dpaudit.core.runner import ProcessPool, check_picklable
 
 
@@ -30,9 +31,9 @@ def test_lambdas_and_closures_run_on_workers_with_the_in_process_result():
     def sampler(x, rng, size):  # a closure over `scale`
         return x + rng.laplace(0.0, scale, size)
 
-    kw = dict(epsilon=1.0, trials=3000, seed=5, chunk_size=500, statistic=lambda o: o)
-    here = audit_mechanism(sampler, 0.0, 1.0, **kw)
-    there = audit_mechanism(sampler, 0.0, 1.0, workers=2, **kw)
+    kw = dict(epsilon=1.0, trials=3000, seed=5, statistic=lambda o: o)
+    here = audit_mechanism(sampler, 0.0, 1.0, execution=Execution(chunk_size=500), **kw)
+    there = audit_mechanism(sampler, 0.0, 1.0, execution=Execution(workers=2, chunk_size=500), **kw)
     assert dumps(here) == dumps(there)
 
 
@@ -51,7 +52,8 @@ import dpaudit
 
 # no `if __name__ == "__main__":` guard, a lambda sampler, two worker processes
 res = dpaudit.audit_mechanism(lambda x, rng, size: x + rng.laplace(0.0, 1.0, size), 0.0, 1.0,
-                              epsilon=1.0, trials=2000, seed=3, chunk_size=500, workers=2)
+                              epsilon=1.0, trials=2000, seed=3,
+                              execution=dpaudit.Execution(chunk_size=500, workers=2))
 print("RESULT", repr(res.epsilon_lower), flush=True)
 """
 
@@ -66,8 +68,8 @@ def test_a_script_without_main_guard_runs_once_on_workers(tmp_path):
     body = [line for line in p.stdout.splitlines() if line.startswith("script body runs")]
     assert len(body) == 1, p.stdout  # the workers did not re-run the script
     result = [line for line in p.stdout.splitlines() if line.startswith("RESULT")]
-    expected = audit_mechanism(lambda x, rng, size: x + rng.laplace(0.0, 1.0, size), 0.0, 1.0, epsilon=1.0,
-                               trials=2000, seed=3, chunk_size=500)
+    expected = audit_mechanism(lambda x, rng, size: x + rng.laplace(0.0, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=2000, seed=3,
+                               execution=Execution(chunk_size=500))
     assert result == [f"RESULT {expected.epsilon_lower!r}"]
 
 
@@ -76,6 +78,6 @@ def test_vector_outputs_and_default_statistic_on_workers():
     def sampler(x, rng, size):
         return rng.normal(np.broadcast_to(x, (size, 2)), 1.0)
 
-    kw = dict(epsilon=5.0, delta=1e-5, trials=2000, seed=9, chunk_size=500)
-    assert dumps(audit_mechanism(sampler, [0.0, 0.0], [1.0, 0.0], **kw)) == \
-        dumps(audit_mechanism(sampler, [0.0, 0.0], [1.0, 0.0], workers=2, **kw))
+    kw = dict(epsilon=5.0, delta=1e-5, trials=2000, seed=9)
+    assert dumps(audit_mechanism(sampler, [0.0, 0.0], [1.0, 0.0], execution=Execution(chunk_size=500), **kw)) == \
+        dumps(audit_mechanism(sampler, [0.0, 0.0], [1.0, 0.0], execution=Execution(workers=2, chunk_size=500), **kw))

@@ -205,3 +205,169 @@ def test_guard_rule_refuses_a_bad_module(source):
 @pytest.mark.parametrize("source", GOOD_GUARDS)
 def test_guard_rule_accepts_a_good_module(source):
     assert not import_guards_on_the_package(ast.parse(source), "good.py")
+
+
+# -- the audit wing in layers: stats -> attacks -> protocol -> auditors -------------------------------
+#: sub-layers of dpaudit.audit, low to high; a module directly in dpaudit/audit/ is an auditor
+AUDIT_LAYERS = ("stats", "attacks", "protocol")
+AUDIT = ROOT / "audit"
+
+
+def _audit_rank(module: str):
+    """(rank, name) of a dotted dpaudit.audit module: stats 0, attacks 1, protocol 2, an auditor 3."""
+    parts = module.split(".")
+    if parts[:2] != ["dpaudit", "audit"] or len(parts) < 3:
+        return None
+    return (AUDIT_LAYERS.index(parts[2]), parts[2]) if parts[2] in AUDIT_LAYERS else (3, parts[2])
+
+
+def audit_layer_violations(tree, module: str) -> list[str]:
+    """Imports of ``module`` (a dpaudit.audit module) that go up the audit layers or from one auditor to another."""
+    own = _audit_rank(module)
+    found = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        for t in targets:
+            r = _audit_rank(t)
+            if r is None or (isinstance(node, ast.ImportFrom) and t != getattr(node, "module", None)
+                             and _audit_rank(node.module) is not None):
+                continue
+            if r[0] > own[0]:
+                found.append(f"{module}:{node.lineno} imports {t} (layer {AUDIT_LAYERS[r[0]] if r[0] < 3 else 'auditor'}"
+                             f" above {AUDIT_LAYERS[own[0]] if own[0] < 3 else 'auditor'})")
+            elif r[0] == own[0] == 3 and r[1] != own[1]:
+                found.append(f"{module}:{node.lineno} imports the auditor {t} (auditors do not import each other)")
+    return found
+
+
+def _audit_modules():
+    for path in AUDIT.rglob("*.py"):
+        if path.name == "__init__.py" and path.parent == AUDIT:
+            continue  # the package facade (lazy table)
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        yield "dpaudit." + ".".join(parts), ast.parse(path.read_text())
+
+
+def test_audit_wing_layers():
+    found = [f for module, tree in _audit_modules() for f in audit_layer_violations(tree, module)]
+    assert not found, "imports against the audit layers:\n" + "\n".join(found)
+
+
+def test_every_audit_module_is_in_a_sub_layer_or_an_auditor():
+    subpackages = {p.name for p in AUDIT.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert subpackages == set(AUDIT_LAYERS), subpackages
+
+
+BAD_AUDIT = [
+    ("dpaudit.audit.stats.rules", "from dpaudit.audit.attacks.selection import TieBreak"),
+    ("dpaudit.audit.attacks.selection", "from dpaudit.audit.protocol.result import AuditResult"),
+    ("dpaudit.audit.protocol.two_sample", "from dpaudit.audit.mechanism import audit_mechanism"),
+    ("dpaudit.audit.floating", "from dpaudit.audit.mechanism import audit_mechanism"),
+    ("dpaudit.audit.training", "import dpaudit.audit.optimizer"),
+]
+GOOD_AUDIT = [
+    ("dpaudit.audit.protocol.two_sample", "from dpaudit.audit.stats.rules import HeldOut"),
+    ("dpaudit.audit.mechanism", "from dpaudit.audit.protocol.sampler import run_sampler_audit"),
+    ("dpaudit.audit.attacks.families", "from dpaudit.audit.attacks.base import AttackFamily"),
+    ("dpaudit.audit.stats.rules", "from dpaudit.audit.stats.thresholds import select_test"),
+]
+
+
+@pytest.mark.parametrize("module, source", BAD_AUDIT)
+def test_audit_layer_rule_refuses_a_bad_import(module, source):
+    assert audit_layer_violations(ast.parse(source), module)
+
+
+@pytest.mark.parametrize("module, source", GOOD_AUDIT)
+def test_audit_layer_rule_accepts_a_good_import(module, source):
+    assert not audit_layer_violations(ast.parse(source), module)
+
+
+# -- no private name crosses a module boundary (anywhere in the package) -----------------------------
+def private_names_across_modules(tree, module: str) -> list[str]:
+    """``from dpaudit.x import _name`` in any module but ``dpaudit.x`` itself (a private name is its module's own);
+    private *modules* may be imported by their own package only (checked above)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "dpaudit" \
+                and node.module != module and node.module != "dpaudit._lazy":
+            for alias in node.names:
+                sub = ROOT.joinpath(*node.module.split(".")[1:], alias.name)
+                if alias.name.startswith("_") and not alias.name.startswith("__") and \
+                        not (sub.with_suffix(".py").exists() or sub.is_dir()):  # a private module of its package
+                    found.append(f"{module}:{node.lineno} imports {alias.name} from {node.module}")
+    return found
+
+
+def test_no_private_names_across_modules():
+    found = []
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        module = "dpaudit." + ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found += private_names_across_modules(ast.parse(path.read_text()), module)
+    assert not found, "private names imported from another module:\n" + "\n".join(found)
+
+
+def test_private_module_rule_refuses_and_accepts():
+    assert private_names_across_modules(ast.parse("from dpaudit.audit.protocol.two_sample import _halves"),
+                                        "dpaudit.audit.optimizer")
+    assert not private_names_across_modules(ast.parse("from dpaudit.audit.protocol.two_sample import split_trials"),
+                                            "dpaudit.audit.optimizer")
+
+
+# -- size: no function over 80 lines of code --------------------------------------------------------
+#: lines of code of a function: its lines that are not blank, not comments and not its docstring
+MAX_FUNCTION_LINES = 80
+
+
+def function_lengths(source: str):
+    """(name, first line, lines of code) of every function of ``source``."""
+    tree = ast.parse(source)
+    lines = source.split("\n")
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = None
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value,
+                                                                                                  str):
+                doc = (first.lineno, first.end_lineno)
+            n = sum(1 for i in range(node.lineno, node.end_lineno + 1)
+                    if lines[i - 1].strip() and not lines[i - 1].strip().startswith("#")
+                    and not (doc and doc[0] <= i <= doc[1]))
+            yield node.name, node.lineno, n
+
+
+def test_no_function_over_80_lines_of_code():
+    long = [f"{path.relative_to(ROOT)}:{line} {name}: {n} lines"
+            for path in ROOT.rglob("*.py") for name, line, n in function_lengths(path.read_text())
+            if n > MAX_FUNCTION_LINES]
+    assert not long, "functions over 80 lines of code (split them into named steps):\n" + "\n".join(long)
+
+
+def test_function_length_counts_code_not_docstrings_or_comments():
+    body = "\n".join(f"    x{i} = {i}" for i in range(81))
+    assert [n for *_, n in function_lengths(f"def f():\n{body}\n")] == [82]
+    assert [n for *_, n in function_lengths('def f():\n    """doc\n\n    more"""\n    # c\n\n    return 1\n')] == [2]
+
+
+# -- docs/architecture.md names every module ---------------------------------------------------------
+def test_architecture_doc_names_every_module():
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text()
+    missing = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if path.name == "__init__.py":
+            name = "/".join(rel.parts[:-1]) + "/" if len(rel.parts) > 1 else None
+        else:
+            name = str(rel)
+        if name and f"`{name}`" not in doc and f"`dpaudit/{name}`" not in doc:
+            missing.append(str(rel))
+    assert not missing, "modules docs/architecture.md does not describe (one line each, as `path/to/module.py`):\n" \
+        + "\n".join(missing)

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from dpaudit.audit import error_rates
+from dpaudit.audit.stats import error_rates
 from dpaudit.core import validation
 
 VALIDATOR_MODULES = [validation, error_rates]

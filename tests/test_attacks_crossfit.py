@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.attack_families import ELR_BINS, NB_BINS, empirical_lr_statistic, naive_bayes_statistic
-from dpaudit.audit.thresholds import evaluate_test, select_test
+from dpaudit.audit.attacks.families import ELR_BINS, NB_BINS, empirical_lr_statistic, naive_bayes_statistic
+from dpaudit.audit.stats.thresholds import evaluate_test, select_test
 
 
 def _limit(R, beta=0.05):

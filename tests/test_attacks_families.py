@@ -8,15 +8,9 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.attack_families import (
-    empirical_lr_statistic,
-    float_bit_codes,
-    float_bits_statistic,
-    float_reachability_statistic,
-    logistic_statistic,
-    sklearn_available,
-)
-from dpaudit.audit.outputs import as_output_batch
+from dpaudit.audit.attacks.families import empirical_lr_statistic, logistic_statistic, sklearn_available
+from dpaudit.audit.attacks.floating import float_bit_codes, float_bits_statistic, float_reachability_statistic
+from dpaudit.audit.attacks.outputs import as_output_batch
 from dpaudit.testing import assert_audit_consistent
 
 
@@ -110,7 +104,7 @@ def test_mlp_power_where_linear_fails():
 
 
 def test_mlp_skipped_and_recorded_without_sklearn(monkeypatch):
-    import dpaudit.audit.attack_families as fam
+    import dpaudit.audit.attacks.families as fam
 
     monkeypatch.setattr(fam, "sklearn_available", lambda: False)
     r = audit_mechanism(randomized_response, 0, 1, epsilon=1.0, trials=600, seed=0)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.one_run import choose_guesses, correct_counts, one_run_audit, one_run_protocol
+from dpaudit.audit.protocol.one_run import one_run_protocol
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.one_run import choose_guesses, correct_counts, one_run_audit
 
 
 def one_sided(x, rng, size):

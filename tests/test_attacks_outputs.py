@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.outputs import NAN_KEY, as_output_batch, canonical_key, conform, object_features, row_keys
+from dpaudit.audit.attacks.outputs import NAN_KEY, as_output_batch, canonical_key, conform, object_features, row_keys
+from dpaudit.core.execution import Execution
 
 
 def svt_transcript(x, rng, size, eps=1.0):
@@ -106,9 +107,10 @@ def test_batch_representations_and_conform():
 
 
 def test_same_result_on_a_thread_pool_with_object_outputs():
-    kw = dict(epsilon=1.0, trials=1_500, seed=4, chunk_size=200)
-    a = audit_mechanism(svt_transcript, [0, 0, 0], [1, 1, 1], **kw)
+    kw = dict(epsilon=1.0, trials=1_500, seed=4)
+    a = audit_mechanism(svt_transcript, [0, 0, 0], [1, 1, 1], execution=Execution(chunk_size=200), **kw)
     with ThreadPoolExecutor(2) as ex:
-        b = audit_mechanism(svt_transcript, [0, 0, 0], [1, 1, 1], executor=ex, **kw)
+        b = audit_mechanism(svt_transcript, [0, 0, 0], [1, 1, 1], execution=Execution(executor=ex, chunk_size=200),
+                            **kw)
     assert a.to_dict() == b.to_dict()
     assert math.isfinite(a.epsilon_lower)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.mechanism import audit_scores
-from dpaudit.audit.selection import TieBreak, boundary_grid, statdp_pairs, tiebreak_seed
+from dpaudit.audit.attacks.selection import TieBreak, attack_choice, boundary_grid, statdp_pairs, tiebreak_seed
+from dpaudit.audit.protocol.two_sample import audit_scores
+from dpaudit.core.execution import Execution
 
 
 def _limit(R, beta=0.05):
@@ -74,15 +75,16 @@ def test_tiebreak_coding_is_monotone_and_grid_is_deterministic():
 
 
 def test_randomised_tie_breaking_same_result_whatever_the_executor():
-    kw = dict(epsilon=0.3, trials=3_000, seed=7, chunk_size=300, statistic="empirical-lr")
-    a = audit_mechanism(rr, 0, 1, **kw)
+    kw = dict(epsilon=0.3, trials=3_000, seed=7)
+    here = Execution(chunk_size=300)
+    a = audit_mechanism(rr, 0, 1, statistic="empirical-lr", execution=here, **kw)
     with ThreadPoolExecutor(3) as ex:
-        b = audit_mechanism(rr, 0, 1, executor=ex, **kw)
+        b = audit_mechanism(rr, 0, 1, statistic="empirical-lr", execution=Execution(executor=ex, chunk_size=300), **kw)
     assert a.to_dict() == b.to_dict() and a.details["attack"]["tie_break"].startswith("category")
-    kw["randomize_ties"] = True
-    c = audit_mechanism(rr, 0, 1, **kw)
+    randomised = attack_choice("empirical-lr", randomize_ties=True)
+    c = audit_mechanism(rr, 0, 1, statistic=randomised, execution=here, **kw)
     with ThreadPoolExecutor(3) as ex:
-        d = audit_mechanism(rr, 0, 1, executor=ex, **kw)
+        d = audit_mechanism(rr, 0, 1, statistic=randomised, execution=Execution(executor=ex, chunk_size=300), **kw)
     assert c.to_dict() == d.to_dict() and c.details["attack"]["tie_break"].startswith("randomised")
 
 
@@ -91,11 +93,11 @@ def test_combined_rule_spends_half_on_each():
     s0, s1 = rng.normal(size=(2, 4_000))
     s1 = s1 + 1.0
     r = audit_scores(s0[:1000], s1[:1000], s0[1000:], s1[1000:], epsilon=1.0, delta=0.0, confidence=0.95,
-                     selection="combined")
+                     threshold="combined")
     t = r.details["threshold_test"]
     assert t["beta"] == pytest.approx(0.05)
     h = audit_scores(s0[:1000], s1[:1000], s0[1000:], s1[1000:], epsilon=1.0, delta=0.0, confidence=0.975,
-                     selection="heldout")
+                     threshold="heldout")
     assert t["heldout_value"] == pytest.approx(h.details["threshold_test"]["value"])
     assert r.epsilon_lower == pytest.approx(max(t["heldout_value"], t["bonferroni_value"]), abs=1e-12)
 
@@ -120,7 +122,7 @@ def test_small_effect_zero_rate_regression():
     of the empirical likelihood ratio) certifies something more often. 40 seeds."""
     R = 40
     kw = dict(epsilon=0.3, trials=3_000, statistic="empirical-lr")
-    zero_h = sum(audit_mechanism(geo, 0, 1, seed=s, selection="heldout", **kw).epsilon_lower == 0 for s in range(R))
+    zero_h = sum(audit_mechanism(geo, 0, 1, seed=s, threshold="heldout", **kw).epsilon_lower == 0 for s in range(R))
     zero_a = sum(audit_mechanism(geo, 0, 1, seed=s, **kw).epsilon_lower == 0 for s in range(R))
     assert zero_a < zero_h, (zero_h, zero_a)
 
@@ -139,7 +141,7 @@ def test_low_fpr_region_and_both_orientations():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="selection"):
-        audit_mechanism(rr, 0, 1, epsilon=1.0, trials=100, selection="best")
+        audit_mechanism(rr, 0, 1, epsilon=1.0, trials=100, threshold="best")
     with pytest.raises(ValueError, match="statistic"):
         audit_mechanism(rr, 0, 1, epsilon=1.0, trials=100, statistic="nope")
     with pytest.raises(ValueError, match="pairs"):
@@ -159,8 +161,7 @@ def test_small_effect_rules_measured():
     R = 200
     out = {}
     for rule in ("heldout", "bonferroni", "combined", "auto"):
-        b = np.array([audit_mechanism(geo, 0, 1, epsilon=0.3, trials=3_000, seed=s, statistic="empirical-lr",
-                                      selection=rule).epsilon_lower for s in range(R)])
+        b = np.array([audit_mechanism(geo, 0, 1, epsilon=0.3, trials=3_000, seed=s, statistic="empirical-lr", threshold=rule).epsilon_lower for s in range(R)])
         out[rule] = (np.mean(b == 0), np.mean(b))
     assert out["auto"][0] < out["heldout"][0]
     assert out["combined"][0] < out["heldout"][0]

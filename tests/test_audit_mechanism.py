@@ -7,8 +7,10 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.gdp import gdp_epsilon_of
-from dpaudit.audit.mechanism import GDP_METHOD
+from dpaudit.audit.protocol.two_sample import GDP_METHOD
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
+from dpaudit.audit.stats.rules import Bonferroni
+from dpaudit.core.execution import Execution
 
 
 def laplace(scale, sensitivity_used=1.0):
@@ -90,7 +92,7 @@ def test_vector_outputs_default_statistic_and_reproducibility():
     x0, x1 = np.zeros(3), np.array([1.0, 1.0, 0.0]) / math.sqrt(2)
     kw = dict(epsilon=1.0, delta=1e-5, trials=4_000, seed=9, statistic="projection")
     r1 = audit_mechanism(gaussian(0.5, 3), x0, x1, **kw)
-    r2 = audit_mechanism(gaussian(0.5, 3), x0, x1, chunk_size=700, **kw)
+    r2 = audit_mechanism(gaussian(0.5, 3), x0, x1, execution=Execution(chunk_size=700), **kw)
     r3 = audit_mechanism(gaussian(0.5, 3), x0, x1, **kw)
     assert r1.to_dict() == r3.to_dict()
     assert r1.epsilon_lower > 0 and "mean difference" in r1.details["statistic"]
@@ -100,7 +102,7 @@ def test_vector_outputs_default_statistic_and_reproducibility():
 
 def test_metamorphic_delta_and_monotone_statistic():
     base = dict(trials=6_000, seed=4)
-    value = dict(statistic="value", selection="heldout")  # the threshold machinery on the raw output
+    value = dict(statistic="value", threshold="heldout")  # the threshold machinery on the raw output
     a = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-6, **base, **value)
     b = audit_mechanism(gaussian(1.0), 0.0, 1.0, epsilon=1.0, delta=1e-2, **base, **value)
     assert b.epsilon_lower <= a.epsilon_lower
@@ -112,8 +114,8 @@ def test_metamorphic_delta_and_monotone_statistic():
 
 
 def test_bonferroni_with_fixed_grid_and_one_run():
-    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5, selection="bonferroni",
-                        grid=np.linspace(-1, 3, 30), statistic=lambda o: o)
+    r = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5,
+                        threshold=Bonferroni(grid=np.linspace(-1, 3, 30)), statistic=lambda o: o)
     assert 0.6 < r.epsilon_lower <= 1.0 and r.details["threshold_test"]["grid_size"] == 30
     o = audit_mechanism(laplace(1.0), 0.0, 1.0, epsilon=1.0, trials=20_000, seed=5, method="one-run",
                         statistic="auto-real")

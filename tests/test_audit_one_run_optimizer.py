@@ -14,9 +14,9 @@ import pytest
 from scipy.stats import binom
 
 from dpaudit.audit import audit_optimizer
-from dpaudit.audit.gdp import gdp_epsilon_of
-from dpaudit.audit.one_run import one_run_audit, one_run_epsilon_lower
 from dpaudit.audit.optimizer import _correct_counts, one_run_optimizer_audits
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
+from dpaudit.audit.stats.one_run import one_run_audit, one_run_epsilon_lower
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.dp_gd import DPGD, DPSGD
 

@@ -11,7 +11,7 @@ from scipy.stats import binom
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.audit import audit_optimizer
-from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
+from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.optimizers import make_optimizer, names
 from dpaudit.optimizers.base import Run
 from dpaudit.optimizers.dp_agd import DPAGD

@@ -8,7 +8,7 @@ import pytest
 
 from dpaudit.audit import renyi_divergence
 from dpaudit.audit.linear_instance import linear_instance_datasets, linear_instance_table, simulate_noisy_gd
-from dpaudit.audit.renyi import bernoulli_renyi, gaussian_renyi
+from dpaudit.audit.stats.renyi import bernoulli_renyi, gaussian_renyi
 
 
 def exact_linear(alpha, eta, K, sigma=1.0, S=1.0, n=1):

@@ -15,11 +15,12 @@ from scipy.stats import beta as beta_dist
 from scipy.stats import binom, norm
 
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.attack_stats import attack_statistics, auroc, auroc_interval
-from dpaudit.audit.gdp import gdp_epsilon_of
-from dpaudit.audit.mechanism import audit_scores
-from dpaudit.audit.threshold_limit import threshold_audit_limit
-from dpaudit.audit.thresholds import frontier_test, heldout_test, roc_frontier
+from dpaudit.audit.protocol.two_sample import audit_scores
+from dpaudit.audit.stats.attack_stats import attack_statistics, auroc, auroc_interval
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
+from dpaudit.audit.stats.rules import frontier_test, heldout_test
+from dpaudit.audit.stats.threshold_limit import threshold_audit_limit
+from dpaudit.audit.stats.thresholds import roc_frontier
 from dpaudit.report.writer import render_report
 
 MU = 1.0
@@ -175,7 +176,7 @@ def test_frontier_rule_through_audit_scores():
     rng = np.random.default_rng(9)
     s0, s1 = _gauss(rng, 20_000)
     res = audit_scores(s0[:6000], s1[:6000], s0[6000:], s1[6000:], epsilon=10.0, delta=1e-5, confidence=0.95,
-                       selection="frontier")
+                       threshold="frontier")
     assert res.details["threshold_test"]["selection"] == "frontier"
     assert "frontier" in res.method
     ho = heldout_test(s0[:6000], s1[:6000], s0[6000:], s1[6000:], delta=1e-5, beta=0.05)["value"]

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.error_rates import epsilon_lower_from_counts, epsilon_lower_from_rates
-from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of, mu_lower_from_rates
-from dpaudit.audit.one_run import one_run_audit, one_run_epsilon_lower, one_run_p_value
-from dpaudit.audit.result import AuditResult, Estimate
-from dpaudit.audit.thresholds import bonferroni_test, heldout_test, oriented_counts
+from dpaudit.audit.protocol.result import AuditResult, Estimate
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+from dpaudit.audit.stats.error_rates import epsilon_lower_from_counts, epsilon_lower_from_rates
+from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of, mu_lower_from_rates
+from dpaudit.audit.stats.one_run import one_run_audit, one_run_epsilon_lower, one_run_p_value
+from dpaudit.audit.stats.rules import bonferroni_test, heldout_test
+from dpaudit.audit.stats.thresholds import oriented_counts
 from dpaudit.core.runner import chunk_sizes, concat_chunks, run_chunks
 
 

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import dp_testing_suite as S  # noqa: E402
 
-from dpaudit.audit.threshold_limit import threshold_audit_limit  # noqa: E402
+from dpaudit.audit.stats.threshold_limit import threshold_audit_limit  # noqa: E402
 
 
 @pytest.mark.parametrize("n", [1_000, 70_000, 700_000])

@@ -82,7 +82,7 @@ def test_bad_lists_exit_2_one_line(capsys, argv, fragment):
 
 
 def test_renyi_method_all_runs_every_estimator(capsys):
-    from dpaudit.audit.renyi import RENYI_METHODS
+    from dpaudit.audit.stats.renyi import RENYI_METHODS
 
     code, out, _ = run(capsys, ["renyi", "--steps", "2", "--alpha", "2", "--trials", "400", "--method", "all",
                                 "--json"])
@@ -174,7 +174,7 @@ def test_every_json_object_shares_keys_and_is_strict(capsys, tmp_path):
 
 
 def test_non_finite_numbers_follow_one_rule():
-    from dpaudit.audit.result import to_jsonable
+    from dpaudit.core.jsonable import to_jsonable
 
     assert to_jsonable({"a": math.inf, "b": -math.inf, "c": math.nan, "d": 1.5}) == \
         {"a": "inf", "b": "-inf", "c": None, "d": 1.5}

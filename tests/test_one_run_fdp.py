@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom, norm
 
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.one_run import bound_record, one_run_epsilon_lower, one_run_protocol
-from dpaudit.audit.one_run_fdp import (
+from dpaudit.audit.protocol.one_run import bound_record, one_run_protocol
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.one_run import one_run_epsilon_lower
+from dpaudit.audit.stats.one_run_fdp import (
     dp_inverse_blowup,
     fdp_rejects,
     gaussian_inverse_blowup,
@@ -221,7 +222,7 @@ def test_one_run_audit_records_the_test_and_the_report_labels_the_gaussian_numbe
                           method="one-run")
     rec = res.details["one_run_bound"]
     assert res.epsilon_lower == pytest.approx(rec["epsilon_" + rec["test"]])
-    from dpaudit.audit.one_run import ONE_RUN_METHODS
+    from dpaudit.audit.protocol.one_run import ONE_RUN_METHODS
 
     assert res.method == ONE_RUN_METHODS[rec["test"]]  # the method names the test that certified (regression)
     # the Gaussian-family number of a Laplace canary (true epsilon 1) reads above the truth: an estimate only
@@ -257,7 +258,7 @@ def test_protocol_gaussian_family_false_alarms_with_known_mu(mu):
 def test_method_string_names_the_test_that_certified_regression():
     """Before: AuditResult.method said "Steinke-Nasr-Jagielski 2023" also when the f-DP test had certified the
     bound. It now names the test recorded in details["one_run_bound"]."""
-    from dpaudit.audit.one_run import ONE_RUN_METHODS, one_run_method
+    from dpaudit.audit.protocol.one_run import ONE_RUN_METHODS, one_run_method
 
     for used in ("snj", "fdp", "both"):
         assert one_run_method({"bound": [used]}) == ONE_RUN_METHODS[used]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit.audit.mechanism import audit_scores
+from dpaudit.audit.protocol.two_sample import audit_scores
 
 
 def _laplace_scores(n=4000, shift=1.0, seed=0):
@@ -25,8 +25,7 @@ def test_defaults_confidence_delta_selection():
     assert res.confidence == 0.95
     assert res.delta == 0.0
     assert res.details["selection"] == "heldout"
-    explicit = audit_scores(s0[:2000], s1[:2000], s0[2000:], s1[2000:], epsilon=1.0, delta=0.0,
-                            confidence=0.95, selection="heldout")
+    explicit = audit_scores(s0[:2000], s1[:2000], s0[2000:], s1[2000:], epsilon=1.0, delta=0.0, confidence=0.95, threshold="heldout")
     assert res.epsilon_lower == explicit.epsilon_lower
 
 

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import dpaudit
-import dpaudit.audit.mechanism as mech
-from dpaudit.audit.preflight import PROBE_SIZE
+import dpaudit.audit.protocol.sampler as mech
+from dpaudit.audit.attacks.preflight import PROBE_SIZE
+from dpaudit.core.execution import Execution
 from dpaudit.core.runner import ChunkError
 
 
@@ -72,7 +73,7 @@ def test_a_sampler_that_raises_is_still_reported_by_its_chunk():
         raise RuntimeError("boom")
 
     with pytest.raises(ChunkError, match="boom"):
-        dpaudit.audit_mechanism(broken, 0, 1, epsilon=1.0, trials=100, seed=0, retries=0)
+        dpaudit.audit_mechanism(broken, 0, 1, epsilon=1.0, trials=100, seed=0, execution=Execution(retries=0))
 
 
 def test_auto_still_reads_strings():

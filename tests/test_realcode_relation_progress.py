@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpaudit
-from dpaudit.audit.relation import NeighbouringRelationWarning, relation_record
+from dpaudit.audit.protocol.relation import NeighbouringRelationWarning, relation_record
+from dpaudit.core.execution import Execution
 from dpaudit.core.progress import Progress, reporting
 from dpaudit.report.writer import render_report
 
@@ -90,7 +91,8 @@ def test_weighted_histogram_replace_one_violation_is_flagged_as_a_relation_misma
 # -- progress ------------------------------------------------------------------------------------
 def test_audit_mechanism_progress_callback_counts_every_trial():
     calls = []
-    dpaudit.audit_mechanism(_count, [1], [1, 1], chunk_size=500, progress=lambda d, t: calls.append((d, t)), **KW)
+    dpaudit.audit_mechanism(_count, [1], [1, 1],
+                            execution=Execution(chunk_size=500, progress=lambda d, t: calls.append((d, t))), **KW)
     assert calls[-1] == (6000, 6000)  # 3000 trials on each input
     done = [d for d, _ in calls]
     assert done == sorted(done) and len(calls) >= 12
@@ -98,26 +100,27 @@ def test_audit_mechanism_progress_callback_counts_every_trial():
 
 
 def test_audit_mechanism_progress_same_result():
-    a = dpaudit.audit_mechanism(_count, [1], [1, 1], progress=lambda d, t: None, **KW)
+    a = dpaudit.audit_mechanism(_count, [1], [1, 1], execution=Execution(progress=lambda d, t: None), **KW)
     b = dpaudit.audit_mechanism(_count, [1], [1, 1], **KW)
     assert a.epsilon_lower == b.epsilon_lower
 
 
 def test_audit_optimizer_progress_callback():
     calls = []
-    dpaudit.audit_optimizer("dp-sgd", trials=400, seed=0, progress=lambda d, t: calls.append((d, t)))
+    dpaudit.audit_optimizer("dp-sgd", trials=400, seed=0, execution=Execution(progress=lambda d, t: calls.append((d, t))))
     assert calls[-1] == (800, 800)
     one = []
-    dpaudit.audit_optimizer("dp-sgd", seed=0, method="one-run", canaries=100, progress=lambda d, t: one.append((d, t)))
+    dpaudit.audit_optimizer("dp-sgd", seed=0, method="one-run", canaries=100,
+                            execution=Execution(progress=lambda d, t: one.append((d, t))))
     assert one == [(1, 1)]
 
 
 @pytest.mark.parametrize("bad", [3, "yes"])
 def test_progress_must_be_callable(bad):
     with pytest.raises(ValueError, match="progress"):
-        dpaudit.audit_mechanism(_count, [1], [1, 1], progress=bad, **KW)
+        dpaudit.audit_mechanism(_count, [1], [1, 1], execution=Execution(progress=bad), **KW)
     with pytest.raises(ValueError, match="progress"):
-        dpaudit.audit_optimizer("dp-sgd", trials=10, seed=0, progress=bad)
+        dpaudit.audit_optimizer("dp-sgd", trials=10, seed=0, execution=Execution(progress=bad))
 
 
 def test_callback_exception_stops_the_audit():
@@ -128,7 +131,7 @@ def test_callback_exception_stops_the_audit():
         raise Stop
 
     with pytest.raises(Stop):
-        dpaudit.audit_mechanism(_count, [1], [1, 1], progress=stop, **KW)
+        dpaudit.audit_mechanism(_count, [1], [1, 1], execution=Execution(progress=stop), **KW)
 
 
 def test_reporting_sums_phases_and_ends_at_total():
@@ -171,6 +174,7 @@ def test_progress_logs_a_status_line_at_most_every_log_interval(caplog):
 def test_one_run_progress_total_is_planned_from_the_start():
     calls = []
     dpaudit.audit_mechanism(lambda x, rng, size: x + rng.normal(0.0, 1.0, size), 0.0, 1.0, epsilon=2.0, delta=1e-5,
-                            trials=3000, seed=0, method="one-run", progress=lambda d, t: calls.append((d, t)))
+                            trials=3000, seed=0, method="one-run",
+                            execution=Execution(progress=lambda d, t: calls.append((d, t))))
     assert {t for _, t in calls} == {3900}  # 3000 canaries and a calibration run of 900
     assert calls[-1] == (3900, 3900)

@@ -20,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpaudit.audit import audit_mechanism, audit_optimizer
-from dpaudit.audit.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.audit.linear_instance import linear_instance_table, simulate_noisy_gd
+from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of
+from dpaudit.core.execution import Execution
 from dpaudit.core.runner import (
     DEFAULT_RETRIES,
     ChunkError,
@@ -41,7 +42,8 @@ from dpaudit.mechanisms import Gaussian, Laplace
 GAUSS = Gaussian(1.0).sample  # a bound method of a frozen dataclass: picklable
 # true eps of GAUSS: 4.42 for the mathematical mechanism (its numpy sampler also leaks through its low bits,
 # which statistic="auto-real" does not read)
-SMALL = dict(epsilon=4.5, delta=1e-5, trials=3_000, seed=7, chunk_size=400, statistic="auto-real")
+SMALL = dict(epsilon=4.5, delta=1e-5, trials=3_000, seed=7, statistic="auto-real")
+CHUNK = 400  # trials per chunk of the SMALL audits
 
 
 # ------------------------------------------------------------------ module-level (picklable) helpers
@@ -153,18 +155,18 @@ def dumps(result) -> str:
 def reference():
     """In-process results (the default executor)."""
     return {
-        "scalar": dumps(audit_mechanism(GAUSS, 0.0, 1.0, **SMALL)),
-        "vector": dumps(audit_mechanism(vector_sampler, np.zeros(3), np.ones(3), **SMALL)),
-        "one-run": dumps(audit_mechanism(GAUSS, 0.0, 1.0, method="one-run", **SMALL)),
-        "optimizer": dumps(audit_optimizer("dp-gd", trials=1_200, seed=3, chunk_size=250, steps=5)),
-        "renyi": json.dumps(linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5, chunk_size=400,
+        "scalar": dumps(audit_mechanism(GAUSS, 0.0, 1.0, execution=Execution(chunk_size=CHUNK), **SMALL)),
+        "vector": dumps(audit_mechanism(vector_sampler, np.zeros(3), np.ones(3), execution=Execution(chunk_size=CHUNK), **SMALL)),
+        "one-run": dumps(audit_mechanism(GAUSS, 0.0, 1.0, method="one-run", execution=Execution(chunk_size=CHUNK), **SMALL)),
+        "optimizer": dumps(audit_optimizer("dp-gd", trials=1_200, seed=3, execution=Execution(chunk_size=250), steps=5)),
+        "renyi": json.dumps(linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5, execution=Execution(chunk_size=400),
                                                   methods=("gaussian", "nonparametric")), sort_keys=True),
     }
 
 
 def test_reference_is_chunked_and_sane(reference):
     r = json.loads(reference["scalar"])
-    assert len(chunk_sizes(SMALL["trials"], SMALL["chunk_size"])) > 4  # several chunks per job
+    assert len(chunk_sizes(SMALL["trials"], CHUNK)) > 4  # several chunks per job
     from dpaudit.conversions import gaussian_epsilon
 
     assert r["trials"] == SMALL["trials"] and 0.5 < r["epsilon_lower"] <= gaussian_epsilon(1.0, 1e-5)
@@ -173,34 +175,37 @@ def test_reference_is_chunked_and_sane(reference):
 
 
 def test_same_result_on_every_executor(reference, executor):
-    assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, executor=executor, **SMALL)) == reference["scalar"]
-    got = audit_mechanism(vector_sampler, np.zeros(3), np.ones(3), executor=executor, **SMALL)
+    assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, execution=Execution(chunk_size=CHUNK, executor=executor), **SMALL)) == reference["scalar"]
+    got = audit_mechanism(vector_sampler, np.zeros(3), np.ones(3), execution=Execution(chunk_size=CHUNK, executor=executor), **SMALL)
     assert dumps(got) == reference["vector"]
-    assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, method="one-run", executor=executor, **SMALL)) == reference["one-run"]
+    assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, method="one-run", execution=Execution(chunk_size=CHUNK, executor=executor), **SMALL)) == reference["one-run"]
 
 
 def test_optimizer_and_renyi_same_result_on_every_executor(reference, executor):
-    got = audit_optimizer("dp-gd", trials=1_200, seed=3, chunk_size=250, steps=5, executor=executor)
+    got = audit_optimizer("dp-gd", trials=1_200, seed=3, execution=Execution(chunk_size=250, executor=executor), steps=5)
     assert dumps(got) == reference["optimizer"]
-    rows = linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5, chunk_size=400,
-                                 methods=("gaussian", "nonparametric"), executor=executor)
+    rows = linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5,
+                                 execution=Execution(chunk_size=400, executor=executor),
+                                 methods=("gaussian", "nonparametric"))
     assert json.dumps(rows, sort_keys=True) == reference["renyi"]
 
 
 def test_workers_argument_owns_a_pool(reference):
     """workers=1 (in process), 2 and 4 (a process pool per call) give the in-process result."""
     for w in (1, 2, 4):
-        assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, workers=w, **SMALL)) == reference["scalar"], w
-    rows = linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5, chunk_size=400,
-                                 methods=("gaussian", "nonparametric"), workers=2)
+        assert dumps(audit_mechanism(GAUSS, 0.0, 1.0, execution=Execution(chunk_size=CHUNK, workers=w), **SMALL)) == reference["scalar"], w
+    rows = linear_instance_table((1, 4), (2.0, 8.0), trials=1_500, seed=5, execution=Execution(chunk_size=400, workers=2),
+                                 methods=("gaussian", "nonparametric"))
     assert json.dumps(rows, sort_keys=True) == reference["renyi"]
 
 
 def test_chunk_size_is_part_of_the_layout_but_workers_are_not():
-    a = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1, chunk_size=300)
-    b = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1, chunk_size=300,
-                          executor=cf.ThreadPoolExecutor(2))
-    c = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1, chunk_size=400)
+    a = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1,
+                          execution=Execution(chunk_size=300))
+    b = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1,
+                          execution=Execution(chunk_size=300, executor=cf.ThreadPoolExecutor(2)))
+    c = simulate_noisy_gd(np.zeros((1, 1)), steps=3, step_size=0.1, sigma=1.0, trials=1000, seed=1,
+                          execution=Execution(chunk_size=400))
     assert np.array_equal(a, b) and a.shape == (1000, 1)
     assert not np.array_equal(a, c)  # a different layout is a different (equally valid) stream
 
@@ -251,7 +256,8 @@ def test_failing_chunk_is_reported_on_every_executor(executor):
 
 def test_failing_sampler_fails_the_audit_with_its_chunk(pool2):
     with pytest.raises(ChunkError, match="sampler crashed") as info:
-        audit_mechanism(raising_sampler, 0.0, 1.0, epsilon=1.0, trials=1000, chunk_size=100, executor=pool2)
+        audit_mechanism(raising_sampler, 0.0, 1.0, epsilon=1.0, trials=1000,
+                        execution=Execution(chunk_size=100, executor=pool2))
     assert info.value.job_name.startswith("selection outputs") and info.value.stop - info.value.start == 100
 
 
@@ -328,11 +334,12 @@ def test_process_pools_need_picklable_samplers():
     with cf.ProcessPoolExecutor(2) as ex:
         with pytest.raises(ValueError, match="process pool"):
             audit_mechanism(lambda x, rng, size: rng.normal(x, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=200,
-                            executor=ex)
+                            execution=Execution(executor=ex))
         with pytest.raises(ValueError, match="statistic cannot be sent"):
-            audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=200, executor=ex, statistic=lambda o: o[:, 0])
+            audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=200, execution=Execution(executor=ex),
+                            statistic=lambda o: o[:, 0])
     # everything dpaudit sends itself pickles (statistics are module-level classes)
-    from dpaudit.audit import attacks
+    from dpaudit.audit.attacks import statistics as attacks
 
     two, one = np.array([[0.3, -1.0], [2.0, 0.5]]), np.array([[0.3], [2.0]])
     for stat, o in ((attacks.projection_statistic([1.0, 2.0]), two),
@@ -369,18 +376,20 @@ def test_dask_accepts_closures(dask_executor):
     def sampler(x, rng, size):
         return rng.laplace(x, scale, size)
 
-    kw = dict(epsilon=1.0, trials=1000, seed=2, chunk_size=200, statistic=lambda o: o[:, 0])
-    a = audit_mechanism(sampler, 0.0, 1.0, **kw)
-    assert dumps(a) == dumps(audit_mechanism(sampler, 0.0, 1.0, executor=dask_executor, **kw))
-    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, executor=dask_executor, **kw))
+    kw = dict(epsilon=1.0, trials=1000, seed=2, statistic=lambda o: o[:, 0])
+    a = audit_mechanism(sampler, 0.0, 1.0, execution=Execution(chunk_size=200), **kw)
+    on_dask = Execution(executor=dask_executor, chunk_size=200)
+    assert dumps(a) == dumps(audit_mechanism(sampler, 0.0, 1.0, execution=on_dask, **kw))
+    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, execution=on_dask, **kw))
 
 
 # ------------------------------------------------------------------ inputs, executors, CLI
 def test_bad_inputs():
     with pytest.raises(ValueError, match="workers"):
-        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100, workers=0)
+        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100, execution=Execution(workers=0))
     with pytest.raises(ValueError, match="either executor= or workers="):
-        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100, workers=2, executor=InProcessExecutor())
+        audit_mechanism(GAUSS, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=100,
+                        execution=Execution(workers=2, executor=InProcessExecutor()))
     with pytest.raises(ValueError, match="retries"):
         run_chunks(normal_chunk, 10, 0, 5, retries=-1)
     with pytest.raises(ValueError, match="executor"):

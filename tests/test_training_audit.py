@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 import dpaudit
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.accounting.zcdp import ZCDPAccountant
-from dpaudit.audit.one_run import max_guesses, one_run_ceiling
-from dpaudit.audit.relation import NeighbouringRelationWarning
+from dpaudit.audit.protocol.relation import NeighbouringRelationWarning
+from dpaudit.audit.stats.one_run import max_guesses, one_run_ceiling
 from dpaudit.audit.training import audit_one_run, audit_training, resolve_claim
+from dpaudit.core.execution import Execution
 from dpaudit.mechanisms import Gaussian
 
 
@@ -112,7 +113,7 @@ def test_repeats_headline_is_audit_zero_and_spread_recorded():
 def test_same_seed_same_result_and_workers_do_not_matter():
     a = audit_one_run(gaussian_run, canaries=300, claim=2.0, seed=11, repeats=2)
     b = audit_one_run(gaussian_run, canaries=300, claim=2.0, seed=11, repeats=2)
-    c = audit_one_run(gaussian_run, canaries=300, claim=2.0, seed=11, repeats=2, workers=2)
+    c = audit_one_run(gaussian_run, canaries=300, claim=2.0, seed=11, repeats=2, execution=Execution(workers=2))
     assert a.details["repeats"]["epsilon_lower"] == b.details["repeats"]["epsilon_lower"] \
         == c.details["repeats"]["epsilon_lower"]
     d = audit_one_run(gaussian_run, canaries=300, claim=2.0, seed=None)
@@ -123,11 +124,13 @@ def test_same_seed_same_result_and_workers_do_not_matter():
 
 def test_fixed_guesses_one_training_and_progress():
     calls = []
-    res = audit_one_run(gaussian_run, canaries=200, claim=1.0, seed=0, guesses=20, progress=lambda d, t: calls.append((d, t)))
+    res = audit_one_run(gaussian_run, canaries=200, claim=1.0, seed=0, guesses=20,
+                        execution=Execution(progress=lambda d, t: calls.append((d, t))))
     assert res.trials == 1 and res.details["one_run"]["r"] == 40
     assert calls[-1] == (1, 1)
     calls.clear()
-    audit_one_run(gaussian_run, canaries=200, claim=1.0, seed=0, repeats=3, progress=lambda d, t: calls.append((d, t)))
+    audit_one_run(gaussian_run, canaries=200, claim=1.0, seed=0, repeats=3,
+                  execution=Execution(progress=lambda d, t: calls.append((d, t))))
     assert calls[-1] == (6, 6) and len(calls) == 6
 
 
@@ -232,9 +235,9 @@ def test_many_runs_certifies_with_the_threshold_machinery():
 def test_many_runs_progress_seeds_and_workers():
     calls = []
     a = audit_training(gaussian_train, mode="many_runs", trials=100, claim=1.0, seed=9,
-                       progress=lambda d, t: calls.append((d, t)))
+                       execution=Execution(progress=lambda d, t: calls.append((d, t))))
     assert calls[-1] == (200, 200)
-    b = audit_training(gaussian_train, mode="many_runs", trials=100, claim=1.0, seed=9, workers=2)
+    b = audit_training(gaussian_train, mode="many_runs", trials=100, claim=1.0, seed=9, execution=Execution(workers=2))
     assert a.epsilon_lower == b.epsilon_lower and a.details["roc"] == b.details["roc"]
 
 
@@ -287,7 +290,7 @@ def test_a_bound_at_the_ceiling_says_so():
 
 def test_one_run_summary_counts_trainings_not_runs_per_input():
     # a one-run result's trials are trainings of m canaries (audit + calibration), not runs per neighbouring input
-    from dpaudit.audit.result import AuditResult
+    from dpaudit.audit.protocol.result import AuditResult
 
     r = AuditResult(epsilon_lower=0.5, epsilon_claimed=1.0, delta=0.0, confidence=0.95, violation=False,
                     method="one-run (f-DP)", trials=2, details={"one_run": {"m": 1000}})

@@ -8,7 +8,7 @@ Every test checks, for every example:
 * no exception other than a ValueError naming an argument (most functions: none at all);
 * no NaN, no negative epsilon / delta / rho / RDP value;
 * no warning at all (``filterwarnings("error")`` for the whole module);
-* every call well under 2 s (Hypothesis ``deadline``; no wall-clock assertions);
+* every call finishing (a 60 s Hypothesis ``deadline`` as a hang guard; no speed assertions);
 * every upper bound at or above an mpmath reference where one exists (exact Gaussian curve,
   Laplace RDP, randomized-response RDP, zCDP/tCDP/RDP conversions), every lower bound at or below.
 
@@ -59,7 +59,9 @@ pytestmark = pytest.mark.filterwarnings("error")
 
 MAXF = 1.7976931348623157e308
 TINY = 5e-324
-DEADLINE = timedelta(seconds=2)
+#: a hang guard, not a speed test (a loop without an iteration bound would exceed it by far; 2 s flaked
+#: on a loaded 2-core machine): the numbers, not the time, are what these properties check
+DEADLINE = timedelta(seconds=60)
 FAST = settings(max_examples=25, deadline=DEADLINE, suppress_health_check=[HealthCheck.too_slow])
 MANY = settings(max_examples=250, deadline=DEADLINE, suppress_health_check=[HealthCheck.too_slow])
 

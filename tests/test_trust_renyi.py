@@ -3,7 +3,7 @@
 Defects (numbers from the issue): 1. method="gaussian" crashed with scipy's "function value
 is NaN" for noncentralities ~3500-4800; 2. method="gaussian-unequal" (percentile bootstrap)
 never covered 0 when P = Q, returned lower = inf for finite truths and covered 64 % at n = 20;
-3. a cruder copy of the Gaussian closed form lived in audit/renyi.py; 4. argument validation.
+3. a cruder copy of the Gaussian closed form lived in audit/stats/renyi.py; 4. argument validation.
 """
 
 import json
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import renyi_divergence
-from dpaudit.audit.renyi import gaussian_renyi
+from dpaudit.audit.stats.renyi import gaussian_renyi
 from dpaudit.cli import main
 from dpaudit.core import gaussian_divergence as gd
 from dpaudit.core.gaussian_divergence import gaussian_variance_term, renyi_gaussians
@@ -274,7 +274,7 @@ def test_property_random_legal_inputs(n_p, n_q, d, mean_p, mean_q, log_sd_p, log
 def test_known_sigma_beyond_the_double_range_of_the_statistic():
     """||m|| / sigma ~ e^354.85: the statistic overflows but D ~ 8e307 does not; a lower end
     replaced by the largest double would be above the truth. At e^400 D itself overflows."""
-    from dpaudit.audit.renyi import equal_interval
+    from dpaudit.audit.stats.renyi import equal_interval
 
     sigma = math.exp(-354.85)
     lo, val, hi, det = equal_interval(1.0, 0.0, 1000, 1000, 1, 1.001, 0.95, sigma=sigma)

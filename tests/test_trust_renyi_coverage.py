@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpaudit.audit import renyi_divergence
-from dpaudit.audit.renyi import equal_interval
+from dpaudit.audit.stats.renyi import equal_interval
 from dpaudit.core.gaussian_divergence import renyi_gaussians
 
 CONF = 0.95

@@ -18,20 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpaudit.audit import AuditResult, audit_mechanism, audit_optimizer
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.error_rates import epsilon_lower_from_rates
-from dpaudit.audit.one_run import one_run_epsilon_lower
-from dpaudit.audit.verdict import (
-    GDP_LABEL,
-    MAX_ADVICE_TRIALS,
-    POWER_Z,
-    VERDICTS,
-    advice_lines,
-    one_run_advice,
-    threshold_ceiling,
-    trials_needed,
-    verdict_of,
-)
+from dpaudit.audit.protocol.verdict import GDP_LABEL, MAX_ADVICE_TRIALS, VERDICTS, advice_lines, verdict_of
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
+from dpaudit.audit.stats.one_run import one_run_epsilon_lower
+from dpaudit.audit.stats.power import POWER_Z, one_run_advice, threshold_ceiling, trials_needed
 
 BETA = 0.05
 

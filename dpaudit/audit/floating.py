@@ -6,9 +6,9 @@ significance of the least significant bits for differential privacy", CCS 2012).
 run on the sampler as written:
 
 1. **Precision attack** (bit-level features of the outputs: sign, exponent, significant mantissa
-   bits; the statistic ``float-bits`` of :mod:`dpaudit.audit.attack_families`, in the spirit of
+   bits; the statistic ``float-bits`` of :mod:`dpaudit.audit.attacks.families`, in the spirit of
    Haney et al., "Precision-based attacks and interval refining", PETS 2022). Its result is an
-   :class:`~dpaudit.audit.result.AuditResult` with a certified lower bound, valid with no
+   :class:`~dpaudit.audit.protocol.result.AuditResult` with a certified lower bound, valid with no
    assumption on the sampler.
 
 2. **Reachable-set attack** (Mironov 2012, Section 3): an output ``y`` observed under ``x`` is
@@ -50,67 +50,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpaudit.audit.mechanism import audit_mechanism
-from dpaudit.audit.result import AuditResult, to_jsonable
-from dpaudit.core.seeds import make_rng, pin_seed, spawn
+from dpaudit.audit.attacks.floating import additive_reachable, numpy_laplace_reachable
+from dpaudit.audit.attacks.selection import attack_choice
+from dpaudit.audit.protocol.relation import relation_record
+from dpaudit.audit.protocol.result import AuditResult
+from dpaudit.audit.protocol.sampler import run_sampler_audit, warn_pure_dp_claim
+from dpaudit.audit.protocol.two_sample import SamplerAudit, candidate_pairs
+from dpaudit.core.execution import Execution
+from dpaudit.core.jsonable import to_jsonable
+from dpaudit.core.seeds import as_seed_sequence, make_rng, pin_seed, seed_record, spawn
 from dpaudit.core.validation import check_confidence, check_count
 
-__all__ = ["check_floating_point", "FloatingPointResult", "additive_reachable", "numpy_laplace_reachable", "MODELS"]
+__all__ = ["check_floating_point", "FloatingPointResult", "MODELS"]
 
 #: models of the reachable-set attack
 MODELS = ("auto", "additive", "numpy-laplace", "none")
-
-
-def additive_reachable(y, v):
-    """Boolean array: is each double ``y`` equal to ``fl(v + n)`` for some double ``n``? (exact)"""
-    y = np.asarray(y, dtype=np.float64)
-    v = np.broadcast_to(np.asarray(v, dtype=np.float64), y.shape)
-    with np.errstate(all="ignore"):
-        n0 = y - v
-        ok = (v + n0) == y
-        up, dn = n0, n0
-        for _ in range(2):
-            up, dn = np.nextafter(up, np.inf), np.nextafter(dn, -np.inf)
-            ok |= ((v + up) == y) | ((v + dn) == y)
-    return ok | ~np.isfinite(y)  # non-finite outputs: not decided by this model
-
-
-_clog = np.frompyfunc(math.log, 1, 1)
-
-
-def _laplace_noise(j, branch, b, exact):
-    """numpy's ``random_laplace`` noise for ``U = j * 2**-53`` (``branch`` 0: U < 1/2, 1: U >= 1/2)."""
-    u = j * 2.0**-53
-    m = (u + u) if branch == 0 else ((2.0 - u) - u)
-    lg = _clog(m).astype(np.float64) if exact else np.log(m)
-    return b * lg if branch == 0 else -(b * lg)
-
-
-def numpy_laplace_reachable(y, v, scale: float):
-    """Boolean array: is each ``y`` an output of numpy's ``laplace(v, scale)`` (exact; module docstring)."""
-    y = np.asarray(y, dtype=np.float64).ravel()
-    v = float(v)
-    b = float(scale)
-    if not (math.isfinite(b) and b > 0):
-        raise ValueError(f"scale must be a positive finite number, got {scale}")
-    ok = np.zeros(y.shape, bool)
-    for branch, lo0, hi0 in ((0, 1, 2**52 - 1), (1, 2**52, 2**53 - 1)):
-        # the output v + noise(j) is non-decreasing in j on both branches: find the first j with output >= y
-        lo = np.full(y.shape, float(lo0))
-        hi = np.full(y.shape, float(hi0))
-        with np.errstate(all="ignore"):
-            for _ in range(60):  # 53 halvings suffice; the bound keeps the loop finite
-                if not np.any(hi - lo > 0):
-                    break
-                mid = np.floor((lo + hi) / 2.0)
-                out = v + _laplace_noise(mid, branch, b, exact=False)
-                big = out >= y
-                hi = np.where(big, mid, hi)
-                lo = np.where(big, lo, mid + 1.0)
-            for d in range(-3, 4):
-                j = np.clip(lo + d, lo0, hi0)
-                ok |= (v + _laplace_noise(j, branch, b, exact=True)) == y
-    return ok | ~np.isfinite(y)
 
 
 @dataclass(frozen=True, repr=False)
@@ -236,6 +190,18 @@ def _outputs(sampler, x, rng, n):
     return a.ravel()
 
 
+def _precision_attack(sampler, x, x_prime, *, eps, delta, trials, confidence, families, seed) -> AuditResult:
+    """The certified threshold audit of the sampler with the given attack families (in this process)."""
+    if delta == 0.0:
+        warn_pure_dp_claim(sampler)
+    req = SamplerAudit(sampler, candidate_pairs(x, x_prime, None), eps, delta, confidence, trials,
+                       attack_choice(families))
+    seed = pin_seed(seed)
+    result, probe_runs = run_sampler_audit(req, "threshold", as_seed_sequence(seed), Execution())
+    return result.with_details(seed=seed_record(seed), neighbouring=None, relation=relation_record(None, None),
+                               preflight_runs=probe_runs)
+
+
 def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000, seed=None,
                          model: str = "auto", scale: float | None = None, values=None,
                          confidence: float = 0.95) -> FloatingPointResult:
@@ -274,9 +240,8 @@ def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000
     p0, p1 = spawn(s_pre, 2)
     pre = [_outputs(sampler, x, make_rng(p0), 100), _outputs(sampler, x_prime, make_rng(p1), 100)]
     integer = all(a is not None and np.all(a[np.isfinite(a)] == np.round(a[np.isfinite(a)])) for a in pre)
-    precision = audit_mechanism(sampler, x, x_prime, epsilon=eps, delta=delta, trials=trials,
-                                confidence=confidence, statistic=["value", "empirical-lr"] if integer else "float-bits",
-                                seed=s_prec)
+    precision = _precision_attack(sampler, x, x_prime, eps=eps, delta=delta, trials=trials, confidence=confidence,
+                                  families=["value", "empirical-lr"] if integer else "float-bits", seed=s_prec)
     precision = precision.with_details(floating_point={
         "precision_attack": "not applicable: integer-valued outputs (audit with the value and empirical-lr "
                             "statistics)" if integer

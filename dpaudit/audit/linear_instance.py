@@ -19,16 +19,10 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.renyi import renyi_divergence
+from dpaudit.audit.stats.renyi import renyi_divergence
 from dpaudit.bounds.langevin import composition_rdp, langevin_lower_rdp, langevin_rdp, linear_gaussian_rdp
-from dpaudit.core.runner import (
-    DEFAULT_CHUNK_SIZE,
-    DEFAULT_RETRIES,
-    Job,
-    concat_chunks,
-    open_executor,
-    run_jobs,
-)
+from dpaudit.core.execution import Execution, resolve_execution
+from dpaudit.core.runner import DEFAULT_CHUNK_SIZE, Job, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
@@ -77,35 +71,43 @@ def _noisy_gd_chunk(data, steps, step_size, sigma, trials) -> _NoisyGDChunk:
 
 
 def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trials: int, seed=None,
-                      chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
-                      retries: int = DEFAULT_RETRIES) -> np.ndarray:
+                      execution: Execution | None = None, **deprecated) -> np.ndarray:
     """Last iterates theta_K of noisy GD on the squared loss, shape (trials, dim).
 
     Gradient of L_D is computed from the records: (1/n) sum_i (theta - x_i) = theta - mean(D).
-    Trials run in chunks (``chunk_size``, ``executor``, ``workers``, ``retries``: see
-    :func:`dpaudit.core.runner.run_jobs`); the result depends only on ``seed``, ``trials`` and
-    ``chunk_size``.
+    Trials run in chunks on ``execution`` (:class:`dpaudit.Execution`; the keywords ``chunk_size``, ``executor``,
+    ``workers``, ``retries`` still work, with a ``DeprecationWarning``); the result depends only on ``seed``,
+    ``trials`` and the chunk size (default 10,000).
     """
+    execution = _execution(execution, deprecated, "simulate_noisy_gd")
     fn = _noisy_gd_chunk(data, steps, step_size, sigma, trials)
     trials = check_count("trials", trials, minimum=1)
-    res = run_jobs([Job(fn, trials, seed, "noisy GD runs")], chunk_size=chunk_size, executor=executor,
-                   workers=workers, retries=retries, label="renyi")[0]
+    with open_executor(execution.executor, execution.workers) as ex:
+        res = run_jobs([Job(fn, trials, seed, "noisy GD runs")], chunk_size=execution.chunk(DEFAULT_CHUNK_SIZE),
+                       executor=ex, retries=execution.retries, label="renyi")[0]
     return concat_chunks(res, trials)
+
+
+def _execution(execution, deprecated: dict, where: str) -> Execution:
+    execution = resolve_execution(execution, deprecated, where=where, stacklevel=4)
+    if deprecated:
+        raise TypeError(f"{where}() got unexpected keyword arguments {sorted(deprecated)}")
+    return execution
 
 
 def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *, step_size: float = 0.1,
                           sigma: float = 1.0, n: int = 1, sensitivity: float = 1.0, dim: int = 1,
                           trials: int = 100_000, confidence: float = 0.95, seed=None,
-                          methods=("gaussian",), chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None,
-                          workers=None, retries: int = DEFAULT_RETRIES) -> list[dict]:
+                          methods=("gaussian",), execution: Execution | None = None, **deprecated) -> list[dict]:
     """Rows {steps, alpha, method, estimate, lower, upper, exact, theorem1, theorem2, composition}.
 
     ``trials`` runs per neighbouring dataset and number of steps; estimates use
-    :func:`dpaudit.audit.renyi.renyi_divergence` with each of ``methods``. The simulations of
-    every step count and both datasets run as one batch of chunks on ``executor`` (or a pool of
-    ``workers`` processes; see :func:`dpaudit.core.runner.run_jobs`); the rows depend only on
-    ``seed``, ``trials`` and ``chunk_size``.
+    :func:`dpaudit.audit.stats.renyi.renyi_divergence` with each of ``methods``. The simulations of
+    every step count and both datasets run as one batch of chunks on ``execution`` (:class:`dpaudit.Execution`;
+    the keywords ``chunk_size``, ``executor``, ``workers``, ``retries`` still work, with a
+    ``DeprecationWarning``); the rows depend only on ``seed``, ``trials`` and the chunk size.
     """
+    execution = _execution(execution, deprecated, "linear_instance_table")
 
     check_real("step_size", step_size)
     confidence = check_confidence("confidence", confidence)
@@ -123,8 +125,9 @@ def linear_instance_table(steps=(1, 3, 10, 30, 100), alphas=(2.0, 5.0, 10.0), *,
     for K, (s0, s1, _) in zip(steps, seeds):
         jobs.append(Job(_noisy_gd_chunk(D, K, step_size, sigma, trials), trials, s0, f"noisy GD on D, K={K}"))
         jobs.append(Job(_noisy_gd_chunk(Dp, K, step_size, sigma, trials), trials, s1, f"noisy GD on D', K={K}"))
-    with open_executor(executor, workers) as ex:
-        res = run_jobs(jobs, chunk_size=chunk_size, executor=ex, retries=retries, label="renyi")
+    with open_executor(execution.executor, execution.workers) as ex:
+        res = run_jobs(jobs, chunk_size=execution.chunk(DEFAULT_CHUNK_SIZE), executor=ex, retries=execution.retries,
+                       label="renyi")
     for k, (K, (_, _, s2)) in enumerate(zip(steps, seeds)):
         theta = concat_chunks(res[2 * k], trials)
         theta_p = concat_chunks(res[2 * k + 1], trials)

@@ -17,7 +17,7 @@ declares (:class:`~dpaudit.optimizers.base.Optimizer`: ``audit_scenario``, ``can
 * ``"input-canary"`` (the others, e.g. ``output-perturbation``): record 0 is (R e_0, label 0) on D and (R e_0, label 1) on D'.
 
 The score is the final parameter's coordinate 0 (projection on the canary direction, fixed in
-advance), and the epsilon lower bound comes from :func:`dpaudit.audit.mechanism.audit_scores`
+advance), and the epsilon lower bound comes from :func:`dpaudit.audit.protocol.two_sample.audit_scores`
 (held-out threshold, Clopper-Pearson, delta term; GDP estimate in the details). The claim is
 the optimizer's own ``run.claim`` at ``delta`` (default: the optimizer's ``delta``
 hyper-parameter if it has one, else 1e-5).
@@ -40,58 +40,42 @@ the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimiz
   independent calibration run (its own coins and noise) as the best pair of a fixed grid of
   fractions of m/2, 0 included on either side (10% of m/2 each if none certifies anything there) --
   never on the audit run's coins. The protocol is written once, in
-  :func:`dpaudit.audit.one_run.one_run_protocol`, and shared with ``audit_mechanism``;
+  :func:`dpaudit.audit.stats.one_run.one_run_protocol`, and shared with ``audit_mechanism``;
 * the v correct guesses out of r = k_in + k_out give epsilon_lower through
-  :func:`dpaudit.audit.one_run.one_run_epsilon_lower` at the audit's delta.
+  :func:`dpaudit.audit.stats.one_run.one_run_epsilon_lower` at the audit's delta.
 """
 
 from __future__ import annotations
 
-import math
+import warnings
 
 import numpy as np
 
-from dpaudit.audit.attacks import dirac_canary, projection_statistic
-from dpaudit.audit.error_rates import check_audit_delta
-from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.one_run import (
-    DEFAULT_GUESS_FRACTION,
-    GUESS_FRACTIONS,
-    bound_record,
-    ceiling_record,
-    correct_counts,
-    one_run_method,
-    one_run_protocol,
-)
-from dpaudit.audit.result import AuditResult
-from dpaudit.audit.verdict import one_run_advice
+from dpaudit.audit.attacks.statistics import dirac_canary, projection_statistic
+from dpaudit.audit.protocol.claims import DEFAULT_AUDIT_DELTA, claim_epsilon, claim_record
+from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
+from dpaudit.audit.protocol.result import AuditResult
+from dpaudit.audit.protocol.two_sample import audit_scores, split_trials
+from dpaudit.audit.stats.error_rates import check_audit_delta
+from dpaudit.audit.stats.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts
+from dpaudit.audit.stats.power import one_run_advice
+from dpaudit.audit.stats.rules import threshold_rule
+from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import (
-    DEFAULT_RETRIES,
-    Job,
-    concat_chunks,
-    open_executor,
-    run_jobs,
-)
+from dpaudit.core.runner import Job, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.base import Optimizer
 
-__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "audit_delta",
-           "claim_epsilon", "pure_dp_epsilon", "optimizer_claim", "DEFAULT_AUDIT_DELTA"]
-
-_AUDIT_KEYS = ("delta", "method", "selection", "selection_fraction", "n", "dim", "chunk_size", "executor",
-               "workers", "retries", "canaries", "guesses")
+__all__ = ["audit_optimizer", "optimizer_scenario", "one_run_optimizer_audits", "audit_delta", "optimizer_claim"]
 DEFAULT_OPTIMIZER_CHUNK = 2_000
 #: canaries of a one-run optimizer audit (``method="one-run"``, option ``canaries``)
 DEFAULT_ONE_RUN_CANARIES = 1_000
-#: candidate guess counts of the calibration run (shared with audit_mechanism; dpaudit.audit.one_run)
+#: candidate guess counts of the calibration run (shared with audit_mechanism; dpaudit.audit.stats.one_run)
 ONE_RUN_GUESS_FRACTIONS = GUESS_FRACTIONS
 #: guess fraction (of m/2 per side) when no candidate certifies anything on the calibration run
 ONE_RUN_DEFAULT_FRACTION = DEFAULT_GUESS_FRACTION
-#: delta of an optimizer audit when neither the call nor the optimizer gives one
-DEFAULT_AUDIT_DELTA = 1e-5
 
 
 def audit_delta(opt, delta=None) -> float:
@@ -106,43 +90,6 @@ def audit_delta(opt, delta=None) -> float:
         own = opt.hp.get("delta") if hasattr(opt, "hp") else None
         return check_delta("delta", DEFAULT_AUDIT_DELTA if own in (None, 0, 0.0) else own)
     return check_audit_delta("delta", delta)
-
-
-def pure_dp_epsilon(claim) -> float:
-    """The pure-DP epsilon of a claim, ``inf`` when it has none.
-
-    From an explicit ``details["pure_epsilon"]``, a single (epsilon, 0) statement, or the RDP curve
-    at order infinity (D_inf <= eps is eps-DP; Mironov 2017, Prop. 3 and the definition of D_inf).
-    """
-    details = getattr(claim, "details", None) or {}
-    if details.get("pure_epsilon") is not None:
-        return float(details["pure_epsilon"])
-    if details.get("delta") == 0 and details.get("epsilon") is not None:
-        return float(details["epsilon"])
-    if getattr(claim, "has_rdp", False):
-        value = float(np.asarray(claim.rdp([math.inf]), dtype=float)[0])
-        if math.isfinite(value):
-            return value
-    return math.inf
-
-
-def claim_epsilon(claim, delta: float, name: str = "the optimizer") -> float:
-    """The claimed epsilon at the audit's delta; at ``delta = 0`` the pure-DP epsilon, or a
-    ``ValueError`` naming delta when the claim has none (auditing it at another delta would
-    answer a question that was not asked)."""
-    if delta > 0.0:
-        return float(claim.epsilon(delta))
-    eps = pure_dp_epsilon(claim)
-    if not math.isfinite(eps):
-        raise ValueError(f"delta = 0 asks for a pure-DP audit, but the claim of {name} has no pure-DP epsilon "
-                         f"({getattr(claim, 'description', claim)}); give delta in (0, 1)")
-    return eps
-
-
-def _claim_dict(claim, delta: float, eps_claimed: float) -> dict:
-    if delta > 0.0:
-        return claim.to_dict(delta)
-    return {**claim.to_dict(), "delta": 0.0, "epsilon": eps_claimed, "pure_dp": True}
 
 
 def optimizer_claim(opt, *, n: int = 20, dim: int | None = None, seed=0):
@@ -281,7 +228,7 @@ def _correct_counts(scores, coins, ks):
 
 
 class _OneRunTraining:
-    """``run(coins, seed)`` of :func:`dpaudit.audit.one_run.one_run_protocol`: one training run per
+    """``run(coins, seed)`` of :func:`dpaudit.audit.stats.one_run.one_run_protocol`: one training run per
     row of ``coins``; scores ``-theta_T`` along the canary coordinates. Keeps the last run's claim."""
 
     def __init__(self, opt, X, y, G):
@@ -299,7 +246,7 @@ def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, a
 
     Each audit a draws its own coins, trains once, and gets its own epsilon_lower from that run
     alone, with k_in and k_out chosen separately on its own calibration run (a run of the same size
-    with independent coins, :func:`dpaudit.audit.one_run.one_run_protocol`) unless ``guesses``
+    with independent coins, :func:`dpaudit.audit.stats.one_run.one_run_protocol`) unless ``guesses``
     fixes them (k, or a pair (k_in, k_out)). Returns arrays of length ``audits``:
     ``epsilon_lower``, ``r``, ``v`` (correct), ``k_in``, ``k_out``, ``k`` (= k_in, kept for
     callers of the symmetric version), ``included`` (canaries in the audit run), plus ``m``,
@@ -323,14 +270,9 @@ def one_run_optimizer_audits(opt, *, canaries: int = DEFAULT_ONE_RUN_CANARIES, a
     return res
 
 
-def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
-    unused = sorted(set(audit_opts) & {"selection", "selection_fraction", "chunk_size", "executor", "workers",
-                                      "retries"})
-    if unused:
-        raise ValueError(f"options {unused} do not apply to method='one-run' (one training run per audit)")
-    res = one_run_optimizer_audits(opt, canaries=audit_opts.get("canaries", DEFAULT_ONE_RUN_CANARIES), audits=1,
-                                   seed=seed, delta=delta, confidence=confidence, guesses=audit_opts.get("guesses"),
-                                   n=audit_opts.get("n", 20), dim=audit_opts.get("dim", 5))
+def _audit_one_run(opt, *, delta, confidence, seed, canaries, guesses, n, dim) -> AuditResult:
+    res = one_run_optimizer_audits(opt, canaries=canaries, audits=1, seed=seed, delta=delta, confidence=confidence,
+                                   guesses=guesses, n=n, dim=dim)
     claim = res["claim"]
     eps_claimed = float(claim.epsilon(delta))
     eps_lower = float(res["epsilon_lower"][0])
@@ -346,8 +288,7 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
                  "canaries_included": int(res["included"][0]),
                  "guesses_chosen_by": "calibration run" if res["calibrated"] else "fixed (guesses option)",
                  "one_run_bound": bound_record(res),
-                 "ceiling": ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed,
-                                           guesses=audit_opts.get("guesses")),
+                 "ceiling": ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, guesses=guesses),
                  "canary": f"{m} white-box Dirac gradient canaries of norm {_canary_norm(opt):g} on coordinates "
                            f"{res['dim']}..{res['dim'] + m - 1} (data columns zero there), fair coins",
                  "statistic": "-theta_T along each canary coordinate; 'in' for the top k, 'out' for the bottom k",
@@ -355,75 +296,98 @@ def _audit_one_run(opt, *, delta, confidence, seed, audit_opts) -> AuditResult:
     )
 
 
+def _build(name_or_optimizer, hyperparameters: dict):
+    """The optimizer to audit: built from a name and ``hyperparameters``, or given."""
+    if isinstance(name_or_optimizer, str):
+        return make_optimizer(name_or_optimizer, **hyperparameters)
+    if hyperparameters:
+        raise ValueError(f"unknown audit options {sorted(hyperparameters)} (hyper-parameters only with a name)")
+    if not hasattr(name_or_optimizer, "run") or not hasattr(name_or_optimizer, "name"):
+        raise ValueError("name_or_optimizer must be an optimizer name or an optimizer object")
+    return name_or_optimizer
+
+
+def _threshold_option(threshold, options: dict):
+    """``threshold=`` with the deprecated ``selection=`` folded in (a DeprecationWarning names the new spelling)."""
+    if "selection" in options:
+        selection = options.pop("selection")
+        if threshold != "heldout":
+            raise ValueError("give threshold= or the deprecated selection=, not both")
+        warnings.warn(f"audit_optimizer: selection= is deprecated; pass threshold={selection!r} (or a rule object "
+                      "such as dpaudit.audit.Bonferroni())", DeprecationWarning, stacklevel=3)
+        threshold = selection
+    return threshold_rule(threshold)
+
+
 def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: float = 0.95, seed=None,
-                    progress=None, **options):
+                    delta: float | None = None, method: str = "threshold", threshold="heldout",
+                    selection_fraction: float = 0.3, n: int = 20, dim: int | None = None, canaries: int | None = None,
+                    guesses=None, execution: Execution | None = None, **hyperparameters):
     """Audit an optimizer (a name from ``dpaudit.optimizers.names`` or a built optimizer).
 
-    ``options`` are audit settings -- ``delta``, ``method`` ("threshold", "gdp" or "one-run"),
-    ``selection``, ``selection_fraction`` (default 0.3), ``n`` (records, default 20), ``dim``
-    (default 5), ``chunk_size`` (default 2000; part of the random-stream layout), ``executor``
-    (any ``concurrent.futures.Executor``, e.g. a Dask client's ``get_executor()``), ``workers``
-    (N >= 2: a process pool of N workers), ``retries`` -- and, when a name is given,
-    hyper-parameters passed to ``make_optimizer``. ``trials`` runs per neighbouring dataset. The
-    result depends only on ``seed``, ``trials`` and ``chunk_size``, never on where the chunks ran.
-    ``method="one-run"`` (dp-gd and dp-sgd, add/remove; module docstring) instead trains ONCE with
-    ``canaries`` (default 1000) Dirac canaries on their own coordinates, included by fair coins,
-    plus one independent calibration run that picks the number of guesses unless ``guesses=k``
-    fixes it (k "in" and k "out"); ``trials`` is then not used (the result's ``trials`` is 1) and
-    ``n``/``dim`` keep their meaning for the data part of the model.
-    The claim is that of a one-trial run on D (claims do not depend on the random draws).
-    ``delta`` is always the AUDIT's delta (the claim is evaluated there); ``delta=0`` is a pure-DP
-    audit, refused with a ``ValueError`` (before any trial) when the claim has no pure-DP epsilon.
-    ``method="gdp"`` returns the certified threshold bound in ``epsilon_lower`` like
-    ``"threshold"``; the GDP number is ``result.gdp_estimate``, an estimate assuming mu-GDP that
-    never sets ``violation``. To change an
-    optimizer's own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration
-    of ``l1-recovery``), pass a built optimizer, ``audit_optimizer(make_optimizer(name,
-    delta=...), n=..., dim=...)``, whose ``delta`` is then also the audit's default.
-    ``progress`` (optional) is called as ``progress(done, total)`` after every finished chunk of
-    trials (:func:`dpaudit.core.progress.reporting`; the last call has ``done == total``; with
-    ``method="one-run"`` one call ``(1, 1)`` when the audit is done); messages also go to the
-    ``logging`` logger ``"dpaudit"``.
-    """
-    if progress is not None:
-        one_run = options.get("method") == "one-run"
-        planned = 1 if one_run else 2 * check_count("trials", trials, minimum=2)
-        with progress_reporting(progress, total=planned) as listener:
-            result = audit_optimizer(name_or_optimizer, trials=trials, confidence=confidence, seed=seed, **options)
-            if one_run:  # no chunks: one unit, the audit (its calibration and training runs), when it is done
-                listener.add(1)
-        return result
+    ``trials`` runs per neighbouring dataset. Audit settings: ``delta`` (the AUDIT's delta, at which the claim is
+    evaluated; default the optimizer's ``delta`` hyper-parameter if it has one, else 1e-5; ``delta=0`` is a pure-DP
+    audit, refused with a ``ValueError`` before any trial when the claim has no pure-DP epsilon), ``method``
+    ("threshold", "gdp" or "one-run"), ``threshold`` (the rule: "heldout" by default, or a rule of
+    :mod:`dpaudit.audit.stats.rules`), ``selection_fraction`` (default 0.3), ``n`` (records, default 20), ``dim``
+    (default the optimizer's ``audit_dim``), ``execution`` (:class:`dpaudit.Execution`: workers, executor,
+    chunk_size -- default 2000, part of the random-stream layout --, retries, progress). The other keywords are
+    hyper-parameters passed to ``make_optimizer`` when a name is given. The result depends only on ``seed``,
+    ``trials`` and the chunk size, never on where the chunks ran.
 
+    ``method="one-run"`` (dp-gd and dp-sgd, add/remove; module docstring) instead trains ONCE with ``canaries``
+    (default 1000) Dirac canaries on their own coordinates, included by fair coins, plus one independent
+    calibration run that picks the number of guesses unless ``guesses=k`` fixes it (k "in" and k "out");
+    ``trials`` is then not used (the result's ``trials`` is 1) and ``n``/``dim`` keep their meaning for the data part
+    of the model. The claim is that of a one-trial run on D (claims do not depend on the random draws).
+    ``method="gdp"`` returns the certified threshold bound in ``epsilon_lower`` like ``"threshold"``; the GDP number
+    is ``result.gdp_estimate``, an estimate assuming mu-GDP that never sets ``violation``. To change an optimizer's
+    own ``delta`` hyper-parameter (e.g. the budget of ``dp-agd`` or the calibration of ``l1-recovery``), pass a
+    built optimizer, ``audit_optimizer(make_optimizer(name, delta=...), n=..., dim=...)``, whose ``delta`` is then
+    also the audit's default. ``execution.progress`` (optional) is called as ``progress(done, total)`` after every
+    finished chunk of trials (with ``method="one-run"`` one call ``(1, 1)`` when the audit is done). The keywords
+    ``workers``, ``executor``, ``chunk_size``, ``retries``, ``progress`` and ``selection`` still work, with a
+    ``DeprecationWarning`` naming the new spelling.
+    """
+    execution = resolve_execution(execution, hyperparameters, where="audit_optimizer")
+    threshold = _threshold_option(threshold, hyperparameters)
     trials = check_count("trials", trials, minimum=2)
     confidence = check_confidence("confidence", confidence)
+    if method not in ("threshold", "gdp", "one-run"):
+        raise ValueError(f"method must be one of ('threshold', 'gdp', 'one-run'), got {method!r}")
     seed = pin_seed(seed)  # None: fresh entropy, recorded in details["seed"] so the run can be reproduced
-    audit_opts = {k: options.pop(k) for k in _AUDIT_KEYS if k in options}
-    if isinstance(name_or_optimizer, str):
-        opt = make_optimizer(name_or_optimizer, **options)
-    else:
-        opt = name_or_optimizer
-        if options:
-            raise ValueError(f"unknown audit options {sorted(options)} (hyper-parameters only with a name)")
-        if not hasattr(opt, "run") or not hasattr(opt, "name"):
-            raise ValueError("name_or_optimizer must be an optimizer name or an optimizer object")
-    delta = audit_delta(opt, audit_opts.get("delta"))
+    opt = _build(name_or_optimizer, hyperparameters)
+    delta = audit_delta(opt, delta)
     if delta == 0.0:  # pure DP: refused (before any trial) unless the claim has a pure-DP epsilon
-        claim_epsilon(optimizer_claim(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim")), 0.0, repr(opt.name))
-    frac = check_real("selection_fraction", audit_opts.get("selection_fraction", 0.3))
+        claim_epsilon(optimizer_claim(opt, n=n, dim=dim), 0.0, repr(opt.name))
+    frac = check_real("selection_fraction", selection_fraction)
     if not 0.0 < frac < 1.0:
         raise ValueError(f"selection_fraction must be in (0, 1), got {frac}")
-    chunk = audit_opts.get("chunk_size", DEFAULT_OPTIMIZER_CHUNK)
-    executor = audit_opts.get("executor")
-    workers = audit_opts.get("workers")
-    retries = audit_opts.get("retries", DEFAULT_RETRIES)
-    if audit_opts.get("method") == "one-run":
-        return _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed,
-                              audit_opts=audit_opts).with_details(seed=seed_record(seed))
-    if "canaries" in audit_opts or "guesses" in audit_opts:
+    if method == "one-run":
+        changed = [k for k, v in (("threshold", threshold.name != "heldout"), ("selection_fraction", frac != 0.3),
+                                  ("execution", execution.workers is not None or execution.executor is not None
+                                   or execution.chunk_size is not None)) if v]
+        if changed:
+            raise ValueError(f"options {changed} do not apply to method='one-run' (one training run per audit)")
+        with progress_reporting(execution.progress, total=1) as listener:
+            result = _audit_one_run(opt, delta=delta, confidence=confidence, seed=seed,
+                                    canaries=DEFAULT_ONE_RUN_CANARIES if canaries is None else canaries,
+                                    guesses=guesses, n=n, dim=5 if dim is None else dim)
+            if listener is not None:  # no chunks: one unit, the audit (its calibration and training runs), when done
+                listener.add(1)
+        return result.with_details(seed=seed_record(seed))
+    if canaries is not None or guesses is not None:
         raise ValueError("options 'canaries' and 'guesses' apply only to method='one-run'")
-    sc = optimizer_scenario(opt, n=audit_opts.get("n", 20), dim=audit_opts.get("dim"))
+    with progress_reporting(execution.progress, total=2 * trials):
+        return _audit_threshold(opt, trials=trials, confidence=confidence, seed=seed, delta=delta, method=method,
+                                threshold=threshold, frac=frac, n=n, dim=dim, execution=execution)
+
+
+def _audit_threshold(opt, *, trials, confidence, seed, delta, method, threshold, frac, n, dim, execution):
+    """The many-runs threshold audit of ``opt``'s declared scenario (module docstring)."""
+    sc = optimizer_scenario(opt, n=n, dim=dim)
     stat = sc["statistic"]
-    n_sel, n_eval = _split(trials, frac)
+    n_sel, n_eval = split_trials(trials, frac)
     root = as_seed_sequence(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     s_claim = root.spawn(1)[0]  # child 4: the four streams above are unchanged by it
@@ -433,14 +397,14 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     f0, f1 = OptimizerScores(sc["run0"], stat), OptimizerScores(sc["run1"], stat)
     jobs = [Job(f0, n_sel, s_sel0, "selection runs on D"), Job(f1, n_sel, s_sel1, "selection runs on D'"),
             Job(f0, n_eval, s_ev0, "evaluation runs on D"), Job(f1, n_eval, s_ev1, "evaluation runs on D'")]
-    with open_executor(executor, workers) as ex:  # all four jobs at once: one pool, no idle phase
-        res = run_jobs(jobs, chunk_size=chunk, executor=ex, retries=retries)
+    with open_executor(execution.executor, execution.workers) as ex:  # all four jobs at once: one pool, no idle phase
+        res = run_jobs(jobs, chunk_size=execution.chunk(DEFAULT_OPTIMIZER_CHUNK), executor=ex,
+                       retries=execution.retries)
     sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
     return audit_scores(
-        sel0, sel1, ev0, ev1, epsilon=eps_claimed, delta=delta, confidence=confidence,
-        method=audit_opts.get("method", "threshold"), selection=audit_opts.get("selection", "heldout"),
-        trials=trials,
+        sel0, sel1, ev0, ev1, epsilon=eps_claimed, delta=delta, confidence=confidence, method=method,
+        threshold=threshold, trials=trials,
         details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}), "canary": sc["description"],
-                 "statistic": stat.description, "claim": _claim_dict(claim, delta, eps_claimed), "n": sc["n"],
+                 "statistic": stat.description, "claim": claim_record(claim, delta, eps_claimed), "n": sc["n"],
                  "seed": seed_record(seed)},
     )

@@ -1,6 +1,6 @@
 """Auditing a training loop you wrote yourself (any framework): :func:`audit_one_run` and :func:`audit_training`.
 
-Two protocols, both returning an :class:`~dpaudit.audit.result.AuditResult` whose ``epsilon_lower`` is a
+Two protocols, both returning an :class:`~dpaudit.audit.protocol.result.AuditResult` whose ``epsilon_lower`` is a
 certified lower confidence bound:
 
 * **one run** (Steinke, Nasr, Jagielski, NeurIPS 2023, arXiv:2305.08846, Theorem 3.1 with the delta term of
@@ -9,17 +9,17 @@ certified lower confidence bound:
   ``inclusion_mask[j]`` is True, and return one score per canary (larger = "more likely included"). dpaudit
   draws the fair coins (its own random stream, never seen by the score), runs a *calibration* training on
   separate coins that picks how many "in" / "out" guesses to make, runs the *audit* training, counts the
-  correct guesses and certifies epsilon. This is :func:`dpaudit.audit.one_run.one_run_protocol` (the one
+  correct guesses and certifies epsilon. This is :func:`dpaudit.audit.stats.one_run.one_run_protocol` (the one
   home of the protocol, shared with ``audit_mechanism`` and ``audit_optimizer``); this module adds the user
   interface: claims, the ceiling, repeated audits, workers, progress and seeds.
 * **many runs** (the threshold audit of Jagielski, Ullman, Oprea 2020 with exact Clopper-Pearson rates and the
   hypothesis-testing characterisation of DP, Kairouz, Oh, Viswanath 2015). You give
   ``train_fn(include_canary, rng) -> score``; dpaudit trains ``trials`` times with and ``trials`` times
   without the canary, chooses the threshold on a selection share of the runs and certifies on the others
-  (:func:`dpaudit.audit.mechanism.audit_scores`).
+  (:func:`dpaudit.audit.protocol.two_sample.audit_scores`).
 
 The CEILING of a one-run audit (``details["ceiling"]``, ``AuditResult.ceiling``) is the largest epsilon it
-could certify with that many canaries if every guess were right (:func:`dpaudit.audit.one_run.one_run_ceiling`):
+could certify with that many canaries if every guess were right (:func:`dpaudit.audit.stats.one_run.one_run_ceiling`):
 a claim at or above it cannot be shown violated, and a "consistent" close to it says little.
 
 Claims (``claim=``): a number (epsilon; ``delta`` defaults to 0, a pure-DP claim), a pair ``(epsilon, delta)``,
@@ -32,35 +32,27 @@ confidence ``1 - beta / len(delta)`` (Bonferroni), so all the comparisons hold t
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from dpaudit.audit.error_rates import check_audit_delta
-from dpaudit.audit.mechanism import _split, audit_scores
-from dpaudit.audit.one_run import (
-    BOUNDS,
-    bound_record,
-    ceiling_record,
-    max_guesses,
-    one_run_epsilon_lower,
-    one_run_method,
-    one_run_protocol,
-)
-from dpaudit.audit.one_run_fdp import one_run_fdp_epsilon_lower
-from dpaudit.audit.optimizer import DEFAULT_AUDIT_DELTA, claim_epsilon
-from dpaudit.audit.relation import relation_record, warn_relation
-from dpaudit.audit.result import AuditResult
-from dpaudit.audit.thresholds import as_scores
-from dpaudit.audit.verdict import one_run_advice
+from dpaudit.audit.protocol.claims import resolve_claim
+from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
+from dpaudit.audit.protocol.relation import relation_record, warn_relation
+from dpaudit.audit.protocol.result import AuditResult
+from dpaudit.audit.protocol.two_sample import audit_scores, split_trials
+from dpaudit.audit.stats.one_run import BOUNDS, max_guesses, one_run_epsilon_lower
+from dpaudit.audit.stats.one_run_fdp import one_run_fdp_epsilon_lower
+from dpaudit.audit.stats.power import one_run_advice
+from dpaudit.audit.stats.rules import threshold_rule
+from dpaudit.audit.stats.thresholds import as_scores
+from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import DEFAULT_RETRIES, Job, check_picklable, concat_chunks, open_executor, run_jobs
+from dpaudit.core.runner import Job, check_picklable, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
-from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
+from dpaudit.core.validation import check_confidence, check_count, check_real
 
-__all__ = ["audit_one_run", "audit_training", "resolve_claim", "MODES", "DEFAULT_CANARIES", "DEFAULT_TRIALS"]
+__all__ = ["audit_one_run", "audit_training", "MODES", "DEFAULT_CANARIES", "DEFAULT_TRIALS"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,53 +63,6 @@ DEFAULT_CANARIES = 1_000
 DEFAULT_TRIALS = 1_000
 #: trainings per chunk: one (a training is expensive; each is its own task on a pool, seeded by its index)
 TRAINING_CHUNK = 1
-
-
-# ------------------------------------------------------------------------------------------------ claims
-def resolve_claim(claim, delta=None) -> dict:
-    """The claim an audit compares with: ``{"deltas", "epsilons", "record", "neighbouring"}``.
-
-    ``claim``: ``None`` (no claim: epsilon inf), a number epsilon (``delta`` default 0, pure DP), a pair
-    ``(epsilon, delta)`` (``delta`` must then be omitted or equal), or an object with ``.epsilon(delta)``
-    (``delta`` default 1e-5; a sequence of deltas checks the claim at each). Raises ``ValueError`` naming
-    ``claim`` or ``delta``."""
-    several = isinstance(delta, (Sequence, np.ndarray)) and not isinstance(delta, str)
-    if several:
-        deltas = [check_audit_delta("delta", d) for d in delta]
-        if not deltas:
-            raise ValueError("delta must be a number or a non-empty sequence of numbers")
-        if len(set(deltas)) != len(deltas):
-            raise ValueError(f"delta must not repeat a value, got {list(delta)}")
-    else:
-        deltas = None if delta is None else [check_audit_delta("delta", delta)]
-    if claim is None or (isinstance(claim, (int, float, np.integer, np.floating)) and not isinstance(claim, bool)):
-        eps = math.inf if claim is None else check_nonnegative("claim", claim, allow_inf=True)
-        if several:
-            raise ValueError("delta: several deltas need a claim object with .epsilon(delta) (a number is one "
-                             "(epsilon, delta) statement)")
-        deltas = deltas or [0.0]
-        return {"deltas": deltas, "epsilons": [eps],
-                "record": {"epsilon": eps, "delta": deltas[0], "kind": "none" if claim is None else "epsilon"},
-                "neighbouring": None}
-    if isinstance(claim, (tuple, list)):
-        if len(claim) != 2:
-            raise ValueError(f"claim must be epsilon, (epsilon, delta) or a claim object, got {claim!r}")
-        eps = check_nonnegative("claim", claim[0], allow_inf=True)
-        d = check_audit_delta("claim", claim[1])
-        if deltas is not None and deltas != [d]:
-            raise ValueError(f"delta = {delta!r} differs from the claim's delta {d}: give one of them")
-        return {"deltas": [d], "epsilons": [eps], "record": {"epsilon": eps, "delta": d, "kind": "(epsilon, delta)"},
-                "neighbouring": None}
-    if not callable(getattr(claim, "epsilon", None)):
-        raise ValueError(f"claim must be epsilon, (epsilon, delta) or an object with .epsilon(delta), got {claim!r}")
-    deltas = deltas or [DEFAULT_AUDIT_DELTA]
-    epsilons = [claim_epsilon(claim, d, "the claim") for d in deltas]
-    rec = claim.to_dict(deltas[0]) if callable(getattr(claim, "to_dict", None)) and deltas[0] > 0 else {
-        "description": getattr(claim, "description", repr(claim))}
-    rec = {**rec, "checked_at": [{"delta": d, "epsilon": e} for d, e in zip(deltas, epsilons)]}
-    neighbouring = getattr(claim, "neighbouring", None)
-    return {"deltas": deltas, "epsilons": epsilons, "record": rec,
-            "neighbouring": neighbouring if neighbouring in ("add_remove", "replace_one") else None}
 
 
 # ------------------------------------------------------------------------------------------------ one run
@@ -175,8 +120,7 @@ def _pick(checks: list) -> int:
 
 def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=None, confidence: float = 0.95,
                   seed=None, repeats: int = 1, calibration_canaries: int | None = None, guesses=None,
-                  bound: str = "auto", workers=None, executor=None, retries: int = DEFAULT_RETRIES,
-                  progress=None) -> AuditResult:
+                  bound: str = "auto", execution: Execution | None = None, **deprecated) -> AuditResult:
     """One-run audit of your own training (Steinke, Nasr, Jagielski 2023): train once, certify epsilon.
 
     Parameters
@@ -204,11 +148,12 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
     guesses : int or (k_in, k_out), optional
         Fixed guess counts (no calibration training: half the trainings).
     bound : {"auto", "snj", "fdp", "both"}
-        The test (:func:`dpaudit.audit.one_run.one_run_protocol`); ``"auto"`` picks on the calibration run.
-    workers, executor, retries : where the trainings run (:mod:`dpaudit.core.runner`); the result does not
-        depend on them. With ``repeats = k`` the k trainings of each phase run concurrently.
-    progress : callable(done, total), optional
-        Called after every finished training (total = trainings of the audit); also logged to ``"dpaudit"``.
+        The test (:func:`dpaudit.audit.protocol.one_run.one_run_protocol`); ``"auto"`` picks on the calibration run.
+    execution : :class:`dpaudit.Execution`, optional
+        Where the trainings run (``workers``, ``executor``, ``retries``; one training per task) and ``progress``
+        (called after every finished training); the result does not depend on them. With ``repeats = k`` the k
+        trainings of each phase run concurrently. The keywords ``workers``, ``executor``, ``retries`` and
+        ``progress`` still work, with a ``DeprecationWarning``.
 
     Returns
     -------
@@ -218,6 +163,9 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
         docstring), ``one_run_bound`` (which test certified), the calibration, ``repeats``, ``deltas``
         (several deltas), ``claim``, ``seed``; ``advice`` when nothing was certified.
     """
+    execution = resolve_execution(execution, deprecated, where="audit_one_run")
+    if deprecated:
+        raise TypeError(f"audit_one_run() got unexpected keyword arguments {sorted(deprecated)}")
     if not callable(run):
         raise ValueError("run must be callable as run(inclusion_mask, rng) -> one score per canary")
     m = check_count("canaries", canaries, minimum=2)
@@ -226,64 +174,26 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
     confidence = check_confidence("confidence", confidence)
     if bound not in BOUNDS:
         raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    if progress is not None and not callable(progress):
-        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
     max_guesses(m, guesses)  # validates guesses before any training (one_run_protocol checks k_in + k_out <= m)
     cl = resolve_claim(claim, delta)
     relation = relation_record("add_remove", cl["neighbouring"])
-    deltas, beta = cl["deltas"], 1.0 - confidence
-    level = 1.0 - beta / len(deltas)
+    level = 1.0 - (1.0 - confidence) / len(cl["deltas"])
     seed = pin_seed(seed)
-    record = seed_record(seed)
     trainings = repeats * (1 if guesses is not None else 2)
     phases = ("audit",) if guesses is not None else ("calibration", "audit")
-    with progress_reporting(progress, total=trainings), open_executor(executor, workers) as ex:
+    with progress_reporting(execution.progress, total=trainings), \
+            open_executor(execution.executor, execution.workers) as ex:
         check_picklable(ex, run, "run")
-        res = one_run_protocol(_UserRuns(run, ex, retries, phases), m=m, m_calibration=m_cal,
-                               seed=as_seed_sequence(seed), delta=deltas[0], confidence=level, audits=repeats,
+        res = one_run_protocol(_UserRuns(run, ex, execution.retries, phases), m=m, m_calibration=m_cal,
+                               seed=as_seed_sequence(seed), delta=cl["deltas"][0], confidence=level, audits=repeats,
                                guesses=guesses, bound=bound)
-    r, v = res["r"].astype(int), res["v"].astype(int)
-    used = [str(u) for u in res["bound"]]
-    # the bound at every delta, from the same counts, with the test chosen on the calibration run
-    per_delta = np.array([[float(res["epsilon_lower"][a]) if j == 0 else
-                           _bound_at(used[a], m=m, r=int(r[a]), v=int(v[a]), delta=d, level=level)
-                           for j, d in enumerate(deltas)] for a in range(repeats)])
-    checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": float(per_delta[0, j]), "level": level}
-              for j, (d, e) in enumerate(zip(deltas, cl["epsilons"]))]
+    checks, per_delta = _one_run_checks(res, cl, m=m, level=level, repeats=repeats)
     j = _pick(checks)
     eps_lower, eps_claimed, d = checks[j]["epsilon_lower"], checks[j]["epsilon_claimed"], checks[j]["delta"]
     ceil = ceiling_record(res, epsilon_lower=eps_lower, epsilon_claimed=eps_claimed, delta=d, guesses=guesses,
                           requested=bound)
-    details = {
-        "one_run": {"epsilon_lower": eps_lower, "m": m, "r": int(r[0]), "v": int(v[0]), "k_in": int(res["k_in"][0]),
-                    "k_out": int(res["k_out"][0]), "included": int(res["included"][0])},
-        "ceiling": ceil,
-        "one_run_bound": bound_record(res),
-        "guesses_chosen_by": "calibration training (independent coins)" if res["calibrated"] else "fixed (guesses)",
-        "canary": "the user's training: run(inclusion_mask, rng), fair coins drawn by dpaudit",
-        "statistic": "the user's score per canary; 'in' for the k_in highest, 'out' for the k_out lowest",
-        "claim": cl["record"], "trainings": trainings, "seed": record,
-        "neighbouring": relation["pair"], "relation": relation,
-    }
-    if res["calibration"] is not None:
-        cal = res["calibration"]
-        details.update({"calibration_canaries": m_cal,
-                        "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
-                        "calibration_epsilon": float(cal["calibration_epsilon"][0])})
-    if len(deltas) > 1:
-        details["deltas"] = checks
-    if repeats > 1:
-        col = per_delta[:, j]
-        details["repeats"] = {
-            "count": repeats, "epsilon_lower": col.tolist(), "min": float(col.min()),
-            "median": float(np.median(col)), "max": float(col.max()),
-            "r": r.tolist(), "v": v.tolist(), "test": used,
-            "note": "independent audits, each certified on its own at the confidence; the headline is audit 0 "
-                    "(fixed in advance) and the min is certified too; the median and max are descriptive (the "
-                    "largest of k bounds is not a bound at the same confidence)"}
-    if not eps_lower > 0.0:
-        details["advice"] = one_run_advice(m=m, r=int(r[0]), v=int(v[0]), epsilon=eps_claimed, delta=d,
-                                           confidence=level)
+    details = _one_run_details(res, cl, checks, per_delta[:, j], m=m, m_cal=m_cal, ceil=ceil, trainings=trainings,
+                               seed=seed, relation=relation, level=level)
     warn_relation(relation)
     logger.info("audit_one_run: epsilon >= %.6g certified with %d canaries (ceiling %.6g; claim %.6g at delta %.3g)",
                 eps_lower, m, ceil["epsilon"], eps_claimed, d)
@@ -291,6 +201,56 @@ def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=No
                        confidence=float(confidence), violation=any(c["epsilon_lower"] > c["epsilon_claimed"]
                                                                    for c in checks),
                        method=one_run_method(res), trials=1 if guesses is not None else 2, details=details)
+
+
+def _one_run_checks(res: dict, cl: dict, *, m: int, level: float, repeats: int):
+    """The bound at every delta of the claim, from the same counts, with the test chosen on the calibration run:
+    ``(checks, per_delta)`` (per_delta: repeats x deltas)."""
+    r, v = res["r"].astype(int), res["v"].astype(int)
+    used = [str(u) for u in res["bound"]]
+    per_delta = np.array([[float(res["epsilon_lower"][a]) if j == 0 else
+                           _bound_at(used[a], m=m, r=int(r[a]), v=int(v[a]), delta=d, level=level)
+                           for j, d in enumerate(cl["deltas"])] for a in range(repeats)])
+    checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": float(per_delta[0, j]), "level": level}
+              for j, (d, e) in enumerate(zip(cl["deltas"], cl["epsilons"]))]
+    return checks, per_delta
+
+
+def _one_run_details(res: dict, cl: dict, checks: list, col, *, m, m_cal, ceil, trainings, seed, relation,
+                     level) -> dict:
+    """``details`` of a one-run training audit (the headline check's column ``col`` over the repeats)."""
+    r, v = res["r"].astype(int), res["v"].astype(int)
+    j = _pick(checks)
+    details = {
+        "one_run": {"epsilon_lower": checks[j]["epsilon_lower"], "m": m, "r": int(r[0]), "v": int(v[0]),
+                    "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]), "included": int(res["included"][0])},
+        "ceiling": ceil,
+        "one_run_bound": bound_record(res),
+        "guesses_chosen_by": "calibration training (independent coins)" if res["calibrated"] else "fixed (guesses)",
+        "canary": "the user's training: run(inclusion_mask, rng), fair coins drawn by dpaudit",
+        "statistic": "the user's score per canary; 'in' for the k_in highest, 'out' for the k_out lowest",
+        "claim": cl["record"], "trainings": trainings, "seed": seed_record(seed),
+        "neighbouring": relation["pair"], "relation": relation,
+    }
+    if res["calibration"] is not None:
+        cal = res["calibration"]
+        details.update({"calibration_canaries": m_cal,
+                        "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
+                        "calibration_epsilon": float(cal["calibration_epsilon"][0])})
+    if len(checks) > 1:
+        details["deltas"] = checks
+    if col.size > 1:
+        details["repeats"] = {
+            "count": int(col.size), "epsilon_lower": col.tolist(), "min": float(col.min()),
+            "median": float(np.median(col)), "max": float(col.max()),
+            "r": r.tolist(), "v": v.tolist(), "test": [str(u) for u in res["bound"]],
+            "note": "independent audits, each certified on its own at the confidence; the headline is audit 0 "
+                    "(fixed in advance) and the min is certified too; the median and max are descriptive (the "
+                    "largest of k bounds is not a bound at the same confidence)"}
+    if not checks[j]["epsilon_lower"] > 0.0:
+        details["advice"] = one_run_advice(m=m, r=int(r[0]), v=int(v[0]), epsilon=checks[j]["epsilon_claimed"],
+                                           delta=checks[j]["delta"], confidence=level)
+    return details
 
 
 # ------------------------------------------------------------------------------------------------ many runs
@@ -310,9 +270,9 @@ class _ManyTrainings:
         return as_scores(out, "train_fn(include_canary, rng)")
 
 
-def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, selection, selection_fraction, workers, executor,
-                     retries, progress) -> AuditResult:
-    n_sel, n_eval = _split(trials, selection_fraction)
+def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, threshold, selection_fraction,
+                     execution: Execution) -> AuditResult:
+    n_sel, n_eval = split_trials(trials, selection_fraction)
     record = seed_record(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)
     f0, f1 = _ManyTrainings(train_fn, False), _ManyTrainings(train_fn, True)
@@ -320,13 +280,15 @@ def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, selection, selec
             Job(f1, n_sel, s_sel1, "selection trainings with the canary"),
             Job(f0, n_eval, s_ev0, "evaluation trainings without the canary"),
             Job(f1, n_eval, s_ev1, "evaluation trainings with the canary")]
-    with progress_reporting(progress, total=2 * trials), open_executor(executor, workers) as ex:
+    with progress_reporting(execution.progress, total=2 * trials), \
+            open_executor(execution.executor, execution.workers) as ex:
         check_picklable(ex, train_fn, "train_fn")
-        res = run_jobs(jobs, chunk_size=TRAINING_CHUNK, executor=ex, retries=retries, label="training")
+        res = run_jobs(jobs, chunk_size=execution.chunk(TRAINING_CHUNK), executor=ex, retries=execution.retries,
+                       label="training")
     sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
     deltas, beta = cl["deltas"], 1.0 - confidence
     level = 1.0 - beta / len(deltas)
-    results = [audit_scores(sel0, sel1, ev0, ev1, epsilon=e, delta=d, confidence=level, selection=selection,
+    results = [audit_scores(sel0, sel1, ev0, ev1, epsilon=e, delta=d, confidence=level, threshold=threshold,
                             trials=trials) for d, e in zip(deltas, cl["epsilons"])]
     checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": r.epsilon_lower, "level": level}
               for d, e, r in zip(deltas, cl["epsilons"], results)]
@@ -341,10 +303,9 @@ def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, selection, selec
 
 
 def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=None, mode: str = "one_run",
-                   trials: int | None = None, confidence: float = 0.95, seed=None, workers=None, executor=None,
-                   retries: int = DEFAULT_RETRIES, progress=None, repeats: int = 1, guesses=None,
-                   calibration_canaries: int | None = None, bound: str = "auto", selection: str = "heldout",
-                   selection_fraction: float = 0.3) -> AuditResult:
+                   trials: int | None = None, confidence: float = 0.95, seed=None, repeats: int = 1, guesses=None,
+                   calibration_canaries: int | None = None, bound: str = "auto", threshold="heldout",
+                   selection_fraction: float = 0.3, execution: Execution | None = None, **deprecated) -> AuditResult:
     """Audit your own training loop (any framework) against its claim; returns an :class:`AuditResult`.
 
     ``mode="one_run"`` (default): ``train_fn(inclusion_mask, rng) -> scores`` trains once with the canaries
@@ -355,16 +316,25 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     ``mode="many_runs"``: ``train_fn(include_canary, rng) -> score`` trains once with (``True``) or without
     (``False``) the canary and returns one score (larger need not mean "included": the side is chosen on the
     selection runs). dpaudit runs ``trials`` (default 1000) trainings of each kind, chooses the threshold on
-    ``selection_fraction`` of them (``selection``, :func:`dpaudit.audit.mechanism.audit_scores`) and certifies
-    on the others: ``2 * trials`` trainings.
+    ``selection_fraction`` of them (``threshold``, a rule of :mod:`dpaudit.audit.stats.rules`;
+    :func:`dpaudit.audit.protocol.two_sample.audit_scores`) and certifies on the others: ``2 * trials`` trainings.
 
     Both: ``claim``/``delta`` as in the module docstring (a number, ``(epsilon, delta)``, a claim object,
     several deltas); ``rng`` is a ``numpy.random.Generator`` from which the training must draw ALL its
-    randomness (seed your framework from it) so that the result depends only on ``seed``; ``workers``
-    (a process pool; ``train_fn`` is sent with cloudpickle), ``executor``, ``retries`` and ``progress``
-    (``progress(done, total)`` after every training) as in :func:`dpaudit.audit.mechanism.audit_mechanism`.
+    randomness (seed your framework from it) so that the result depends only on ``seed``; ``execution``
+    (:class:`dpaudit.Execution`: ``workers`` -- a process pool; ``train_fn`` is sent with cloudpickle --,
+    ``executor``, ``retries`` and ``progress``, called after every training). The keywords ``workers``,
+    ``executor``, ``retries``, ``progress`` and ``selection`` still work, with a ``DeprecationWarning``.
     The verdict is ``"violation"`` when a certified bound exceeds the claim.
     """
+    execution = resolve_execution(execution, deprecated, where="audit_training")
+    if "selection" in deprecated:
+        import warnings
+
+        warnings.warn("audit_training: selection= is deprecated; pass threshold=", DeprecationWarning, stacklevel=2)
+        threshold = deprecated.pop("selection")
+    if deprecated:
+        raise TypeError(f"audit_training() got unexpected keyword arguments {sorted(deprecated)}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if not callable(train_fn):
@@ -376,8 +346,8 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
                              "use repeats=k for k independent audits)")
         return audit_one_run(train_fn, canaries=DEFAULT_CANARIES if canaries is None else canaries, claim=claim,
                              delta=delta, confidence=confidence, seed=seed, repeats=repeats,
-                             calibration_canaries=calibration_canaries, guesses=guesses, bound=bound, workers=workers,
-                             executor=executor, retries=retries, progress=progress)
+                             calibration_canaries=calibration_canaries, guesses=guesses, bound=bound,
+                             execution=execution)
     if canaries not in (None, 1):
         raise ValueError(f"canaries applies to mode='one_run' (many_runs audits one canary), got {canaries!r}")
     unused = [k for k, val, default in (("repeats", repeats, 1), ("guesses", guesses, None),
@@ -390,13 +360,11 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     selection_fraction = check_real("selection_fraction", selection_fraction)
     if not 0.0 < selection_fraction < 1.0:
         raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")
-    if progress is not None and not callable(progress):
-        raise ValueError(f"progress must be callable as progress(done, total), got {progress!r}")
     cl = resolve_claim(claim, delta)
     relation = relation_record("add_remove", cl["neighbouring"])
     out = _audit_many_runs(train_fn, trials=trials, cl=cl, confidence=confidence, seed=pin_seed(seed),
-                           selection=selection, selection_fraction=selection_fraction, workers=workers,
-                           executor=executor, retries=retries, progress=progress)
+                           threshold=threshold_rule(threshold), selection_fraction=selection_fraction,
+                           execution=execution)
     warn_relation(relation)
     logger.info("audit_training (many runs): epsilon >= %.6g certified from %d trainings (claim %.6g at delta %.3g)",
                 out.epsilon_lower, 2 * trials, out.epsilon_claimed, out.delta)

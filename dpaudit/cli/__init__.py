@@ -99,7 +99,7 @@ def _raised_by_dpaudit(exc: BaseException) -> bool:
         return False
 
 
-def _debug() -> bool:
+def debug_requested() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
 
 
@@ -131,7 +131,7 @@ def report_error(command: str, exc: BaseException) -> int:
     elif is_usage_error(exc):
         print(f"{prefix}: error: {_first_line(exc)}", file=sys.stderr)
     else:
-        if _debug():
+        if debug_requested():
             traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
         print(f"{prefix}: internal error: {type(exc).__name__}: {_first_line(exc)} (a bug in dpaudit or a numerical "
               f"range it does not handle; rerun with {DEBUG_ENV}=1 for the traceback and report it)", file=sys.stderr)

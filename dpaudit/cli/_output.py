@@ -3,7 +3,7 @@
 Every object starts with ``"command"`` (the subcommand) and ``"dpaudit_version"``; numbers are
 JSON numbers, except the non-finite ones, which strict JSON cannot hold: ``inf``/``-inf`` become
 the strings ``"inf"``/``"-inf"`` (an epsilon of ``"inf"`` means *no guarantee*) and NaN becomes
-``null`` (no value). :func:`dpaudit.audit.result.to_jsonable` applies the rule, and
+``null`` (no value). :func:`dpaudit.audit.protocol.result.to_jsonable` applies the rule, and
 ``json.dumps(..., allow_nan=False)`` guarantees that nothing else slips through.
 """
 
@@ -17,7 +17,7 @@ __all__ = ["emit_json", "json_text"]
 def json_text(command: str, payload: dict) -> str:
     """The JSON text of ``payload`` under the shared keys (see the module docstring)."""
     import dpaudit
-    from dpaudit.audit.result import to_jsonable
+    from dpaudit.core.jsonable import to_jsonable
 
     body = {"command": command, "dpaudit_version": dpaudit.__version__}
     body.update({k: v for k, v in payload.items() if k not in body})

@@ -247,12 +247,12 @@ def run(args) -> int:
 
 def _finish(results: dict) -> int:
     """Exit status after the table: 2 (and one line on stderr) when some accountant failed."""
-    from dpaudit.cli import DEBUG_ENV, EXIT_INTERNAL, EXIT_OK, _debug
+    from dpaudit.cli import DEBUG_ENV, EXIT_INTERNAL, EXIT_OK, debug_requested
 
     failed = {name: row for name, row in results.items() if "error" in row}
     if not failed:
         return EXIT_OK
-    if _debug():
+    if debug_requested():
         import traceback
 
         for row in failed.values():

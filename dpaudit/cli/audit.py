@@ -22,6 +22,7 @@ import contextlib
 import sys
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
+from dpaudit.core.execution import Execution
 from dpaudit.report import cli_support
 
 DESCRIPTION = """
@@ -144,7 +145,7 @@ def run(args) -> int:
     quiet = disabled() if args.json else contextlib.nullcontext()
     with quiet, executor_from_args(args) as ex:  # --workers / --scheduler: the result does not depend on them
         result = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed,
-                                 executor=ex, **opts)
+                                 execution=Execution(executor=ex), **opts)
     if args.plot:
         plot_roc(result, args.plot)
     return _print_result(args, result)

@@ -20,6 +20,7 @@ import contextlib
 import math
 
 from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
+from dpaudit.core.execution import Execution
 from dpaudit.report import cli_support
 
 
@@ -79,7 +80,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _methods(requested) -> tuple[str, ...]:
     """The estimators asked for, ``all`` expanded to every estimator of ``renyi_divergence``."""
-    from dpaudit.audit.renyi import RENYI_METHODS
+    from dpaudit.audit.stats.renyi import RENYI_METHODS
     from dpaudit.cli._checks import UsageError
 
     out = []
@@ -170,9 +171,9 @@ def run(args) -> int:
 
     quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr
     with quiet, executor_from_args(args) as ex:  # --workers / --scheduler: the rows do not depend on them
-        rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n,
-                                     trials=args.trials, confidence=args.confidence, seed=args.seed,
-                                     methods=methods, executor=ex)
+        rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n, trials=args.trials,
+                                     confidence=args.confidence, seed=args.seed, methods=methods,
+                                     execution=Execution(executor=ex))
     if args.plot:
         plot_table(rows, args.plot)
     cli_support.maybe_write_report(

@@ -12,7 +12,7 @@ flaky, at 0.99 one in a hundred (and the pytest plugin fixes each test's seed, s
 reproduces). The stricter confidence costs power, which twice the trials buys back: the most a
 threshold audit can certify against a mechanism exactly at an (epsilon, 1e-5) claim is 0.947 at
 10,000 trials / 0.95 and 0.951 at 20,000 / 0.99 for epsilon = 1 (3.830 and 3.841 for epsilon = 4;
-:func:`dpaudit.audit.verdict.threshold_ceiling` with 70% of the trials certifying).
+:func:`dpaudit.audit.protocol.verdict.threshold_ceiling` with 70% of the trials certifying).
 
 delta: ``audit_mechanism(..., delta=0.0)`` audits a *pure*-DP claim: that default is part of the
 public interface, and a black-box sampler carries no claim to take a delta from. It never

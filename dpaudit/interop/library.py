@@ -12,7 +12,7 @@ parameter rho. :class:`LibraryClaim` holds the (epsilon, delta) points dpaudit a
 :func:`audit_library_claim` audits every point, each at confidence ``1 - beta / k`` (Bonferroni
 over the ``k`` points), so that the verdict "some point is violated" is a false alarm with
 probability at most ``beta`` on a mechanism that satisfies its claim. It returns the
-:class:`~dpaudit.audit.result.AuditResult` of the point with the largest excess of the certified
+:class:`~dpaudit.audit.protocol.result.AuditResult` of the point with the largest excess of the certified
 bound over the claim, with all points in ``details["claim_points"]``.
 
 Randomness: when a library's own generator cannot be seeded from dpaudit's, the adapters warn with

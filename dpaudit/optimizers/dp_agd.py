@@ -84,6 +84,7 @@ gradient-only canary).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -138,6 +139,47 @@ SCORE_ENTRIES = 2_000_000
 def _logistic_value(z, y):
     """log(1 + e^z) - y z as max(z, 0) + log1p(e^-|z|) - y z (stable, ~5x faster than logaddexp)."""
     return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))) - y * z
+
+
+@dataclass
+class _AGDState:
+    """The batched state of ``trials`` DP-AGD runs (Lee and Kifer 2018, Algorithm 2): row t is trial t."""
+
+    budget: object          # ZCDPFilterBank: every charge is drawn here BEFORE its release
+    w: np.ndarray
+    rho_ng: np.ndarray      # the gradient budget of the current measurement
+    phase: np.ndarray       # 0: needs a gradient, 1: needs a selection, 2: stopped
+    g_clean: np.ndarray     # clipped sum g at the current w
+    g_est: np.ndarray       # current unnormalised noisy estimate
+    alpha_max: np.ndarray
+    history: np.ndarray     # last tau accepted step sizes (ring buffer)
+    accepted: np.ndarray
+    n_grad: np.ndarray
+    n_select: np.ndarray
+    n_avg: np.ndarray
+    stop_charge: np.ndarray  # the charge that did not fit
+
+    @classmethod
+    def start(cls, trials: int, d: int, total: float, rho_ng0: float, alpha_max: float, tau: int) -> _AGDState:
+        from dpaudit.bounds.dp_agd import ZCDPFilterBank
+
+        count = np.zeros(trials, dtype=np.int64)
+        return cls(ZCDPFilterBank(total, trials), np.zeros((trials, d)), np.full(trials, rho_ng0),
+                   np.zeros(trials, dtype=np.int8), np.zeros((trials, d)), np.zeros((trials, d)),
+                   np.full(trials, alpha_max), np.zeros((trials, tau)), count.copy(), count.copy(), count.copy(),
+                   count.copy(), np.zeros(trials))
+
+    def stop(self, idx, charge) -> None:
+        """Trials ``idx`` stop: their next ``charge`` does not fit in the budget."""
+        self.phase[idx], self.stop_charge[idx] = 2, charge
+
+    def charge(self, idx, rho) -> np.ndarray:
+        """Draw ``rho[idx]`` from the budget of trials ``idx``; the ones it does not fit stop. The trials charged."""
+        if not idx.size:
+            return idx
+        fits = self.budget.request(idx, rho[idx])
+        self.stop(idx[~fits], rho[idx][~fits])
+        return idx[fits]
 
 
 class DPAGD(Optimizer):
@@ -274,6 +316,99 @@ class DPAGD(Optimizer):
         return np.argmax(-scores + rng.exponential(scale, size=scores.shape), axis=1)
 
     # -- run --------------------------------------------------------------------------
+    def _step_budgets(self):
+        """The per-step charges of a run, checked: ``(total rho, initial gradient rho, NoisyMax scale, NoisyMax
+        charge)``; a ValueError names the hyper-parameters when a budget underflows or a scale overflows."""
+        from dpaudit.bounds.dp_agd import noisy_max_charge, noisy_max_scale
+
+        C, c_obj, total = self.hp["clip"], self.hp["clip_obj"], self.rho
+        rho_nmax, rho_ng0 = self.initial_budgets
+        if not (math.isfinite(rho_nmax) and math.isfinite(rho_ng0)):
+            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
+                             "beyond the float range")
+        if not (rho_nmax > 0 and rho_ng0 > 0 and total > 0):
+            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
+                             "that underflow to 0: no step can be charged")
+        if self.hp["noise"] and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
+            raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
+                             f"{self.hp['epsilon']:g}) overflows the float range")
+        lap_scale = noisy_max_scale(rho_nmax, c_obj)
+        if not math.isfinite(lap_scale):
+            raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="
+                             f"{self.hp['epsilon']:g}) overflows the float range")
+        return total, rho_ng0, lap_scale, noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
+
+    def _measure(self, st: _AGDState, X, y, row_norms, g_c, rng) -> None:
+        """Lines 5-8: a noisy clipped gradient for every trial that needs one and whose budget still fits."""
+        from dpaudit.bounds.dp_agd import gradient_noise_sigma
+
+        idx = st.charge(np.flatnonzero(st.phase == 0), st.rho_ng)
+        if idx.size:
+            st.n_grad[idx] += 1
+            g = self._clipped_sum(X, y, row_norms, st.w[idx], g_c)
+            st.g_clean[idx] = g
+            if self.hp["noise"]:   # finite: checked at the start, and rho_ng only grows
+                g = g + rng.standard_normal(g.shape) * gradient_noise_sigma(st.rho_ng[idx], self.hp["clip"])[:, None]
+            st.g_est[idx] = g
+            st.phase[idx] = 1
+
+    def _accept(self, st: _AGDState, acc, alphas, choice, direction) -> None:
+        """Line 14: move the trials whose NoisyMax chose a positive step (the reference code applies alpha_{i-1});
+        every ``tau`` accepted steps, alpha_max follows the largest recent step (lines 20-22)."""
+        tau, growth = self.hp["tau"], self.hp["alpha_growth"]
+        a = alphas[np.arange(acc.size), choice]
+        applied = a if self.hp["applied_step"] != "previous" else alphas[np.arange(acc.size), choice - 1]
+        st.w[acc] = st.w[acc] - applied[:, None] * direction
+        st.history[acc, st.accepted[acc] % tau] = a
+        st.accepted[acc] += 1
+        st.phase[acc] = 0
+        renew = acc[st.accepted[acc] % tau == 0]
+        if renew.size:
+            st.alpha_max[renew] = np.minimum((1.0 + growth) * st.history[renew].max(axis=1), np.finfo(float).max)
+            if self.hp["alpha_cap"] is not None:
+                st.alpha_max[renew] = np.minimum(st.alpha_max[renew], self.hp["alpha_cap"])
+
+    def _average(self, st: _AGDState, rej, rng) -> None:
+        """Lines 16-19: GradAvg -- a fresh measurement with a larger budget, averaged with the old one."""
+        from dpaudit.bounds.dp_agd import gradavg, gradavg_charge
+
+        rho_old = st.rho_ng[rej]
+        # (1 + gamma) rho_old, at least one ulp above rho_old (a budget increase below float resolution would
+        # buy nothing and stall)
+        rho_new = np.maximum((1.0 + self.hp["budget_increase"]) * rho_old, np.nextafter(rho_old, np.inf))
+        charge = gradavg_charge(rho_old, rho_new)
+        fits = st.budget.request(rej, charge)
+        st.stop(rej[~fits], charge[~fits])
+        rej, rho_old, rho_new = rej[fits], rho_old[fits], rho_new[fits]
+        if not rej.size:
+            return
+        st.n_avg[rej] += 1
+        if self.hp["noise"]:
+            st.g_est[rej], _ = gradavg(rho_old, rho_new, st.g_clean[rej], st.g_est[rej], self.hp["clip"], rng=rng)
+        else:
+            st.g_est[rej] = (rho_old[:, None] * st.g_est[rej] + (rho_new - rho_old)[:, None] * st.g_clean[rej]) \
+                / rho_new[:, None]
+        st.rho_ng[rej] = rho_new
+
+    def _select_steps(self, st: _AGDState, X, y, rng, lap_scale, nmax_charge, unit_grid) -> None:
+        """Lines 9-19: for every trial with a fresh gradient whose NoisyMax charge fits, choose a step size on the
+        grid; accept a positive one, else average the gradient with a new measurement."""
+        idx = np.flatnonzero(st.phase == 1)
+        if not idx.size:
+            return
+        idx = st.charge(idx, np.full(st.phase.size, nmax_charge))
+        if not idx.size:
+            return
+        st.n_select[idx] += 1
+        direction = _normalise(st.g_est[idx] + self.hp["l2"] * st.w[idx])
+        alphas = st.alpha_max[idx, None] * unit_grid[None, :]
+        choice = self._select(self._scores(X, y, st.w[idx], direction, alphas), rng, lap_scale)
+        ok = choice > 0
+        if np.any(ok):
+            self._accept(st, idx[ok], alphas[ok], choice[ok], direction[ok])
+        if np.any(~ok):
+            self._average(st, idx[~ok], rng)
+
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
         """Run ``trials`` independent DP-AGD trainings (see the module docstring).
@@ -294,119 +429,16 @@ class DPAGD(Optimizer):
                 g_c = g_c * (self.hp["clip"] / norm)
         rng = make_rng(seed)
         row_norms = _row_norms(X)
-        C, c_obj, gamma, noise = self.hp["clip"], self.hp["clip_obj"], self.hp["budget_increase"], self.hp["noise"]
-        m, tau, growth, l2 = self.hp["grid_size"], self.hp["tau"], self.hp["alpha_growth"], self.hp["l2"]
-        shift = 1 if self.hp["applied_step"] == "previous" else 0
-        total = self.rho
-        rho_nmax, rho_ng0 = self.initial_budgets
-        if not (math.isfinite(rho_nmax) and math.isfinite(rho_ng0)):
-            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
-                             "beyond the float range")
-        if not (rho_nmax > 0 and rho_ng0 > 0 and total > 0):
-            raise ValueError(f"epsilon={self.hp['epsilon']:g} with splits={self.hp['splits']} gives per-step budgets "
-                             "that underflow to 0: no step can be charged")
-        if noise and not math.isfinite(C / math.sqrt(2.0 * rho_ng0)):
-            raise ValueError(f"clip={C:g} / sqrt(2 rho_ng) (the gradient noise std at epsilon="
-                             f"{self.hp['epsilon']:g}) overflows the float range")
-        from dpaudit.bounds.dp_agd import (
-            ZCDPFilterBank,
-            gradavg,
-            gradavg_charge,
-            gradient_noise_sigma,
-            noisy_max_charge,
-            noisy_max_scale,
-        )
-        lap_scale = noisy_max_scale(rho_nmax, c_obj)
-        if not math.isfinite(lap_scale):
-            raise ValueError(f"clip_obj={c_obj:g} / sqrt(2 rho_nmax) (the NoisyMax Laplace scale at epsilon="
-                             f"{self.hp['epsilon']:g}) overflows the float range")
-        nmax_charge = noisy_max_charge(lap_scale, c_obj, neighbouring="add_remove")
-        unit_grid = np.linspace(0.0, 1.0, m)
-
-        w = np.zeros((trials, d))
-        budget = ZCDPFilterBank(total, trials)            # every charge is drawn here BEFORE its release
-        rho_ng = np.full(trials, rho_ng0)
-        phase = np.zeros(trials, dtype=np.int8)          # 0: needs a gradient, 1: needs a selection, 2: stopped
-        g_clean = np.zeros((trials, d))                   # clipped sum g at the current w
-        g_est = np.zeros((trials, d))                     # current unnormalised noisy estimate
-        alpha_max = np.full(trials, self.hp["alpha_max"])
-        history = np.zeros((trials, tau))                 # last tau accepted step sizes (ring buffer)
-        accepted = np.zeros(trials, dtype=np.int64)
-        n_grad = np.zeros(trials, dtype=np.int64)
-        n_select = np.zeros(trials, dtype=np.int64)
-        n_avg = np.zeros(trials, dtype=np.int64)
-        stop_charge = np.zeros(trials)                    # the charge that did not fit
-
-        while np.any(phase < 2):
-            # --- gradient measurement (lines 5-8) ---
-            idx = np.flatnonzero(phase == 0)
-            if idx.size:
-                fits = budget.request(idx, rho_ng[idx])
-                stop = idx[~fits]
-                phase[stop], stop_charge[stop] = 2, rho_ng[stop]
-                idx = idx[fits]
-                if idx.size:
-                    n_grad[idx] += 1
-                    g = self._clipped_sum(X, y, row_norms, w[idx], g_c)
-                    g_clean[idx] = g
-                    if noise:   # finite: checked at the start, and rho_ng only grows
-                        g = g + rng.standard_normal(g.shape) * gradient_noise_sigma(rho_ng[idx], C)[:, None]
-                    g_est[idx] = g
-                    phase[idx] = 1
-            # --- step-size selection (lines 9-19) ---
-            idx = np.flatnonzero(phase == 1)
-            if not idx.size:
-                continue
-            fits = budget.request(idx, nmax_charge)
-            stop = idx[~fits]
-            phase[stop], stop_charge[stop] = 2, nmax_charge
-            idx = idx[fits]
-            if not idx.size:
-                continue
-            n_select[idx] += 1
-            direction = g_est[idx] + l2 * w[idx]
-            direction = _normalise(direction)
-            alphas = alpha_max[idx, None] * unit_grid[None, :]
-            choice = self._select(self._scores(X, y, w[idx], direction, alphas), rng, lap_scale)
-            ok = choice > 0
-            # accepted: move by alpha_i (line 14; the reference code applies alpha_{i-1})
-            acc = idx[ok]
-            if acc.size:
-                a = alphas[ok, choice[ok]]
-                applied = a if shift == 0 else alphas[ok, choice[ok] - 1]
-                w[acc] = w[acc] - applied[:, None] * direction[ok]
-                history[acc, accepted[acc] % tau] = a
-                accepted[acc] += 1
-                phase[acc] = 0
-                renew = acc[accepted[acc] % tau == 0]
-                if renew.size:
-                    alpha_max[renew] = np.minimum((1.0 + growth) * history[renew].max(axis=1), np.finfo(float).max)
-                    if self.hp["alpha_cap"] is not None:
-                        alpha_max[renew] = np.minimum(alpha_max[renew], self.hp["alpha_cap"])
-            # rejected: GradAvg with a larger budget (lines 16-19)
-            rej = idx[~ok]
-            if rej.size:
-                rho_old = rho_ng[rej]
-                # (1 + gamma) rho_old, at least one ulp above rho_old (a budget increase below float
-                # resolution would buy nothing and stall)
-                rho_new = np.maximum((1.0 + gamma) * rho_old, np.nextafter(rho_old, np.inf))
-                charge = gradavg_charge(rho_old, rho_new)
-                fits = budget.request(rej, charge)
-                stop = rej[~fits]
-                phase[stop], stop_charge[stop] = 2, charge[~fits]
-                rej, rho_old, rho_new = rej[fits], rho_old[fits], rho_new[fits]
-                if rej.size:
-                    n_avg[rej] += 1
-                    if noise:
-                        g_est[rej], _ = gradavg(rho_old, rho_new, g_clean[rej], g_est[rej], C, rng=rng)
-                    else:
-                        g_est[rej] = (rho_old[:, None] * g_est[rej] + (rho_new - rho_old)[:, None] * g_clean[rej]) \
-                            / rho_new[:, None]
-                    rho_ng[rej] = rho_new
-        spent = budget.spent
-        log = budget.histories() if self.hp["record_charges"] else None
-        extra_info = {"n": n, "rho_total": total, "spent": spent, "steps": accepted, "gradient_measurements": n_grad,
-                      "selections": n_select, "gradavg": n_avg, "final_rho_ng": rho_ng, "alpha_max": alpha_max,
-                      "stop_charge": stop_charge, "remaining": budget.remaining, "charges": log}
-        check_finite_params(w, self.name, ("alpha_max", "alpha_growth", "X"))
-        return Run(params=w, claim=self.claim(n), extra=extra_info)
+        total, rho_ng0, lap_scale, nmax_charge = self._step_budgets()
+        unit_grid = np.linspace(0.0, 1.0, self.hp["grid_size"])
+        st = _AGDState.start(trials, d, total, rho_ng0, self.hp["alpha_max"], self.hp["tau"])
+        while np.any(st.phase < 2):
+            self._measure(st, X, y, row_norms, g_c, rng)
+            self._select_steps(st, X, y, rng, lap_scale, nmax_charge, unit_grid)
+        log = st.budget.histories() if self.hp["record_charges"] else None
+        extra_info = {"n": n, "rho_total": total, "spent": st.budget.spent, "steps": st.accepted,
+                      "gradient_measurements": st.n_grad, "selections": st.n_select, "gradavg": st.n_avg,
+                      "final_rho_ng": st.rho_ng, "alpha_max": st.alpha_max, "stop_charge": st.stop_charge,
+                      "remaining": st.budget.remaining, "charges": log}
+        check_finite_params(st.w, self.name, ("alpha_max", "alpha_growth", "X"))
+        return Run(params=st.w, claim=self.claim(n), extra=extra_info)

@@ -403,6 +403,50 @@ class BiasReducedSGD(_SparseBase):
         return np.array([projection_mechanism_calibration(self.lipschitz, self.hp["sparsity"], 2**k, eps, delta).scale
                          for k in range(M + 2)])
 
+    def _filter(self, st: dict, idx, level, costs) -> tuple:
+        """The random-stopping filter, checked before the step (vectorised ``RandomStoppingFilter.allows``): the
+        trials whose step fits go on (their spent budget updated), the others stop. Returns ``(idx, level)``."""
+        log4 = math.log(4.0 / self.hp["delta"])
+        new_e2 = st["eps2"][idx] + costs[0][level]
+        new_d = st["delta"][idx] + costs[1][level]
+        lhs = round_up(np.sqrt(2.0 * log4 * new_e2) + 0.5 * new_e2)
+        ok = (lhs <= self.hp["epsilon"] / 2.0) & (round_up(new_d) <= self.hp["delta"] / 4.0)
+        st["active"][idx[~ok]] = False
+        idx, level = idx[ok], level[ok]
+        st["eps2"][idx], st["delta"][idx] = new_e2[ok], new_d[ok]
+        return idx, level
+
+    def _gradient(self, th, X, y, level, g_c, rng, sig, probs):
+        """G = (G_B - (G_O + G_E)/2) / p_N + G_i for trials at levels ``level`` (module docstring), each mean
+        released by the projection mechanism (noise, then the l1-ball projection)."""
+        k, n = th.shape[0], X.shape[0]
+        scal = self.loss.derivative(th @ X.T, y)                 # (k, n)
+        if g_c is not None:
+            scal[:, 0] = 0.0
+        ranks = np.argsort(rng.random((k, n)), axis=1).argsort(axis=1)   # uniform random ranks per trial
+        half = (2 ** level)[:, None]
+        in_O = ranks < half
+        in_E = (ranks >= half) & (ranks < 2 * half)
+        pick = rng.integers(0, n, size=k)          # the record i ~ Unif([n]), independent of B
+        one = np.zeros((k, n), dtype=bool)
+        one[np.arange(k), pick] = True
+        radius_l1 = self.lipschitz * math.sqrt(self.hp["sparsity"])
+
+        def mean_over(mask, size_log2):
+            g = (scal * mask) @ X
+            if g_c is not None:
+                g = g + mask[:, 0:1] * g_c
+            g = g / np.exp2(size_log2)[:, None]
+            if self.hp["noise"]:
+                g = g + rng.standard_normal(g.shape) * sig[size_log2][:, None]
+            return project_l1_ball(g, radius_l1)
+
+        G_B = mean_over(in_O | in_E, level + 1)
+        G_O = mean_over(in_O, level)
+        G_E = mean_over(in_E, level)
+        G_i = mean_over(one, np.zeros(k, dtype=np.int64))
+        return (G_B - 0.5 * (G_O + G_E)) / probs[level][:, None] + G_i
+
     @np.errstate(over="ignore", invalid="ignore", divide="ignore")
     def run(self, X, y, *, trials=1, seed=None, canary_gradient=None) -> Run:
         """Run ``trials`` independent trainings; iterates that leave the float range (enormous
@@ -415,74 +459,29 @@ class BiasReducedSGD(_SparseBase):
         if n < 4:
             raise ValueError("X must have at least 4 rows for bias-reduced-sgd")
         _check_sparse_rows(X, self.hp["feature_bound"], self.hp["sparsity"])
-        L, s = self.lipschitz, self.hp["sparsity"]
         g_c = self._check_canary(canary_gradient, d)
         if g_c is not None:
-            _check_sparse_rows(g_c[None, :], L, s)
+            _check_sparse_rows(g_c[None, :], self.lipschitz, self.hp["sparsity"])
         rng = make_rng(seed)
         probs = bias_reduced_level_probabilities(n)
-        M = probs.size - 1
-        levels_cost = bias_reduced_step_cost(np.arange(M + 1), n, self.hp["epsilon"], self.hp["delta"])
-        eps2_cost, delta_cost = np.asarray(levels_cost[0]) ** 2, np.asarray(levels_cost[1])
+        levels_cost = bias_reduced_step_cost(np.arange(probs.size), n, self.hp["epsilon"], self.hp["delta"])
+        costs = (np.asarray(levels_cost[0]) ** 2, np.asarray(levels_cost[1]))
         sig = self._sigmas(n)
-        radius_l1 = L * math.sqrt(s)
         eta, radius = self.hp["step_size"], self.hp["radius"]
-        log4 = math.log(4.0 / self.hp["delta"])
-        eps_half, delta_quarter = self.hp["epsilon"] / 2.0, self.hp["delta"] / 4.0
-        noise = self.hp["noise"]
-
         theta = np.zeros((trials, d))
         total = np.zeros((trials, d))          # sum of iterates x^0..x^T
         count = np.ones(trials)                # x^0 counted
-        eps2_sum = np.zeros(trials)
-        delta_sum = np.zeros(trials)
-        active = np.ones(trials, dtype=bool)
+        st = {"eps2": np.zeros(trials), "delta": np.zeros(trials), "active": np.ones(trials, dtype=bool)}
         steps = np.zeros(trials, dtype=np.int64)
         for _ in range(self.hp["max_steps"]):
-            idx = np.flatnonzero(active)
+            idx = np.flatnonzero(st["active"])
             if not idx.size:
                 break
-            k = len(idx)
-            level = rng.choice(M + 1, size=k, p=probs)
-            # random-stopping filter, checked before the step (vectorised RandomStoppingFilter.allows)
-            new_e2 = eps2_sum[idx] + eps2_cost[level]
-            new_d = delta_sum[idx] + delta_cost[level]
-            lhs = round_up(np.sqrt(2.0 * log4 * new_e2) + 0.5 * new_e2)
-            ok = (lhs <= eps_half) & (round_up(new_d) <= delta_quarter)
-            active[idx[~ok]] = False
-            idx, level, new_e2, new_d = idx[ok], level[ok], new_e2[ok], new_d[ok]
+            level = rng.choice(probs.size, size=len(idx), p=probs)
+            idx, level = self._filter(st, idx, level, costs)
             if not idx.size:
                 break
-            k = len(idx)
-            eps2_sum[idx], delta_sum[idx] = new_e2, new_d
-            th = theta[idx]
-            scal = self.loss.derivative(th @ X.T, y)                 # (k, n)
-            if g_c is not None:
-                scal[:, 0] = 0.0
-            ranks = np.argsort(rng.random((k, n)), axis=1).argsort(axis=1)   # uniform random ranks per trial
-            half = (2 ** level)[:, None]
-            in_O = ranks < half
-            in_E = (ranks >= half) & (ranks < 2 * half)
-            pick = rng.integers(0, n, size=k)          # the record i ~ Unif([n]), independent of B
-            one = np.zeros((k, n), dtype=bool)
-            one[np.arange(k), pick] = True
-
-            def mean_over(mask, size_log2, scal=scal):  # (called within this iteration)
-                g = (scal * mask) @ X
-                if g_c is not None:
-                    g = g + mask[:, 0:1] * g_c
-                size = np.exp2(size_log2)[:, None]
-                g = g / size
-                if noise:
-                    g = g + rng.standard_normal(g.shape) * sig[size_log2][:, None]
-                return project_l1_ball(g, radius_l1)
-
-            G_B = mean_over(in_O | in_E, level + 1)
-            G_O = mean_over(in_O, level)
-            G_E = mean_over(in_E, level)
-            G_i = mean_over(one, np.zeros(k, dtype=np.int64))
-            G = (G_B - 0.5 * (G_O + G_E)) / probs[level][:, None] + G_i
-            th = th - eta * G
+            th = theta[idx] - eta * self._gradient(theta[idx], X, y, level, g_c, rng, sig, probs)
             if math.isfinite(radius):
                 norms = l2_norm(th, axis=1, keepdims=True)
                 th = th * np.where(norms > radius, radius / np.maximum(norms, 1e-300), 1.0)
@@ -492,5 +491,5 @@ class BiasReducedSGD(_SparseBase):
             steps[idx] += 1
         params = check_finite_params(total / count[:, None], self.name, ("step_size", "radius", "feature_bound"))
         return Run(params=params, claim=self.claim(n),
-                   extra={"n": n, "steps": steps, "last_iterate": theta, "epsilon_filter": eps2_sum,
-                          "delta_filter": delta_sum})
+                   extra={"n": n, "steps": steps, "last_iterate": theta, "epsilon_filter": st["eps2"],
+                          "delta_filter": st["delta"]})

@@ -25,7 +25,7 @@ import functools
 import math
 
 from dpaudit.accounting.pld import PLDAccountant
-from dpaudit.audit.verdict import verdict_of
+from dpaudit.audit.protocol.verdict import verdict_of
 from dpaudit.optimizers import make_optimizer
 from dpaudit.report.data import optimizer_mechanism
 from dpaudit.testing.assertions import exact_epsilon

@@ -36,8 +36,8 @@ import math
 import os
 from pathlib import Path
 
-from dpaudit.audit.result import POWER_HINTS, VIOLATION_CHECKS
-from dpaudit.audit.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
+from dpaudit.audit.protocol.result import POWER_HINTS, VIOLATION_CHECKS
+from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
 from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
 from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
@@ -305,6 +305,16 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
                                    "certified bound: no verdict.")
     else:
         doc.banner(verdict, _verdict_line(verdict, audit_d))
+    _proved_section(doc, audit_d, certified, verdict, mechanism=mechanism, steps=steps, upper=upper)
+    doc.h(2, "What was audited")
+    doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
+    _next_steps_section(doc, audit_d, verdict, certified)
+    _evidence_section(doc, audit_d, images, image_dir, verdict, certified)
+    _attack_statistics_section(doc, audit_d)
+
+
+def _proved_section(doc, audit_d, certified, verdict, *, mechanism, steps, upper):
+    """"Proved, computed, claimed": the certified bound, the tightest upper bound dpaudit computes, the claim."""
     tight = upper
     if tight is None:
         try:
@@ -333,9 +343,9 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
         doc.p(f"Nothing certified: this result's number is a GDP estimate ({GDP_LABEL}), not a lower bound, so it "
               "is not set against the claim.", "note")
 
-    doc.h(2, "What was audited")
-    doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
 
+def _next_steps_section(doc, audit_d, verdict, certified):
+    """What to check after a violation, or what would give an inconclusive audit its power."""
     eps_c = _num(audit_d.get("epsilon_claimed"))
     if verdict == "violation" and certified:
         doc.h(2, "What to check next")
@@ -353,6 +363,9 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
         hints = [h for h in POWER_HINTS if "one-run" not in h or _hosts_many_canaries(opt_name)]
         doc.items(lines + [h[0].upper() + h[1:] + "." for h in hints])
 
+
+def _evidence_section(doc, audit_d, images, image_dir, verdict, certified):
+    """The ROC evidence figure with how to read it, and the table of the certified numbers."""
     doc.h(2, "Evidence: where the bound comes from")
     if (audit_d.get("details") or {}).get("roc"):
         linear = plots.linear_panel_useful(audit_d)
@@ -386,7 +399,6 @@ def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=Non
           "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
           "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
           f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
-    _attack_statistics_section(doc, audit_d)
 
 
 def _attack_statistics_section(doc, audit_d):

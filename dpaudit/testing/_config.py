@@ -48,23 +48,23 @@ class AuditConfig:
         return replace(self, **changes)
 
 
-_ACTIVE: contextvars.ContextVar[AuditConfig] = contextvars.ContextVar("dpaudit_config", default=AuditConfig())  # noqa: B039 - frozen
+ACTIVE_CONFIG: contextvars.ContextVar[AuditConfig] = contextvars.ContextVar("dpaudit_config", default=AuditConfig())  # noqa: B039 - frozen
 
 
 def active_config() -> AuditConfig:
     """The settings in force (the plugin's per-test settings, or the defaults)."""
-    return _ACTIVE.get()
+    return ACTIVE_CONFIG.get()
 
 
 @contextlib.contextmanager
 def use_config(config: AuditConfig | None = None, **overrides):
     """Make ``config`` (updated with ``overrides``) the active settings inside the block."""
     base = active_config() if config is None else config
-    token = _ACTIVE.set(base.merged(**overrides) if overrides else base)
+    token = ACTIVE_CONFIG.set(base.merged(**overrides) if overrides else base)
     try:
-        yield _ACTIVE.get()
+        yield ACTIVE_CONFIG.get()
     finally:
-        _ACTIVE.reset(token)
+        ACTIVE_CONFIG.reset(token)
 
 
 def seed_from_name(name: str) -> int:

@@ -28,8 +28,8 @@ import numpy as np
 
 from dpaudit.accounting.conversions import gaussian_epsilon
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.result import VIOLATION_CHECKS
-from dpaudit.audit.verdict import advice_lines
+from dpaudit.audit.protocol.result import VIOLATION_CHECKS
+from dpaudit.audit.protocol.verdict import advice_lines
 from dpaudit.core.defaults import no_pure_dp
 from dpaudit.core.describe import describe_object, describe_value
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.testing._config import _ACTIVE, DEFAULT_CONFIDENCE, DEFAULT_TRIALS, AuditConfig, seed_from_name
+from dpaudit.testing._config import ACTIVE_CONFIG, DEFAULT_CONFIDENCE, DEFAULT_TRIALS, AuditConfig, seed_from_name
 
 _KEYS = ("trials", "seed", "confidence")
 
@@ -125,11 +125,11 @@ def _config_for(item) -> AuditConfig:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    token = _ACTIVE.set(_config_for(item))
+    token = ACTIVE_CONFIG.set(_config_for(item))
     try:
         yield
     finally:
-        _ACTIVE.reset(token)
+        ACTIVE_CONFIG.reset(token)
 
 
 _PACKAGE_DIR = None

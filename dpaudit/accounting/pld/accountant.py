@@ -82,7 +82,7 @@ from dpaudit.accounting.pld.distribution import (
     DiscretePLD,
     PLDPowerRangeError,
     PLDTooLargeError,
-    _chernoff_window,
+    chernoff_window,
     compose,
     delta_for_epsilon,
     epsilon_for_delta,
@@ -291,7 +291,7 @@ class PLDAccountant(Accountant):
             if k == 1 or pld is None:
                 w = k * r
             else:
-                i_lo, i_hi, _, _ = _chernoff_window(pld, k, self.tail_mass)
+                i_lo, i_hi, _, _ = chernoff_window(pld, k, self.tail_mass)
                 w = (i_hi - i_lo + 2) * d0
             best = max(best, w + 2.0 * d0)
         return best
@@ -340,7 +340,7 @@ class PLDAccountant(Accountant):
         r = _TWO_LEVEL_STEPS
         try:
             fine = discretise(pair, d_f, tail_f, False)
-            i_lo, i_hi, _, _ = _chernoff_window(fine, r, self.tail_mass)
+            i_lo, i_hi, _, _ = chernoff_window(fine, r, self.tail_mass)
             if i_hi - i_lo + 1 > self.max_bins:  # the r-fold fine PLD must fit the budget too
                 return None
             # (its charges are multiplied by k/r below: extended precision for the power then)

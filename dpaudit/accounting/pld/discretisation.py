@@ -64,7 +64,7 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.pld.distribution import DiscretePLD, _check_size
+from dpaudit.accounting.pld.distribution import DiscretePLD, check_size
 from dpaudit.mechanisms.loss_pairs import LossPair, as_float_array
 
 __all__ = [
@@ -339,7 +339,7 @@ def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: 
     else:
         i1, i_n = grid_for(pair, d, tail)
         n = i_n - i1 + 1
-        _check_size(n, "the single-step PLD", d)
+        check_size(n, "the single-step PLD", d)
         e = (i1 + np.arange(n)) * d
         c, err = _c_values(pair, e)
         if cache is not None:

@@ -85,7 +85,7 @@ class PLDPowerRangeError(PLDTooLargeError):
     """An optimistic k-fold power with k beyond the range of its error bound (compose fewer steps)."""
 
 
-def _check_size(n: int, what: str, d: float, limit: int | None = None) -> None:
+def check_size(n: int, what: str, d: float, limit: int | None = None) -> None:
     if limit is not None and n > limit:
         raise PLDTooLargeError(f"{what} needs {n} bins at discretization {d:g} (the accountant's "
                                f"max_bins is {limit})")
@@ -201,7 +201,7 @@ def compose(a: DiscretePLD, b: DiscretePLD, tail_mass: float) -> DiscretePLD:
     if a.d != b.d or a.pessimistic != b.pessimistic:
         raise ValueError("compose: PLDs must share the discretization and the estimate type")
     n = a.p.size + b.p.size - 1
-    _check_size(n, "the composed PLD", a.d)
+    check_size(n, "the composed PLD", a.d)
     if min(a.p.size, b.p.size) <= 64:
         out = np.convolve(a.p, b.p)
         np.maximum(out, 0.0, out=out)
@@ -211,7 +211,7 @@ def compose(a: DiscretePLD, b: DiscretePLD, tail_mass: float) -> DiscretePLD:
         charge = 0.0
     else:
         nfft = sfft.next_fast_len(n, real=True)
-        _check_size(nfft, "the FFT buffer of a composition", a.d)
+        check_size(nfft, "the FFT buffer of a composition", a.d)
         out = _clip_negative(sfft.irfft(sfft.rfft(a.p, nfft) * sfft.rfft(b.p, nfft), nfft)[:n])
         charge = _conv_charge(a.p, b.p, nfft)
     fa, fb = a.finite_mass, b.finite_mass
@@ -256,7 +256,7 @@ def _best_bound(logp, losses, k: float, log_t: float, sign: float, scale: float)
     return float(min(np.min(v), np.min(vals(fine))))
 
 
-def _chernoff_window(pld: DiscretePLD, k: float, tail_mass: float) -> tuple[int, int, float, float]:
+def chernoff_window(pld: DiscretePLD, k: float, tail_mass: float) -> tuple[int, int, float, float]:
     """Index window [i_lo, i_hi] of the k-fold composition outside of which the finite mass is
     at most ``tail_mass/2`` on each side (Chernoff: mass{S > a} <= exp(k m(t) - t a) for
     t > 0, m the log-MGF of the finite masses, and symmetrically), clipped to the support.
@@ -366,11 +366,11 @@ def self_compose(pld: DiscretePLD, k, tail_mass: float, extended: bool | None = 
             m = float(pld.p[j]) ** kf if nz.size else 0.0
         inf = inf * (1.0 + 4.0 * _U) if pld.pessimistic else inf * (1.0 - 4.0 * _U)
         return DiscretePLD(pld.d, int(k) * (pld.lo + j), np.array([m]), min(inf, math.inf), pld.pessimistic, slack, minf)
-    i_lo, i_hi, b_left, b_right = _chernoff_window(pld, kf, tail_mass)
+    i_lo, i_hi, b_left, b_right = chernoff_window(pld, kf, tail_mass)
     n_out = i_hi - i_lo + 1
-    _check_size(n_out, f"the {k}-fold composed PLD", pld.d, max_bins)
+    check_size(n_out, f"the {k}-fold composed PLD", pld.d, max_bins)
     nfft = sfft.next_fast_len(max(n_out, n1), real=True)
-    _check_size(nfft, f"the FFT buffer of a {k}-fold composition", pld.d, max_bins)
+    check_size(nfft, f"the FFT buffer of a {k}-fold composition", pld.d, max_bins)
     # many steps: the power is taken in extended precision where the platform has it (the error
     # of the k-th power grows like k times the unit roundoff)
     ext = kf >= _EXT_STEPS if extended is None else bool(extended)

@@ -5,7 +5,7 @@ with ``statistic="value"`` or a user's ``statistic=lambda b: b.astype(float)`` f
 the selection runs, or deep inside a chunk with numpy's "could not convert string to float". The
 check draws a tiny probe (:data:`PROBE_SIZE` outputs on each input of the first pair, from a
 random stream of its own that no trial uses), puts it in the audit's representation
-(:mod:`dpaudit.audit.outputs`), and then
+(:mod:`dpaudit.audit.attacks.outputs`), and then
 
 * with attack families: requires one family that accepts outputs of this form;
 * with a callable statistic: calls it on the probe and requires ``PROBE_SIZE`` real scores.
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.outputs import as_output_batch, describe_outputs, is_numeric_batch
-from dpaudit.audit.thresholds import as_scores
+from dpaudit.audit.attacks.outputs import as_output_batch, describe_outputs, is_numeric_batch
+from dpaudit.audit.stats.thresholds import as_scores
 from dpaudit.core.describe import describe_value
 
 __all__ = ["PROBE_SIZE", "preflight_outputs"]

@@ -19,15 +19,15 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from dpaudit.audit.binomial import cp_lower
-from dpaudit.audit.error_rates import check_audit_delta, check_beta
-from dpaudit.audit.one_run_fdp import check_guess_counts, one_run_fdp_epsilon_lower, one_run_fdp_gdp_epsilon
+from dpaudit.audit.stats.binomial import cp_lower
+from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta
+from dpaudit.audit.stats.one_run_fdp import check_guess_counts, one_run_fdp_epsilon_lower
 from dpaudit.core.numeric import round_down
-from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_nonnegative
 
-__all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "one_run_protocol", "choose_guesses",
-           "choose_bound", "bound_record", "one_run_method", "one_run_ceiling", "max_guesses", "ceiling_record", "BOUNDS"]
+__all__ = ["one_run_p_value", "one_run_epsilon_lower", "one_run_audit", "correct_counts", "choose_guesses",
+           "choose_bound", "one_run_ceiling", "max_guesses", "OneRunBoundTable", "BOUNDS", "GUESS_FRACTIONS",
+           "DEFAULT_GUESS_FRACTION"]
 
 
 def one_run_p_value(epsilon: float, *, m: int, r: int, v: int, delta: float = 0.0) -> float:
@@ -99,7 +99,7 @@ def one_run_audit(scores, included, *, k_in: int, k_out: int, delta: float = 0.0
     return {"epsilon_lower": eps, "m": m, "r": r, "v": v, "k_in": k_in, "k_out": k_out}
 
 
-# ---------------------------------------------------------------------- the protocol, written once
+# ------------------------------------------------- choosing the guesses on a calibration run
 #: candidate guess counts of the calibration run, as fractions of m/2 guesses on EACH side
 #: (0 = no guess on that side: a one-sided leak is audited by guesses on its side only)
 GUESS_FRACTIONS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
@@ -205,8 +205,9 @@ def choose_guesses(cal_scores, cal_coins, *, m: int, delta: float = 0.0, confide
 BOUNDS = ("auto", "snj", "fdp", "both")
 
 
-class _EpsilonTable:
-    """The certified one-run bound of test ``kind`` memoised on (r, v) (many audits share their counts)."""
+class OneRunBoundTable:
+    """The certified one-run bound of test ``kind`` (``"snj"`` or ``"fdp"``) memoised on (r, v): many audits share
+    their counts."""
 
     def __init__(self, m, delta, confidence, kind="snj"):
         self.m, self.delta, self.confidence, self.kind, self.cache = m, delta, confidence, kind, {}
@@ -228,8 +229,8 @@ def choose_bound(m: int, r_cal, v_cal, m_cal: int, *, delta: float, confidence: 
     scaled to the main run (r, v times m / m_cal; the delta term of Steinke-Nasr-Jagielski grows with m, so the
     comparison is made at the main run's m). Uses only the calibration run, so either choice keeps the main
     run's bound valid at the full level; ties go to ``"snj"``."""
-    snj = _EpsilonTable(m, delta, confidence, "snj")
-    fdp = _EpsilonTable(m, delta, confidence, "fdp")
+    snj = OneRunBoundTable(m, delta, confidence, "snj")
+    fdp = OneRunBoundTable(m, delta, confidence, "fdp")
     out = []
     for r, v in zip(np.atleast_1d(r_cal), np.atleast_1d(v_cal)):
         rr = min(m, max(1, int(round(int(r) * m / m_cal))))
@@ -238,108 +239,8 @@ def choose_bound(m: int, r_cal, v_cal, m_cal: int, *, delta: float, confidence: 
     return np.array(out)
 
 
-def one_run_protocol(run, *, m: int, m_calibration: int, seed, delta: float = 0.0, confidence: float = 0.95,
-                     audits: int = 1, guesses=None, fractions=GUESS_FRACTIONS, bound: str = "auto") -> dict:
-    """The one-run audit (Steinke, Nasr, Jagielski 2023), shared by mechanisms and optimizers.
-
-    1. calibration run (unless ``guesses`` is given): ``m_calibration`` canaries with the auditor's
-       fair coins, scored by ``run(coins, seed_sequence) -> scores`` (same shape as ``coins``,
-       ``(audits, m)``; a larger score means "more likely included");
-    2. choice of k_in and k_out separately on it (:func:`choose_guesses`);
-    3. main run: ``m`` canaries, independent coins and randomness;
-    4. bound from the v correct guesses out of r = k_in + k_out: ``bound="snj"`` the test of Steinke, Nasr,
-       Jagielski (:func:`one_run_epsilon_lower`), ``"fdp"`` the f-DP test of Mahloujifar, Melis, Chaudhuri 2024
-       with the (epsilon, delta) trade-off curve (:func:`dpaudit.audit.one_run_fdp.one_run_fdp_epsilon_lower`),
-       ``"both"`` both at beta/2 and the larger (union bound), ``"auto"`` (default) the one of the two that is
-       larger on the calibration run (:func:`choose_bound`; with fixed ``guesses`` there is no calibration run
-       and ``"auto"`` means ``"both"``). Every choice is certified at ``confidence``.
-
-    ``guesses``: a fixed k (k "in" and k "out") or a pair (k_in, k_out). Seeds: children 0..3 of
-    ``seed`` are the main coins, the main run, the calibration coins, the calibration run.
-    Returns arrays over audits: ``epsilon_lower``, ``r``, ``v``, ``k_in``, ``k_out``, ``included``,
-    plus the calibration record.
-    """
-
-    m = check_count("m", m, minimum=2)
-    audits = check_count("audits", audits, minimum=1)
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    s_coins, s_run, s_cal_coins, s_cal_run = as_seed_sequence(seed).spawn(4)
-    cal = None
-    if guesses is None:
-        m_cal = check_count("m_calibration", m_calibration, minimum=2)
-        cal_coins = np.random.default_rng(s_cal_coins).random((audits, m_cal)) < 0.5
-        cal_scores = np.asarray(run(cal_coins, s_cal_run), dtype=float).reshape(audits, m_cal)
-        cal = choose_guesses(cal_scores, cal_coins, m=m, delta=delta, confidence=confidence, fractions=fractions)
-        k_in, k_out = cal["k_in"], cal["k_out"]
-    else:
-        if isinstance(guesses, (tuple, list)):
-            gi, go = (check_count("guesses", g, minimum=0) for g in guesses)
-        else:
-            gi = go = check_count("guesses", guesses, minimum=1)
-        if gi + go > m or gi + go == 0:
-            raise ValueError(f"guesses: k_in + k_out must be in [1, {m}] (canaries), got {gi} + {go}")
-        k_in, k_out = np.full(audits, gi), np.full(audits, go)
-    coins = np.random.default_rng(s_coins).random((audits, m)) < 0.5
-    scores = np.asarray(run(coins, s_run), dtype=float).reshape(audits, m)
-    if np.any(np.isnan(scores)):
-        raise ValueError("scores must not contain NaN")
-    out_ok, in_ok = correct_counts(scores, coins)
-    rows = np.arange(audits)
-    v = in_ok[rows, k_in] + out_ok[rows, k_out]
-    r = k_in + k_out
-    if bound == "auto" and cal is not None:
-        used = choose_bound(m, cal["r_calibration"], cal["v_calibration"], m_cal, delta=delta, confidence=confidence)
-        level = confidence
-    else:
-        kind = "both" if bound == "auto" else bound
-        used = np.full(audits, kind, dtype=object)
-        level = 1.0 - (1.0 - confidence) / 2.0 if kind == "both" else confidence
-    snj = _EpsilonTable(m, delta, level, "snj")
-    fdp = _EpsilonTable(m, delta, level, "fdp")
-    eps_snj = np.array([snj(rr, vv) if u in ("snj", "both") else np.nan for rr, vv, u in zip(r, v, used)])
-    eps_fdp = np.array([fdp(rr, vv) if u in ("fdp", "both") else np.nan for rr, vv, u in zip(r, v, used)])
-    eps = np.fmax(eps_snj, eps_fdp)
-    return {"epsilon_lower": eps, "r": r, "v": v, "k_in": k_in, "k_out": k_out, "included": coins.sum(axis=1),
-            "m": m, "calibration": cal, "calibrated": guesses is None, "delta": float(delta),
-            "confidence": float(confidence), "bound": used, "epsilon_snj": eps_snj, "epsilon_fdp": eps_fdp,
-            "bound_level": float(level)}
-
-
-#: ``AuditResult.method`` of a one-run audit, by the test that certified its bound
-ONE_RUN_METHODS = {"snj": "one-run (Steinke-Nasr-Jagielski 2023)",
-                   "fdp": "one-run (f-DP test of Mahloujifar-Melis-Chaudhuri 2024, (epsilon, delta) curve)",
-                   "both": "one-run (Steinke-Nasr-Jagielski 2023 and the f-DP test at beta/2 each, the larger)"}
-
-
-def one_run_method(res: dict, row: int = 0) -> str:
-    """The method string of audit ``row`` of a :func:`one_run_protocol` result: names the test that certified."""
-    return ONE_RUN_METHODS[str(res["bound"][row])]
-
-
-def bound_record(res: dict, row: int = 0) -> dict:
-    """``details["one_run_bound"]`` of audit ``row`` of a :func:`one_run_protocol` result: which test certified
-    ``epsilon_lower``, both tests' numbers where computed, and the Gaussian-family f-DP number of Mahloujifar,
-    Melis, Chaudhuri 2024 (what jax_privacy's ``epsilon_one_run_fdp`` reports) -- an *estimate assuming mu-GDP*,
-    never a bound."""
-    used = str(res["bound"][row])
-    names = {"snj": "Steinke-Nasr-Jagielski 2023 p-value", "fdp": "f-DP test with the (epsilon, delta) curve "
-             "(Mahloujifar-Melis-Chaudhuri 2024)", "both": "both tests at beta/2 each, the larger (union bound)"}
-    out = {"test": used, "description": names[used],
-           "chosen_by": "calibration run (the larger predicted bound)" if res["calibrated"] and used != "both" else
-           "fixed before the run", "level": res["bound_level"],
-           "epsilon_snj": float(res["epsilon_snj"][row]), "epsilon_fdp": float(res["epsilon_fdp"][row])}
-    if res["delta"] > 0.0:
-        g = one_run_fdp_gdp_epsilon(m=res["m"], r=int(res["r"][row]), v=int(res["v"][row]), delta=res["delta"],
-                                    confidence=res["confidence"])
-        out["gdp_family"] = {"mu_lower": g["mu_lower"], "epsilon": g["epsilon"],
-                             "label": "estimate assuming mu-GDP (not a bound; never sets the verdict)",
-                             "certified": f"the mechanism is not mu-GDP for mu <= {g['mu_lower']:.6g}"}
-    return out
-
-
 def max_guesses(m: int, guesses=None) -> int:
-    """The most guesses r = k_in + k_out a :func:`one_run_protocol` audit of ``m`` canaries can make: the fixed
+    """The most guesses r = k_in + k_out a one-run audit (:func:`dpaudit.audit.protocol.one_run.one_run_protocol`) of ``m`` canaries can make: the fixed
     ``guesses`` (k, or a pair), else the calibration's largest choice (each side capped at
     ``(1 - 3 / sqrt(m)) m / 2``, see :func:`choose_guesses`; at least one guess)."""
     m = check_count("m", m, minimum=2)
@@ -375,21 +276,3 @@ def one_run_ceiling(m: int, *, r_max: int | None = None, delta: float = 0.0, con
                 e = one_run_epsilon_lower(m=m, r=r, v=r, delta=delta, confidence=1.0 - beta)
             best = max(best, e)
     return best
-
-
-def ceiling_record(res: dict, *, epsilon_lower: float, epsilon_claimed: float, delta: float | None = None,
-                   guesses=None, requested: str = "auto") -> dict:
-    """``details["ceiling"]`` of a :func:`one_run_protocol` result (audit 0): :func:`one_run_ceiling` at its m, the
-    most guesses it could make, its delta (or ``delta``) and the level and tests its bound used; ``at_ceiling``
-    when the bound is within 2% of it, ``claim_at_or_above`` when no such audit can show the claim violated."""
-    m = int(res["m"])
-    d = float(res["delta"] if delta is None else delta)
-    used = str(res["bound"][0])
-    tests = ("snj", "fdp") if used == "both" or requested == "auto" else (used,)
-    r_max = max_guesses(m, guesses)
-    ceiling = one_run_ceiling(m, r_max=r_max, delta=d, confidence=float(res["bound_level"]), tests=tests)
-    return {"epsilon": ceiling, "canaries": m, "max_guesses": r_max, "delta": d, "level": float(res["bound_level"]),
-            "meaning": f"the largest epsilon this audit could certify with {m} canaries and every one of up to {r_max} "
-                       "guesses right (no audit of this size can show more)",
-            "at_ceiling": bool(epsilon_lower >= 0.98 * ceiling > 0.0),
-            "claim_at_or_above": bool(epsilon_claimed >= ceiling)}

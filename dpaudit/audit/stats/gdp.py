@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from dpaudit.accounting.conversions import gdp_delta, gdp_epsilon
-from dpaudit.audit.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_delta, check_nonnegative, check_rates
 

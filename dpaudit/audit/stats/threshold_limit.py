@@ -21,8 +21,8 @@ import math
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.core.validation import check_count, check_nonnegative
 
 __all__ = ["threshold_audit_limit", "MECHANISMS"]

@@ -1,39 +1,31 @@
-"""Valid threshold selection for distinguishing tests (held-out or Bonferroni threshold selection; Bichsel et al. 2021).
+"""The primitives of threshold tests: error counts, candidate thresholds, choosing a test on selection scores,
+bounding one test on evaluation scores, and the ROC frontier (Bichsel et al. 2021; Kairouz, Oh, Viswanath 2015).
 
 Maximising an epsilon lower bound over thresholds *on the data that certify it* is invalid
-(winner's curse: on identical distributions some threshold shows a spurious ratio). Three valid
-procedures are implemented:
-
-1. :func:`heldout_test` -- choose the test (threshold and orientation) on a *selection* sample
-   by any heuristic, then compute one Clopper-Pearson bound on an independent *evaluation*
-   sample at the full level beta. Valid by independence.
-2. :func:`bonferroni_test` -- the grid of thresholds is fixed before the audit samples are
-   drawn; each of the G (threshold, orientation) tests is bounded at level beta/G and the
-   maximum is reported. Valid by the union bound.
-3. :func:`frontier_test` -- the thresholds of the ROC frontier of the *selection* sample
-   (:func:`roc_frontier`), fixed before the evaluation sample is seen; each of the G is bounded at
-   beta/G with both inequalities of Kairouz et al. Valid by the union bound.
+(winner's curse: on identical distributions some threshold shows a spurious ratio). The valid rules built on
+these primitives -- held-out, Bonferroni over a fixed grid, the selection ROC frontier -- are in
+:mod:`dpaudit.audit.stats.rules`.
 
 A test with orientation ``">"`` guesses D' iff ``s > t`` (FPR = P_D[s > t], FNR = P_D'[s <= t]);
 orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data are always
 observed score values, so every result is invariant under strictly increasing transforms of
 the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
 
-``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.error_rates`);
-``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.gdp`).
+``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.stats.error_rates`);
+``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.stats.gdp`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
-from dpaudit.audit.gdp import mu_lower_from_rates
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
+from dpaudit.audit.stats.gdp import mu_lower_from_rates
 from dpaudit.core.validation import check_count
 
-__all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test",
-           "heldout_test", "bonferroni_test", "ORIENTATIONS", "roc_frontier", "frontier_test", "FRONTIER_MAX_POINTS"]
+__all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
+           "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind"]
 
 #: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
 FRONTIER_MAX_POINTS = 128
@@ -87,13 +79,17 @@ def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.nda
     return pooled[ranks]
 
 
-def _criterion(kind, fpr_u, fnr_u, delta):
+def criterion(kind: str, fpr_u, fnr_u, delta: float):
+    """The bound of a test from upper bounds on its rates: epsilon (``kind="dp"``, with the delta term) or mu
+    (``kind="gdp"``, under the mu-GDP assumption)."""
+    check_kind(kind)
     if kind == "dp":
         return epsilon_lower_from_rates(fpr_u, fnr_u, delta)
     return mu_lower_from_rates(fpr_u, fnr_u)
 
 
-def _check_kind(kind):
+def check_kind(kind: str) -> str:
+    """``kind`` of a threshold test: ``"dp"`` (epsilon) or ``"gdp"`` (mu)."""
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
     return kind
@@ -109,7 +105,7 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     side this raised the Laplace ratio from 0.89 to 0.98 on average, see
     ``benchmarks/audit_tightness.py``).
     """
-    kind = _check_kind(kind)
+    kind = check_kind(kind)
     delta = check_audit_delta("delta", delta)
     beta = check_beta("beta", beta)
     sel0 = as_scores(sel0, "sel0")
@@ -117,7 +113,7 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     t = candidate_thresholds(sel0, sel1, max_candidates)
     k_fp, k_fn = oriented_counts(sel0, sel1, t)
     level = beta / 20.0
-    crit = np.asarray(_criterion(kind, cp_upper(k_fp, sel0.size, level), cp_upper(k_fn, sel1.size, level), delta))
+    crit = np.asarray(criterion(kind, cp_upper(k_fp, sel0.size, level), cp_upper(k_fn, sel1.size, level), delta))
     o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
     return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "predicted": float(crit[o, i])}
 
@@ -125,7 +121,7 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
 def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta: float, beta: float,
                   kind: str = "dp") -> dict:
     """Bound from ONE test fixed in advance, on fresh scores, at level ``beta`` (beta/2 per rate)."""
-    kind = _check_kind(kind)
+    kind = check_kind(kind)
     delta = check_audit_delta("delta", delta)
     beta = check_beta("beta", beta)
     if orientation not in ORIENTATIONS:
@@ -137,49 +133,10 @@ def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta
     kfp, kfn = int(k_fp[o, 0]), int(k_fn[o, 0])
     fpr_u = cp_upper(kfp, s0.size, beta / 2.0)
     fnr_u = cp_upper(kfn, s1.size, beta / 2.0)
-    value = _criterion(kind, fpr_u, fnr_u, delta)
+    value = criterion(kind, fpr_u, fnr_u, delta)
     return {"value": float(value), "threshold": float(threshold), "orientation": orientation,
             "k_fp": kfp, "k_fn": kfn, "n0": int(s0.size), "n1": int(s1.size),
             "fpr_upper": float(fpr_u), "fnr_upper": float(fnr_u), "beta": beta}
-
-
-def heldout_test(sel0, sel1, eval0, eval1, *, delta: float, beta: float, kind: str = "dp",
-                 max_candidates: int = 2000) -> dict:
-    """Held-out split: select on (sel0, sel1), certify on (eval0, eval1)."""
-    eval0 = as_scores(eval0, "eval0")
-    eval1 = as_scores(eval1, "eval1")
-    choice = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, max_candidates=max_candidates)
-    out = evaluate_test(eval0, eval1, choice["threshold"], choice["orientation"], delta=delta, beta=beta, kind=kind)
-    out["selection"] = "held-out"
-    out["predicted"] = choice["predicted"]
-    return out
-
-
-def bonferroni_test(scores0, scores1, grid, *, delta: float, beta: float, kind: str = "dp") -> dict:
-    """Bonferroni over a FIXED grid (a union bound over the grid's thresholds).
-
-    ``grid`` must not depend on ``scores0``/``scores1``. All G = 2*len(grid) (threshold,
-    orientation) tests are bounded at level beta/G (beta/(2G) per rate) and the largest bound
-    is returned, valid at level beta by the union bound.
-    """
-    kind = _check_kind(kind)
-    delta = check_audit_delta("delta", delta)
-    beta = check_beta("beta", beta)
-    grid = np.atleast_1d(np.asarray(grid, dtype=float))
-    if grid.ndim != 1 or grid.size == 0 or np.any(np.isnan(grid)):
-        raise ValueError("grid must be a non-empty 1-D array of thresholds without NaN")
-    s0 = as_scores(scores0, "scores0")
-    s1 = as_scores(scores1, "scores1")
-    k_fp, k_fn = oriented_counts(s0, s1, grid)
-    g = 2 * grid.size
-    fpr_u = cp_upper(k_fp, s0.size, beta / (2.0 * g))
-    fnr_u = cp_upper(k_fn, s1.size, beta / (2.0 * g))
-    crit = np.asarray(_criterion(kind, fpr_u, fnr_u, delta))
-    o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
-    return {"value": float(crit[o, i]), "threshold": float(grid[i]), "orientation": ORIENTATIONS[o],
-            "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(s0.size), "n1": int(s1.size),
-            "fpr_upper": float(fpr_u[o, i]), "fnr_upper": float(fnr_u[o, i]), "beta": beta,
-            "grid_size": int(grid.size), "selection": "bonferroni"}
 
 
 # ------------------------------------------------------------------ the ROC-frontier rule
@@ -229,31 +186,3 @@ def roc_frontier(sel0, sel1, max_points: int = FRONTIER_MAX_POINTS) -> dict:
         pick = np.unique(np.clip(np.searchsorted(lf, targets), 0, hull.size - 1))
         hull = hull[pick]
     return {"thresholds": t[hull], "orientation": ORIENTATIONS[o], "fpr": fpr[hull], "tpr": tpr[hull]}
-
-
-def frontier_test(eval0, eval1, thresholds, orientation: str, *, delta: float, beta: float, kind: str = "dp") -> dict:
-    """Two-sided Clopper-Pearson with Bonferroni over a frontier FIXED in advance (:func:`roc_frontier` of the
-    selection scores): each of the G thresholds is bounded at beta/G (beta/(2G) per rate), with both inequalities
-    of Kairouz, Oh, Viswanath 2015 at each; the largest bound is valid at level beta by the union bound."""
-    kind = _check_kind(kind)
-    delta = check_audit_delta("delta", delta)
-    beta = check_beta("beta", beta)
-    if orientation not in ORIENTATIONS:
-        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
-    grid = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    if grid.ndim != 1 or grid.size == 0 or np.any(np.isnan(grid)):
-        raise ValueError("thresholds must be a non-empty 1-D array without NaN")
-    s0 = as_scores(eval0, "eval0")
-    s1 = as_scores(eval1, "eval1")
-    o = ORIENTATIONS.index(orientation)
-    k_fp, k_fn = oriented_counts(s0, s1, grid)
-    k_fp, k_fn = k_fp[o], k_fn[o]
-    g = grid.size
-    fpr_u = cp_upper(k_fp, s0.size, beta / (2.0 * g))
-    fnr_u = cp_upper(k_fn, s1.size, beta / (2.0 * g))
-    crit = np.atleast_1d(np.asarray(_criterion(kind, fpr_u, fnr_u, delta)))
-    i = int(np.argmax(crit))
-    return {"value": float(crit[i]), "threshold": float(grid[i]), "orientation": orientation,
-            "k_fp": int(k_fp[i]), "k_fn": int(k_fn[i]), "n0": int(s0.size), "n1": int(s1.size),
-            "fpr_upper": float(np.atleast_1d(fpr_u)[i]), "fnr_upper": float(np.atleast_1d(fnr_u)[i]), "beta": beta,
-            "grid_size": int(g), "selection": "frontier"}

@@ -27,43 +27,29 @@ category scales its true and false positives alike, and the delta term and the C
 margin only get worse), and measured on randomized response (eps = 0.15, 3,000 trials, 100 seeds)
 the randomised held-out rule certified nothing in 71% of runs against 2% for the deterministic one.
 
-Threshold rules (``selection=``): ``"heldout"`` (choose on the selection scores, certify at
-beta), ``"frontier"`` (two-sided Clopper-Pearson with Bonferroni over the ROC frontier of the selection
-scores, :func:`dpaudit.audit.thresholds.roc_frontier`), ``"bonferroni"`` (a grid fixed from the selection scores -- for tie-broken statistics the
-category boundaries themselves -- every test at beta/G), ``"combined"`` (both at beta/2, the
-larger bound; valid by the union bound) and ``"auto"`` (the rule fixed by the type of the chosen
-statistic before any evaluation draw: held-out for statistics with at most 2 values, Bonferroni
-over the category boundaries for statistics with at most ``MAX_BOUNDARY_GRID`` boundaries,
-held-out for continuous ones). Measured over 100 seeds at 3,000 trials (zero rate / mean bound):
-randomized response eps = 0.15, binary score: held-out 2% / 0.064, Bonferroni 16% / 0.036,
-combined 7% / 0.052; discrete Laplace eps = 0.2, empirical likelihood ratio: held-out 100% / 0,
-Bonferroni 77% / 0.0042, combined 86% / 0.0025. The ``"frontier"`` rule was measured beside the others on
-Gaussian, Laplace and randomized response at 1e4..1e6 trials (docs/audit-statistics.md): it is never the
-tightest for continuous scores (held-out at beta beats a union over the frontier at beta/G on the same
-evaluation sample) and ties with held-out on binary ones, so ``"auto"`` does not pick it.
+The threshold rules that certify from the winner's scores are in :mod:`dpaudit.audit.stats.rules`; what to try
+(a fixed statistic or a contest of families) is an :class:`AttackChoice`, built from a user's ``statistic=`` by
+:func:`attack_choice`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpaudit.audit.attack_families import ATTACK_FAMILIES, FAMILY_NAMES, AttackFamily
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.error_rates import epsilon_lower_from_rates
-from dpaudit.audit.outputs import is_numeric_batch
-from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
+from dpaudit.audit.attacks.base import AttackFamily
+from dpaudit.audit.attacks.outputs import is_numeric_batch
+from dpaudit.audit.attacks.registry import resolve_families
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
+from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
 
-__all__ = ["BIT_LEVEL_FAMILIES", "score_batch", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs", "resolve_families",
-           "boundary_grid", "RULES", "MAX_BOUNDARY_GRID", "split_train_validation"]
-
-RULES = ("heldout", "bonferroni", "combined", "frontier", "auto")
-#: families that read the binary representation of floats (left out by statistic="auto-real")
-BIT_LEVEL_FAMILIES = ("float-bits",)
-#: tie-broken statistics with at most this many category boundaries get the Bonferroni rule under "auto"
-MAX_BOUNDARY_GRID = 64
+__all__ = ["score_batch", "TieBreak", "tiebreak_seed", "choose_attack", "ChosenAttack", "statdp_pairs",
+           "boundary_grid", "split_train_validation", "AttackChoice", "FixedStatistic", "Contest", "attack_choice",
+           "describe_input", "predict_bound", "numeric_or_objects"]
 #: a fitted statistic whose training scores take at most this many distinct values is tie-broken
 MAX_TIE_VALUES = 4096
 #: one-sided level of the validation rates in :func:`predict_bound`
@@ -113,30 +99,6 @@ def boundary_grid(tb: TieBreak) -> np.ndarray:
     if tb.randomize:  # code + u > 2i + 1 accepts codes >= 2i + 1 (u > 0 almost surely): s >= values[i]
         return np.concatenate([2.0 * np.arange(tb.size) + 1.0, [2.0 * tb.size]])
     return np.concatenate([[0.5], 2.0 * np.arange(tb.size) + 1.5])
-
-
-def resolve_families(statistic):
-    """The families to try for ``statistic``: "auto" (all), "auto-real" (all but the bit-level ones:
-    the outputs are read as real numbers, so the audit is of the mathematical mechanism, not of its
-    floating-point implementation), a family name, or a list of names/families."""
-    if isinstance(statistic, str):
-        if statistic == "auto":
-            return list(ATTACK_FAMILIES)
-        if statistic == "auto-real":
-            return [f for f in ATTACK_FAMILIES if f.name not in BIT_LEVEL_FAMILIES]
-        statistic = [statistic]
-    out = []
-    for f in statistic:
-        if isinstance(f, AttackFamily):
-            out.append(f)
-        elif isinstance(f, str) and f in FAMILY_NAMES:
-            out.append(ATTACK_FAMILIES[FAMILY_NAMES.index(f)])
-        else:
-            raise ValueError(f"statistic must be a callable, 'auto', or attack family names from {FAMILY_NAMES}, "
-                             f"got {f!r}")
-    if not out:
-        raise ValueError("statistic: the list of attack families is empty")
-    return out
 
 
 def split_train_validation(batch):
@@ -280,13 +242,63 @@ def describe_input(x) -> str:
     return r if len(r) <= 200 else r[:197] + "..."
 
 
-def leak_kind(family: str, statistic=None) -> str:
-    """'floating-point' when the winning statistic reads the binary representation of floats."""
-    if family in ("float-bits", "float-reachability") or getattr(statistic, "bit_level", False):
-        return "floating-point"
-    return "distribution"
-
-
 def numeric_or_objects(batch) -> str:
     return "numeric" if is_numeric_batch(batch) else "objects"
 
+
+
+# ------------------------------------------------------------------ what to try: the attack choice
+class AttackChoice:
+    """Base of the attack choices (value objects; :func:`attack_choice` builds one from ``statistic=``)."""
+
+
+@dataclass(frozen=True)
+class FixedStatistic(AttackChoice):
+    """A score function fixed in advance by the user: ``statistic(batch) -> scores`` (nothing is fitted)."""
+
+    statistic: Callable
+
+    def __post_init__(self):
+        if not callable(self.statistic):
+            raise ValueError("statistic must be callable as statistic(outputs) -> scores")
+
+
+@dataclass(frozen=True)
+class Contest(AttackChoice):
+    """Fit every applicable family of ``families`` on half of the selection runs and keep the best on the other
+    half (:func:`choose_attack`). ``features``: the learned families' feature map (default: DP-Sniper-style
+    features); ``randomize_ties``: DP-Sniper's randomised tie-breaking (off: measured worse, module docstring)."""
+
+    families: tuple
+    features: Callable | None = None
+    randomize_ties: bool = False
+
+    def __post_init__(self):
+        fams = tuple(self.families)
+        if not fams or not all(isinstance(f, AttackFamily) for f in fams):
+            raise ValueError(f"families must be a non-empty sequence of AttackFamily objects, got {self.families!r}")
+        object.__setattr__(self, "families", fams)
+        if self.features is not None and not callable(self.features):
+            raise ValueError("features must be callable as features(batch) -> array of shape (n, d)")
+        object.__setattr__(self, "randomize_ties", bool(self.randomize_ties))
+
+    @property
+    def fit_free(self) -> bool:
+        """True when no family of the contest learns anything from the training half."""
+        return not any(f.needs_fit for f in self.families)
+
+
+def attack_choice(statistic="auto", *, features=None, randomize_ties: bool = False) -> AttackChoice:
+    """The one dispatcher from a user's ``statistic=`` to an :class:`AttackChoice`: an AttackChoice as is; a
+    callable -> :class:`FixedStatistic`; ``None`` / ``"auto"`` (every family), ``"auto-real"`` (every family but
+    the bit-level ones), a family name or a list of names/families -> :class:`Contest`."""
+    if isinstance(statistic, AttackChoice):
+        if features is not None or randomize_ties:
+            raise ValueError("give features / randomize_ties inside the AttackChoice (Contest(..., features=...)), "
+                             "not beside it")
+        return statistic
+    if callable(statistic) and not isinstance(statistic, AttackFamily):
+        if features is not None:
+            raise ValueError("features applies to the learned attack families, not to a fixed statistic")
+        return FixedStatistic(statistic)
+    return Contest(tuple(resolve_families("auto" if statistic is None else statistic)), features, randomize_ties)

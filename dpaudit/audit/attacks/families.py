@@ -3,13 +3,13 @@
 Every family is a small strategy object (as in jax_privacy's auditing): a ``name``, a
 ``description``, ``applicable(train0, train1) -> (bool, reason)`` and ``fit(train0, train1, seed)
 -> statistic``. The fitted statistic is a picklable callable ``statistic(batch) -> scores`` on a
-batch in the representation of :mod:`dpaudit.audit.outputs` (numeric ``(size, k)`` float array or
+batch in the representation of :mod:`dpaudit.audit.attacks.outputs` (numeric ``(size, k)`` float array or
 object keys), with a ``description`` and, for statistics that take few distinct values, a
 ``tie_values`` table (the auditor then breaks ties at the threshold with its own coins, as
-DP-Sniper does; :mod:`dpaudit.audit.selection`). By post-processing, any statistic fitted on
+DP-Sniper does; :mod:`dpaudit.audit.attacks.selection`). By post-processing, any statistic fitted on
 draws independent of the evaluation draws gives a valid test; the families differ only in power.
 
-Families (``auto`` tries the applicable ones, :func:`dpaudit.audit.selection.choose_attack`):
+Families of real-valued attacks (``auto`` tries the applicable ones, :func:`dpaudit.audit.attacks.selection.choose_attack`):
 
 ``value``
     the scalar output itself (numeric, one value per run).
@@ -35,16 +35,9 @@ Families (``auto`` tries the applicable ones, :func:`dpaudit.audit.selection.cho
 ``mlp``
     a small neural network (hidden layers 10 and 5, as in DP-Sniper's evaluation) from
     scikit-learn (optional extra ``dpaudit[learn]``; skipped, and the skip recorded, without it).
-``float-bits``
-    bit-level features of floating-point outputs: for each coordinate, the sign, the binary
-    exponent and the number of significant bits of the mantissa (53 minus the trailing zeros),
-    scored by their empirical log-likelihood ratio, summed over coordinates. A textbook
-    floating-point Laplace or Gaussian sampler ``x + noise`` rounds differently around different
-    ``x``: outputs reachable from one input are not reachable from the other (Mironov,
-    "On significance of the least significant bits for differential privacy", CCS 2012), and the
-    low bits tell them apart. Safe implementations snap the output to a coarse grid after
-    clamping (Mironov's snapping mechanism) or draw discrete noise (e.g. the discrete Gaussian,
-    Canonne, Kamath, Steinke, NeurIPS 2020) so that every output is reachable from every input.
+
+The bit-level family ``float-bits`` (Mironov 2012) is in :mod:`dpaudit.audit.attacks.floating`; the
+registry of the families ``statistic="auto"`` tries is :mod:`dpaudit.audit.attacks.registry`.
 """
 
 from __future__ import annotations
@@ -55,23 +48,28 @@ import zlib
 import numpy as np
 from scipy.optimize import minimize
 
-from dpaudit.audit.binomial import cp_upper
-from dpaudit.audit.error_rates import epsilon_lower_from_rates
-from dpaudit.audit.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
-from dpaudit.audit.thresholds import candidate_thresholds, oriented_counts
+from dpaudit.audit.attacks.base import (
+    BIG,
+    AttackFamily,
+    CategoryTable,
+    FittedStatistic,
+    finite_values,
+    numeric_or_raise,
+)
+from dpaudit.audit.attacks.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
+from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
+from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
 
-__all__ = ["AttackFamily", "ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
-           "FloatBitsAttack", "NaiveBayesAttack", "ATTACK_FAMILIES", "FAMILY_NAMES", "default_features",
-           "empirical_lr_statistic", "naive_bayes_statistic",
-           "logistic_statistic", "mlp_statistic", "float_bits_statistic", "float_reachability_statistic",
-           "sklearn_available"]
+__all__ = ["ValueAttack", "ProjectionAttack", "EmpiricalLRAttack", "LogisticAttack", "MLPAttack",
+           "NaiveBayesAttack", "default_features", "empirical_lr_statistic", "naive_bayes_statistic",
+           "logistic_statistic", "mlp_statistic", "sklearn_available", "DEFAULT_MAX_CATEGORIES", "MAX_FIT_ROWS"]
 
 #: largest number of categories of the empirical likelihood ratio (beyond: bins, then hashing)
 DEFAULT_MAX_CATEGORIES = 4096
 #: rows used to fit the classifiers (a random subset of the training batch beyond this)
 MAX_FIT_ROWS = 200_000
-_BIG = 1e6  # stand-in for +-inf in features
 
 
 def sklearn_available() -> bool:
@@ -82,28 +80,13 @@ def sklearn_available() -> bool:
     return True
 
 
-# ------------------------------------------------------------------------------ statistics
-class FittedStatistic:
-    """Base of fitted statistics: picklable, with a settable ``description`` and ``tie_values``."""
-
-    description = "fitted statistic"
-    family = ""
-    #: sorted finite set of the values the statistic can take (None: not known to be discrete)
-    tie_values = None
-    #: True when the statistic reads the binary representation of floats
-    bit_level = False
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}: {self.description}>"
-
-
 class _Value(FittedStatistic):
     family = "value"
     description = "output value (scalar)"
 
     def __call__(self, batch):
-        b = _numeric_or_raise(batch, "the value attack")
-        return np.nan_to_num(b[:, 0], nan=0.0, posinf=_BIG, neginf=-_BIG)
+        b = numeric_or_raise(batch, "the value attack")
+        return np.nan_to_num(b[:, 0], nan=0.0, posinf=BIG, neginf=-BIG)
 
 
 class _Projection(FittedStatistic):
@@ -114,46 +97,11 @@ class _Projection(FittedStatistic):
         self.description = "projection on the training-sample mean difference"
 
     def __call__(self, batch):
-        b = _numeric_or_raise(batch, "the projection attack")
+        b = numeric_or_raise(batch, "the projection attack")
         if b.shape[1] != self.u.size:
             raise ValueError(f"outputs have dimension {b.shape[1]}, the fitted direction has {self.u.size}")
-        return _finite(b) @ self.u
+        return finite_values(b) @ self.u
 
-
-def _numeric_or_raise(batch, what):
-    if not is_numeric_batch(batch):
-        raise ValueError(f"{what} needs numeric outputs of a fixed length")
-    return batch
-
-
-def _finite(b):
-    return np.nan_to_num(b, nan=0.0, posinf=_BIG, neginf=-_BIG)
-
-
-class _CategoryTable:
-    """Smoothed log-likelihood ratios of integer category codes (unseen codes score 0)."""
-
-    def __init__(self, codes0, codes1, alpha: float = 0.5):
-        c0 = np.asarray(codes0, dtype=np.int64)
-        c1 = np.asarray(codes1, dtype=np.int64)
-        keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
-        k = keys.size
-        n0 = np.bincount(inv[:c0.size], minlength=k).astype(float)
-        n1 = np.bincount(inv[c0.size:], minlength=k).astype(float)
-        self.keys = keys
-        self.llr = (np.log(n1 + alpha) - math.log(c1.size + alpha * (k + 1))
-                    - np.log(n0 + alpha) + math.log(c0.size + alpha * (k + 1)))
-        self.unseen = float(math.log(c0.size + alpha * (k + 1)) - math.log(c1.size + alpha * (k + 1)))
-
-    def __call__(self, codes):
-        codes = np.asarray(codes, dtype=np.int64)
-        i = np.clip(np.searchsorted(self.keys, codes), 0, max(self.keys.size - 1, 0))
-        hit = self.keys.size > 0
-        found = (self.keys[i] == codes) if hit else np.zeros(codes.shape, bool)
-        return np.where(found, self.llr[i] if hit else 0.0, self.unseen)
-
-    def values(self):
-        return np.unique(np.concatenate([self.llr, [self.unseen]]))
 
 
 class _Encoder:
@@ -182,7 +130,7 @@ class _Encoder:
             get = self.key_ids.get
             return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64, count=len(keys))
         if self.mode in ("binned", "binned+hashed", "binned-exact"):
-            bins = self.bins(_numeric_or_raise(batch, "binning"))
+            bins = self.bins(numeric_or_raise(batch, "binning"))
             if self.mode == "binned":
                 return bins @ self.radix
             if self.mode == "binned-exact":
@@ -276,7 +224,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
                            alpha: float = 0.5):
     """Empirical log-likelihood-ratio statistic fitted on training outputs of x (train0) and x' (train1).
 
-    ``train0``/``train1`` are batches (:func:`dpaudit.audit.outputs.as_output_batch`) or anything a
+    ``train0``/``train1`` are batches (:func:`dpaudit.audit.attacks.outputs.as_output_batch`) or anything a
     sampler returns. Categories: the outputs' keys when there are at most ``max_categories``
     distinct ones; else (numeric outputs) the observed cells of per-coordinate quantile bins
     (``bins`` per coordinate; by default the count among ``ELR_BINS`` whose observed cells fit in
@@ -317,7 +265,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
                     if e is None:
                         v = -math.inf
                         break
-                    t = _CategoryTable(e(fa), e(fb), alpha)
+                    t = CategoryTable(e(fa), e(fb), alpha)
                     v += _split_bound(t(e(ga)), t(e(gb)))
                 score.append(v)
             fits = [fits[int(np.argmax(score))]]
@@ -335,7 +283,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
     else:
         enc = _Encoder("hashed", buckets=max_categories)
         desc = f"empirical likelihood ratio over output keys hashed into {max_categories} buckets"
-    table = _CategoryTable(enc(a), enc(b), alpha)
+    table = CategoryTable(enc(a), enc(b), alpha)
     return _EmpiricalLR(enc, table, desc)
 
 
@@ -347,7 +295,7 @@ class _NaiveBayes(FittedStatistic):
         self.description = description
 
     def columns(self, batch):
-        return _nb_columns(_numeric_or_raise(batch, "the naive-Bayes attack"), self.mode)
+        return _nb_columns(numeric_or_raise(batch, "the naive-Bayes attack"), self.mode)
 
     def __call__(self, batch):
         b = self.columns(batch)
@@ -396,7 +344,7 @@ def _fit_naive_bayes(a, b, mode, per, alpha):
         edges.append(_quantile_edges(col[mask], per))
     enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
     c0, c1 = enc.bins(ca), enc.bins(cb)
-    tables = [_CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
+    tables = [CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
     what = {"values": f"{a.shape[1]} coordinate(s)",
             "increments": f"the increments of {a.shape[1]} coordinates (first value, successive differences)",
             "values+differences": f"{a.shape[1]} coordinates and their first differences"}[mode]
@@ -426,8 +374,8 @@ def naive_bayes_statistic(train0, train1, *, bins: int | None = None, columns: s
     bound on the other, averaged over both ways), then refitted on all of it; the description says
     which won. ``differences`` (older interface): True means ``"values+differences"``, False ``"values"``.
     """
-    a = _numeric_or_raise(train0, "the naive-Bayes attack")
-    b = _numeric_or_raise(train1, "the naive-Bayes attack")
+    a = numeric_or_raise(train0, "the naive-Bayes attack")
+    b = numeric_or_raise(train1, "the naive-Bayes attack")
     if differences is not None:
         columns = "values+differences" if differences else "values"
     if columns != "auto" and columns not in NB_COLUMNS:
@@ -460,7 +408,7 @@ class DefaultFeatures:
     Numeric outputs: the values (NaN as 0, +-inf as +-1e6), an indicator per special value
     (NaN, +-inf, and values taking >= 1% of a coordinate's training outputs, as DP-Sniper's
     ``FlagsFeatureTransformer``), the sorted values and, per special value, its count in the
-    run. Object outputs: :func:`dpaudit.audit.outputs.object_features`.
+    run. Object outputs: :func:`dpaudit.audit.attacks.outputs.object_features`.
     """
 
     def __init__(self, train):
@@ -474,15 +422,15 @@ class DefaultFeatures:
     def __call__(self, batch):
         if not self.numeric:
             return object_features(batch)
-        b = _numeric_or_raise(batch, "these features")
+        b = numeric_or_raise(batch, "these features")
         if b.shape[1] != self.k:
             raise ValueError(f"outputs have {b.shape[1]} values per run, the features were fitted on {self.k}")
-        parts = [_finite(b)]
+        parts = [finite_values(b)]
         for j, sp in enumerate(self.specials):
             for s in sp:
                 parts.append((np.isnan(b[:, j]) if math.isnan(s) else b[:, j] == s)[:, None].astype(float))
         if self.k > 1:
-            parts.append(np.sort(_finite(b), axis=1))
+            parts.append(np.sort(finite_values(b), axis=1))
             for s in self.row_specials:
                 parts.append((np.isnan(b) if math.isnan(s) else b == s).sum(axis=1, keepdims=True).astype(float))
         return np.concatenate(parts, axis=1)
@@ -594,116 +542,6 @@ def mlp_statistic(train0, train1, *, features=None, hidden=(10, 5), seed=0, max_
     return _MLP(feats, sc, model, f"neural network {tuple(hidden)} on {X.shape[1]} features")
 
 
-# ------------------------------------------------------------------------------ float bits
-def float_bit_codes(x):
-    """Integer code of (sign, binary exponent, significant mantissa bits) of each double in ``x``.
-
-    Non-finite values get codes of their own. The number of significant bits is 53 minus the
-    trailing zero bits of the 53-bit significand (0 for zero).
-    """
-    x = np.asarray(x, dtype=np.float64)
-    fin = np.isfinite(x)
-    xf = np.where(fin, x, 0.0)
-    m, e = np.frexp(np.abs(xf))  # |x| = m 2^e, m in [0.5, 1)
-    sig = np.ldexp(m, 53).astype(np.uint64)  # exact 53-bit integer significand
-    nz = sig != 0
-    with np.errstate(over="ignore"):
-        low = sig & (~sig + np.uint64(1))  # lowest set bit (two's complement trick on uint64)
-    tz = np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1  # exact: low is a power of two
-    bits = np.where(nz, 53 - tz, 0)
-    sign = (np.signbit(xf)).astype(np.int64)
-    code = ((np.clip(e, -1100, 1100).astype(np.int64) + 1100) * 64 + bits) * 2 + sign
-    code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
-    return code
-
-
-class _FloatBits(FittedStatistic):
-    family = "float-bits"
-    bit_level = True
-
-    def __init__(self, tables, description):
-        self.tables, self.description = tables, description
-        if len(tables) == 1:
-            self.tie_values = tables[0].values()
-
-    def __call__(self, batch):
-        b = _numeric_or_raise(batch, "the float-bits attack")
-        if b.shape[1] != len(self.tables):
-            raise ValueError(f"outputs have {b.shape[1]} values per run, the attack was fitted on {len(self.tables)}")
-        out = np.zeros(b.shape[0])
-        for j, t in enumerate(self.tables):
-            out += t(float_bit_codes(b[:, j]))
-        return out
-
-
-def float_bits_statistic(train0, train1, *, alpha: float = 0.5):
-    """Bit-level statistic (sign, exponent, significant bits per coordinate; module docstring)."""
-    a = _numeric_or_raise(train0, "the float-bits attack")
-    b = _numeric_or_raise(train1, "the float-bits attack")
-    tables = [_CategoryTable(float_bit_codes(a[:, j]), float_bit_codes(b[:, j]), alpha) for j in range(a.shape[1])]
-    return _FloatBits(tables, f"bit-level features of {a.shape[1]} floating-point coordinate(s): sign, exponent, "
-                              "significant mantissa bits (empirical likelihood ratio)")
-
-
-class _Reachability(FittedStatistic):
-    family = "float-reachability"
-    bit_level = True
-    tie_values = np.array([-1.0, 0.0, 1.0])
-
-    def __init__(self, v0, v1):
-        self.v0, self.v1 = v0, v1
-        self.description = f"floating-point reachability of the output from x + noise (values {v0:g} and {v1:g})"
-
-    @staticmethod
-    def _reachable(y, v):
-        with np.errstate(all="ignore"):
-            n0 = y - v
-            ok = np.zeros(y.shape, bool)
-            for k in range(-2, 3):
-                n = n0
-                for _ in range(abs(k)):
-                    n = np.nextafter(n, np.inf if k > 0 else -np.inf)
-                ok |= (v + n) == y
-        return ok
-
-    def __call__(self, batch):
-        y = _numeric_or_raise(batch, "the reachability statistic")[:, 0]
-        return self._reachable(y, self.v1).astype(float) - self._reachable(y, self.v0).astype(float)
-
-
-def float_reachability_statistic(value0: float, value1: float):
-    """Score +1 if an output y is reachable as fl(value1 + n) for some double n but not as
-    fl(value0 + n), -1 for the reverse, 0 otherwise (Mironov 2012's attack on ``value + noise``).
-
-    For scalar additive-noise mechanisms whose exact query values on x and x' are known.
-    """
-    v0, v1 = float(value0), float(value1)
-    if not (math.isfinite(v0) and math.isfinite(v1)):
-        raise ValueError("value0 and value1 must be finite")
-    return _Reachability(v0, v1)
-
-
-# ------------------------------------------------------------------------------ families
-class AttackFamily:
-    """Strategy object of one attack family (module docstring)."""
-
-    name = ""
-    description = ""
-    requires = None
-    #: False for families that learn nothing from the training half (then, alone and with a single
-    #: candidate pair, the whole selection sample chooses the threshold)
-    needs_fit = True
-
-    def applicable(self, train0, train1) -> tuple[bool, str]:
-        return True, ""
-
-    def fit(self, train0, train1, seed=0, features=None):
-        raise ValueError(f"{type(self).__name__} does not implement fit")
-
-    def __repr__(self):
-        return f"<attack family {self.name}>"
-
-
 class ValueAttack(AttackFamily):
     name = "value"
     description = "the scalar output itself (both orientations)"
@@ -728,7 +566,7 @@ class ProjectionAttack(AttackFamily):
         return True, ""
 
     def fit(self, train0, train1, seed=0, features=None):
-        d = _finite(train1).mean(axis=0) - _finite(train0).mean(axis=0)
+        d = finite_values(train1).mean(axis=0) - finite_values(train0).mean(axis=0)
         nrm = float(np.linalg.norm(d))
         if not math.isfinite(nrm) or nrm == 0.0:
             d = np.zeros(train0.shape[1])
@@ -781,26 +619,3 @@ class MLPAttack(AttackFamily):
 
     def fit(self, train0, train1, seed=0, features=None):
         return mlp_statistic(train0, train1, features=features, seed=seed)
-
-
-class FloatBitsAttack(AttackFamily):
-    name = "float-bits"
-    description = "bit-level features of floating-point outputs (Mironov 2012)"
-
-    def applicable(self, train0, train1):
-        if not is_numeric_batch(train0):
-            return False, "needs numeric outputs"
-        both = np.concatenate([train0, train1])
-        fin = both[np.isfinite(both)]
-        if fin.size == 0 or np.all(fin == np.round(fin)):
-            return False, "outputs are integer-valued (no floating-point rounding to read)"
-        return True, ""
-
-    def fit(self, train0, train1, seed=0, features=None):
-        return float_bits_statistic(train0, train1)
-
-
-#: the families ``statistic="auto"`` tries, in this order
-ATTACK_FAMILIES = (ValueAttack(), ProjectionAttack(), EmpiricalLRAttack(), NaiveBayesAttack(), LogisticAttack(),
-                   MLPAttack(), FloatBitsAttack())
-FAMILY_NAMES = tuple(f.name for f in ATTACK_FAMILIES)

@@ -1,6 +1,6 @@
 """Attack statistics: maps from mechanism/optimizer outputs to one real score per run.
 
-A distinguishing test thresholds a score (``dpaudit.audit.thresholds``); by post-processing,
+A distinguishing test thresholds a score (``dpaudit.audit.stats.thresholds``); by post-processing,
 any score gives a valid test, so the choice only affects power (Nasr et al. 2021, 2023 (canaries)):
 
 * black box: the projection of the released parameters on the canary direction

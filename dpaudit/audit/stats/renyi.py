@@ -67,9 +67,9 @@ import sys
 import numpy as np
 from scipy import special as sc
 
-from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.result import Estimate
-from dpaudit.audit.thresholds import candidate_thresholds
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+from dpaudit.audit.stats.estimate import Estimate
+from dpaudit.audit.stats.thresholds import candidate_thresholds
 from dpaudit.core.gaussian_divergence import renyi_gaussians_moments
 from dpaudit.core.noncentral import invert_noncentrality, noncentrality_interval
 from dpaudit.core.numeric import round_down, round_up

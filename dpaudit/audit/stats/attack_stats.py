@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.binomial import cp_lower, cp_upper
-from dpaudit.audit.thresholds import ORIENTATIONS, as_scores, oriented_counts
+from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_counts
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import check_confidence
 

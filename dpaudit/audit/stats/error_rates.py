@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_confidence, check_rates, check_real
 

@@ -9,12 +9,11 @@ estimates must never be confused).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from dpaudit.audit.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
+from dpaudit.audit.protocol.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
+from dpaudit.audit.stats.estimate import Estimate
+from dpaudit.core.jsonable import to_jsonable
 
 __all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS"]
 
@@ -38,73 +37,6 @@ POWER_HINTS = (
     "pair), or a statistic closer to the likelihood ratio",
     "for dp-gd / dp-sgd, method='one-run' with many canaries certifies from a single training run",
 )
-
-
-def to_jsonable(obj):
-    """Convert numpy scalars/arrays, tuples and non-finite floats into JSON-serialisable values.
-
-    ``inf``/``-inf`` become the strings ``"inf"``, ``"-inf"`` (an epsilon of ``"inf"`` means no
-    guarantee) and NaN becomes ``None`` (JSON ``null``): strict JSON has no representation for
-    them. The CLI's ``--json`` output follows the same rule.
-    """
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [to_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        if math.isnan(x):
-            return None
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    if obj is None or isinstance(obj, str):
-        return obj
-    if hasattr(obj, "to_dict"):
-        return to_jsonable(obj.to_dict())
-    return repr(obj)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate with a confidence interval and the assumption it rests on.
-
-    Attributes
-    ----------
-    value : float
-        Point estimate.
-    lower, upper : float
-        Confidence interval at level ``confidence`` (``lower = 0`` / ``upper = inf`` when that
-        side is not bounded by the method).
-    method : str
-        Name of the estimator.
-    assumption : str
-        What must hold for the interval to have its nominal coverage.
-    confidence : float
-        Nominal coverage of ``[lower, upper]``.
-    details : dict
-        Method-specific numbers (sample sizes, fitted parameters, ...).
-    """
-
-    value: float
-    lower: float
-    upper: float
-    method: str
-    assumption: str = ""
-    confidence: float = 0.95
-    details: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return to_jsonable({
-            "value": self.value, "lower": self.lower, "upper": self.upper, "method": self.method,
-            "assumption": self.assumption, "confidence": self.confidence, "details": self.details,
-        })
 
 
 @dataclass(frozen=True, repr=False)
@@ -133,7 +65,7 @@ class AuditResult:
         for audits without power (``"advice"``), ROC points, ...
 
     Derived: :attr:`verdict` (``"violation"``, ``"consistent"`` or ``"inconclusive"``, see
-    :mod:`dpaudit.audit.verdict`) and :attr:`gdp_estimate`.
+    :mod:`dpaudit.audit.protocol.verdict`) and :attr:`gdp_estimate`.
     """
 
     epsilon_lower: float
@@ -161,7 +93,7 @@ class AuditResult:
     @property
     def attack_statistics(self):
         """TPR at fixed low FPRs, AUROC and best accuracy with intervals (``details["attack_statistics"]``, see
-        :mod:`dpaudit.audit.attack_stats`; ``None`` when not computed). Descriptive: never a bound."""
+        :mod:`dpaudit.audit.stats.attack_stats`; ``None`` when not computed). Descriptive: never a bound."""
         st = self.details.get("attack_statistics") if isinstance(self.details, dict) else None
         return st if isinstance(st, dict) else None
 

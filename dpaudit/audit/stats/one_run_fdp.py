@@ -1,7 +1,7 @@
 """The one-run f-DP bound (Mahloujifar, Melis, Chaudhuri, "Auditing f-Differential Privacy in One Run",
 ICML 2025, arXiv:2410.22235).
 
-Protocol (the same as Steinke, Nasr, Jagielski 2023, :mod:`dpaudit.audit.one_run`): m canaries, each
+Protocol (the same as Steinke, Nasr, Jagielski 2023, :mod:`dpaudit.audit.stats.one_run`): m canaries, each
 included by an independent fair coin of the auditor; after one run the auditor makes r guesses
 (abstaining on the rest) of which v are correct. For a mechanism that is f-DP with respect to
 every canary, the paper bounds the probability of v or more correct guesses by a recursion over the
@@ -39,8 +39,8 @@ import math
 
 from scipy.special import ndtr, ndtri
 
-from dpaudit.audit.error_rates import check_audit_delta, check_beta
-from dpaudit.audit.gdp import gdp_epsilon_of
+from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta
+from dpaudit.audit.stats.gdp import gdp_epsilon_of
 from dpaudit.core.numeric import round_down
 from dpaudit.core.validation import check_count
 

@@ -1,0 +1,101 @@
+"""The attack-family protocol: :class:`AttackFamily` strategy objects and the :class:`FittedStatistic` they fit.
+
+Every family is a small strategy object (as in jax_privacy's auditing): a ``name``, a ``description``,
+``applicable(train0, train1) -> (bool, reason)`` and ``fit(train0, train1, seed, features) -> statistic``. The
+fitted statistic is a picklable callable ``statistic(batch) -> scores`` on a batch in the representation of
+:mod:`dpaudit.audit.attacks.outputs` (numeric ``(size, k)`` float array or object keys), with a ``description``
+and, for statistics that take few distinct values, a ``tie_values`` table. By post-processing, any statistic fitted
+on draws independent of the evaluation draws gives a valid test; the families differ only in power.
+
+A new family is one class in its own module (or in :mod:`dpaudit.audit.attacks.families`) plus one line in
+:data:`dpaudit.audit.attacks.registry.ATTACK_FAMILIES` (docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpaudit.audit.attacks.outputs import is_numeric_batch
+
+__all__ = ["FittedStatistic", "AttackFamily", "CategoryTable", "numeric_or_raise", "finite_values", "BIG"]
+
+#: stand-in for +-inf in features and scores
+BIG = 1e6
+
+
+class FittedStatistic:
+    """Base of fitted statistics: picklable, with a settable ``description`` and ``tie_values``."""
+
+    description = "fitted statistic"
+    family = ""
+    #: sorted finite set of the values the statistic can take (None: not known to be discrete)
+    tie_values = None
+    #: True when the statistic reads the binary representation of floats
+    bit_level = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.description}>"
+
+
+
+class AttackFamily:
+    """Strategy object of one attack family (module docstring)."""
+
+    name = ""
+    description = ""
+    requires = None
+    #: False for families that learn nothing from the training half (then, alone and with a single
+    #: candidate pair, the whole selection sample chooses the threshold)
+    needs_fit = True
+
+    def applicable(self, train0, train1) -> tuple[bool, str]:
+        return True, ""
+
+    def fit(self, train0, train1, seed=0, features=None):
+        raise ValueError(f"{type(self).__name__} does not implement fit")
+
+    def __repr__(self):
+        return f"<attack family {self.name}>"
+
+
+
+def numeric_or_raise(batch, what: str):
+    """``batch`` itself when it is a numeric batch of fixed length; else a ValueError saying ``what`` needs one."""
+    if not is_numeric_batch(batch):
+        raise ValueError(f"{what} needs numeric outputs of a fixed length")
+    return batch
+
+
+def finite_values(b):
+    """``b`` with NaN as 0 and +-inf as +-:data:`BIG` (features and scores stay finite)."""
+    return np.nan_to_num(b, nan=0.0, posinf=BIG, neginf=-BIG)
+
+
+
+class CategoryTable:
+    """Smoothed log-likelihood ratios of integer category codes (unseen codes score 0)."""
+
+    def __init__(self, codes0, codes1, alpha: float = 0.5):
+        c0 = np.asarray(codes0, dtype=np.int64)
+        c1 = np.asarray(codes1, dtype=np.int64)
+        keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+        k = keys.size
+        n0 = np.bincount(inv[:c0.size], minlength=k).astype(float)
+        n1 = np.bincount(inv[c0.size:], minlength=k).astype(float)
+        self.keys = keys
+        self.llr = (np.log(n1 + alpha) - math.log(c1.size + alpha * (k + 1))
+                    - np.log(n0 + alpha) + math.log(c0.size + alpha * (k + 1)))
+        self.unseen = float(math.log(c0.size + alpha * (k + 1)) - math.log(c1.size + alpha * (k + 1)))
+
+    def __call__(self, codes):
+        codes = np.asarray(codes, dtype=np.int64)
+        i = np.clip(np.searchsorted(self.keys, codes), 0, max(self.keys.size - 1, 0))
+        hit = self.keys.size > 0
+        found = (self.keys[i] == codes) if hit else np.zeros(codes.shape, bool)
+        return np.where(found, self.llr[i] if hit else 0.0, self.unseen)
+
+    def values(self):
+        return np.unique(np.concatenate([self.llr, [self.unseen]]))
+

@@ -1,0 +1,519 @@
+"""The two-sample protocol: choose on selection runs, certify on evaluation runs (the engine every auditor shares).
+
+Method (Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020; Nasr et al. 2023):
+
+1. Draw ``trials`` outputs on each neighbouring input, split into a *selection* part (``selection_fraction``)
+   and an *evaluation* part, from independent random streams (:func:`split_trials`; children 0-3 of the audit's
+   seed are the selection and evaluation streams of x and x').
+2. Score the outputs: a fixed statistic, or the winner of a contest of attack families fitted on the first half
+   of the selection runs and compared on the second half (:func:`select_attack`,
+   :func:`dpaudit.audit.attacks.selection.choose_attack`), together with the neighbouring pair when several are
+   candidates.
+3. Fix the threshold rule's tests on the selection scores and certify on the evaluation scores
+   (:mod:`dpaudit.audit.stats.rules`): one-sided Clopper-Pearson bounds on FPR and FNR and
+   epsilon_LB = max{0, log((1-delta-FNR+)/FPR+), log((1-delta-FPR+)/FNR+)}.
+4. The GDP estimate (Dong, Roth, Su 2019; Nasr et al. 2023) is computed beside it and labelled an estimate; it
+   never sets ``epsilon_lower`` or the verdict.
+
+Soundness: the bound holds with probability >= confidence whatever the mechanism, because everything chosen
+depends only on selection draws, which are independent of the evaluation draws.
+
+Entry points: :func:`audit_scores` (scores the caller computed) and :func:`audit_sampler` (a
+:class:`SamplerAudit`: a sampler, its candidate pairs and the audit's settings, fixed before the first trial).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import partial
+
+import numpy as np
+
+from dpaudit.audit.attacks.outputs import as_output_batch, batch_spec, conform
+from dpaudit.audit.attacks.registry import leak_kind
+from dpaudit.audit.attacks.selection import (
+    AttackChoice,
+    Contest,
+    FixedStatistic,
+    boundary_grid,
+    choose_attack,
+    describe_input,
+    score_batch,
+    split_train_validation,
+    tiebreak_seed,
+)
+from dpaudit.audit.protocol.result import AuditResult
+from dpaudit.audit.protocol.verdict import GDP_LABEL
+from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
+from dpaudit.audit.stats.error_rates import check_audit_delta
+from dpaudit.audit.stats.gdp import GDP_ASSUMPTION, gdp_epsilon_of
+from dpaudit.audit.stats.power import threshold_advice
+from dpaudit.audit.stats.rules import (
+    MAX_BOUNDARY_GRID,
+    RULE_DESCRIPTIONS,
+    RULE_NAMES,
+    Bonferroni,
+    Combined,
+    ThresholdRule,
+    auto_rule,
+    threshold_rule,
+    threshold_test,
+)
+from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_counts
+from dpaudit.core.numeric import round_down
+from dpaudit.core.runner import Job, concat_chunks, run_jobs
+from dpaudit.core.validation import check_confidence, check_nonnegative
+
+__all__ = ["audit_scores", "audit_sampler", "SamplerAudit", "AttackChunk", "run_pair", "split_trials",
+           "candidate_pairs", "select_attack", "attack_details", "describe_outputs_of", "roc_points", "runner",
+           "METHODS", "GDP_METHOD", "FIT_FREE_WINNER", "fixed_statistic_rule"]
+
+METHODS = ("threshold", "gdp", "one-run")
+#: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
+GDP_METHOD = "gdp (estimate assuming mu-GDP)"
+#: ``details["attack"]["threshold_on"]`` of a winner that fits nothing, chosen among families that do
+FIT_FREE_WINNER = "all selection runs (the winner fits nothing)"
+
+
+# ------------------------------------------------------------------------------------ small pieces
+def split_trials(trials: int, fraction: float) -> tuple[int, int]:
+    """``(n_selection, n_evaluation)`` of ``trials`` runs per input, each at least 1."""
+    n_sel = int(round(fraction * trials))
+    n_sel = min(max(n_sel, 1), trials - 1)
+    return n_sel, trials - n_sel
+
+
+def runner(executor, chunk_size: int, retries: int):
+    """``run(jobs) -> per job, its chunk results``: :func:`dpaudit.core.runner.run_jobs` on an open executor."""
+    return partial(run_jobs, chunk_size=chunk_size, executor=executor, retries=retries)
+
+
+class AttackChunk:
+    """Chunk function (picklable, for pools): ``size`` outputs of ``sampler`` on ``inp`` in the
+    audit's representation, or -- with ``statistic`` -- only their scores, tie-broken with the
+    auditor's coins of the chunk's tie-break stream when ``tiebreak`` is given."""
+
+    def __init__(self, sampler, inp, statistic=None, encode=None, spec=None, tiebreak=None):
+        self.sampler, self.inp, self.statistic, self.encode = sampler, inp, statistic, encode
+        self.spec, self.tiebreak = spec, tiebreak
+
+    def __call__(self, size, seed_seq):
+        rng = np.random.default_rng(seed_seq)
+        batch = as_output_batch(self.sampler(self.inp, rng, size), size, self.encode)
+        if self.spec is not None:
+            batch = conform(batch, self.spec)
+        if self.statistic is None:
+            return batch
+        s = as_scores(self.statistic(batch), "statistic(outputs)")
+        if s.size != size:
+            raise ValueError(f"statistic(outputs) returned {s.size} scores for {size} outputs")
+        if self.tiebreak is not None:
+            u = np.random.default_rng(tiebreak_seed(seed_seq)).random(size) if self.tiebreak.randomize else 0.0
+            s = self.tiebreak(s, u)
+        return s
+
+
+def run_pair(run, fn0, fn1, n: int, seed0, seed1, names):
+    """The chunks of two jobs of ``n`` trials, run concurrently by ``run`` (:func:`runner`); merged exactly."""
+    r0, r1 = run([Job(fn0, n, seed0, names[0]), Job(fn1, n, seed1, names[1])])
+    return concat_chunks(r0, n), concat_chunks(r1, n)
+
+
+def candidate_pairs(x, x_prime, pairs) -> list[tuple]:
+    """[(name, x, x')]: (x, x_prime) first unless both are None, then ``pairs`` ((x, x') or (name, x, x'))."""
+    out = []
+    if not (x is None and x_prime is None):
+        out.append(("given pair", x, x_prime))
+    for i, p in enumerate(pairs or ()):
+        if not isinstance(p, (tuple, list)) or len(p) not in (2, 3):
+            raise ValueError(f"pairs must hold (x, x_prime) or (name, x, x_prime) tuples, got {p!r} at {i}")
+        out.append((str(p[0]), p[1], p[2]) if len(p) == 3 else (f"pair {i}", p[0], p[1]))
+    if not out:
+        raise ValueError("give x and x_prime, or candidate neighbouring pairs in pairs=[(x, x_prime), ...]")
+    return out
+
+
+def describe_outputs_of(spec) -> str:
+    kind, k = spec
+    return f"numeric, {k} value{'s' if k != 1 else ''} per run" if kind == "numeric" else \
+        "objects (canonical keys: variable-length, mixed or non-numeric outputs)"
+
+
+def roc_points(scores0, scores1, orientation: str = ">", n: int = 101) -> dict:
+    """Empirical ROC (FPR, TPR) at ``n`` thresholds (pooled quantiles), for plotting."""
+    s0 = as_scores(scores0, "scores0")
+    s1 = as_scores(scores1, "scores1")
+    t = np.quantile(np.concatenate([s0, s1]), np.linspace(0.0, 1.0, n), method="inverted_cdf")
+    k_fp, k_fn = oriented_counts(s0, s1, t)
+    o = ORIENTATIONS.index(orientation)
+    fpr = np.concatenate([[0.0, 1.0], k_fp[o] / s0.size])
+    tpr = np.concatenate([[0.0, 1.0], 1.0 - k_fn[o] / s1.size])
+    idx = np.lexsort((tpr, fpr))
+    return {"fpr": fpr[idx].tolist(), "tpr": tpr[idx].tolist(), "orientation": orientation}
+
+
+# ------------------------------------------------------------------------------------ scores -> bound
+def _halves(scores: np.ndarray):
+    half = scores.size // 2
+    return scores[:half], scores[half:]
+
+
+def _rule_description(rule: ThresholdRule) -> str:
+    if rule.name in RULE_DESCRIPTIONS and (not isinstance(rule, Combined) or rule == Combined()):
+        return RULE_DESCRIPTIONS[rule.name]
+    if isinstance(rule, Combined):
+        return " and ".join(_rule_description(r) for r in rule.rules) + f" at beta/{len(rule.rules)} each"
+    return RULE_DESCRIPTIONS.get(rule.name, rule.name)
+
+
+def _gdp_record(g: dict, delta: float) -> dict:
+    mu = g["value"]
+    gdp = {"mu_lower": mu, "assumption": GDP_ASSUMPTION, "label": GDP_LABEL, "method": GDP_METHOD,
+           "role": "estimate: never sets violation, the verdict or an exit code", "test": g,
+           "epsilon": gdp_epsilon_of(mu, delta) if delta > 0.0 else None}
+    if delta == 0.0:
+        gdp["note"] = "no epsilon at delta = 0: a mu-GDP mechanism with mu > 0 is never pure DP"
+    return gdp
+
+
+def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: float = 0.0,
+                 confidence: float = 0.95, method: str = "threshold", threshold="heldout", trials: int | None = None,
+                 details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS, selection=None,
+                 grid=None) -> AuditResult:
+    """Certify an epsilon lower bound from scores you computed yourself (the entry point for your own attack).
+
+    Use it when you already have one real-valued *score* per run of a mechanism (a membership score, a
+    loss, a statistic of the output) from runs on two neighbouring inputs ``D0`` (label 0) and ``D1``
+    (label 1), e.g. from a training loop or a library dpaudit cannot call. Larger scores need not mean
+    ``D1``: the orientation is chosen on the selection scores.
+
+    Parameters
+    ----------
+    sel0, sel1 : array-like of float
+        Selection scores (runs on ``D0`` / ``D1``): used only to choose the threshold and its side.
+    eval0, eval1 : array-like of float, optional
+        Evaluation scores, independent of the selection scores; the certified counts come from these
+        alone. Omitted (both ``None``): ``sel0`` and ``sel1`` are each split in half in the order given
+        (first half selects, second half certifies), which is valid when the runs are independent and
+        identically distributed and their order does not depend on the scores.
+    epsilon : float
+        The claimed epsilon (``math.inf`` when you only want the lower bound).
+    delta : float
+        The claimed delta in [0, 1) (default 0: a pure-DP claim).
+    confidence : float
+        Confidence of the lower bound (default 0.95).
+    method : {"threshold", "gdp"}
+        ``"gdp"`` also reports a GDP *estimate* (``gdp_estimate``, resting on a mu-GDP assumption; it
+        never sets ``violation``). Needs ``delta > 0``.
+    threshold : a rule of :mod:`dpaudit.audit.stats.rules` or its name
+        How the threshold is chosen (default ``"heldout"``: on the selection scores, then tested once
+        on the evaluation scores); ``Bonferroni(grid=...)`` tests a fixed grid of thresholds (``sel0, sel1``
+        may then be empty), ``"frontier"``, ``"combined"``.
+    trials : int, optional
+        Number of runs to record (default: evaluation plus selection scores of ``D0``).
+    details : dict, optional
+        Extra entries copied into ``AuditResult.details``.
+    fpr_levels : tuple of float
+        FPR levels of the descriptive TPR statistics in ``details["attack_statistics"]``.
+    selection, grid : deprecated spellings of ``threshold`` (``selection="bonferroni", grid=g`` is
+        ``threshold=Bonferroni(grid=g)``); they still work, with a ``DeprecationWarning``.
+
+    What it certifies
+    -----------------
+    ``epsilon_lower``: a lower confidence bound on the epsilon of any (epsilon, delta)-DP guarantee the
+    mechanism that produced the scores can have on the pair (D0, D1), valid with probability at least
+    ``confidence`` whatever the mechanism (exact Clopper-Pearson bounds on the threshold test's false
+    positive and false negative rates, turned into epsilon through the hypothesis-testing
+    characterisation of DP: Kairouz, Oh, Viswanath 2015; Jagielski, Ullman, Oprea 2020). It rests on the
+    scores being independent across runs and the selection scores being independent of the evaluation
+    scores. ``violation`` is ``epsilon_lower > epsilon``. ``details["attack_statistics"]`` holds TPR at
+    each of ``fpr_levels``, AUROC and best accuracy with their intervals (descriptive, never a verdict).
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> s0, s1 = rng.laplace(0, 1, 4000), rng.laplace(1, 1, 4000)   # your scores on D0 and D1
+    >>> res = audit_scores(s0, s1, epsilon=1.0)     # a 1-DP claim; halves: select, then certify
+    >>> 0 < res.epsilon_lower < 1.0 and not res.violation
+    True
+    """
+    if selection is not None or grid is not None:
+        threshold = _deprecated_rule(selection, grid, threshold, "audit_scores", default="heldout")
+    epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
+    delta = check_audit_delta("delta", delta)
+    confidence = check_confidence("confidence", confidence)
+    if method not in ("threshold", "gdp"):
+        raise ValueError(f"method must be 'threshold' or 'gdp' here, got {method!r}")
+    rule = threshold_rule(threshold)
+    if method == "gdp" and delta == 0.0:
+        raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
+    beta = 1.0 - confidence
+    if (eval0 is None) != (eval1 is None):
+        raise ValueError("eval0 and eval1 must be given together (or both omitted to split sel0, sel1 in half)")
+    if eval0 is None:
+        sel0, eval0 = _halves(as_scores(sel0, "sel0"))
+        sel1, eval1 = _halves(as_scores(sel1, "sel1"))
+    eval0 = as_scores(eval0, "eval0")
+    eval1 = as_scores(eval1, "eval1")
+    sel0 = np.asarray(sel0, dtype=float).ravel()
+    sel1 = np.asarray(sel1, dtype=float).ravel()
+    thr = threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="dp")
+    gdp = _gdp_record(threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="gdp"), delta)
+    method_str = f"threshold test, Clopper-Pearson + delta term, {_rule_description(rule)}"
+    if method == "gdp":
+        method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
+    eps_lower = thr["value"]
+    eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
+    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
+    out = dict(details or {})
+    out.update({
+        "threshold_test": thr, "gdp": gdp, "requested_method": method, "selection": rule.name,
+        "n_selection": [int(sel0.size), int(sel1.size)], "n_evaluation": [int(eval0.size), int(eval1.size)],
+        "roc": roc_points(eval0, eval1, thr["orientation"]),
+        "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels, confidence=confidence),
+        "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
+                                   trials=max(n_trials, int(eval0.size)), selection=rule.name,
+                                   grid_size=thr.get("grid_size")),
+    })
+    return AuditResult(
+        epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
+        confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
+        trials=n_trials, details=out,
+    )
+
+
+def _deprecated_rule(selection, grid, threshold, where: str, default):
+    """``threshold=`` from the deprecated ``selection=`` / ``grid=`` keywords (with a DeprecationWarning)."""
+    import warnings
+
+    if threshold != default:
+        raise ValueError(f"give threshold= or the deprecated selection= / grid=, not both (got threshold={threshold!r})")
+    name = default if selection is None else selection
+    if name == "auto":
+        if grid is not None:
+            raise ValueError("a fixed grid needs a fixed statistic (statistic=callable) and selection='bonferroni'")
+        new = "'auto'"
+        rule = "auto"
+    else:
+        rule = threshold_rule(name, grid)
+        new = f"'{name}'" if grid is None else f"{type(rule).__name__}(grid=...)"
+    warnings.warn(f"{where}: selection= and grid= are deprecated; pass threshold={new} (threshold rules: "
+                  f"{RULE_NAMES}, dpaudit.audit.HeldOut/Bonferroni/Frontier/Combined)", DeprecationWarning,
+                  stacklevel=3)
+    return rule
+
+
+# ------------------------------------------------------------------------------------ sampler -> bound
+@dataclass(frozen=True)
+class SamplerAudit:
+    """Everything an audit of a sampler fixes before its first trial (built and checked by the auditor).
+
+    ``candidates``: ``[(name, x, x')]``; ``attack``: a :class:`~dpaudit.audit.attacks.selection.AttackChoice`;
+    ``threshold``: a :class:`~dpaudit.audit.stats.rules.ThresholdRule` or ``"auto"``; ``method``:
+    ``"threshold"`` or ``"gdp"``."""
+
+    sampler: object
+    candidates: list
+    epsilon: float
+    delta: float
+    confidence: float
+    trials: int
+    attack: AttackChoice
+    threshold: object = "auto"
+    method: str = "threshold"
+    selection_fraction: float = 0.3
+    encode: object = None
+    fpr_levels: tuple = DEFAULT_FPR_LEVELS
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def beta(self) -> float:
+        return 1.0 - self.confidence
+
+
+def audit_sampler(req: SamplerAudit, root, run) -> AuditResult:
+    """The two-sample audit of ``req`` (module docstring) with seeds from ``root`` and chunks run by ``run``
+    (:func:`runner`). Children 0-3 of ``root``: selection and evaluation streams of x and x'; 4, 5, 6: the
+    auditor's tie-break coins, the families' fitting seeds, the further candidate pairs."""
+    if isinstance(req.attack, FixedStatistic):
+        return _audit_fixed(req, root, run)
+    return _audit_contest(req, root, run)
+
+
+def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
+    """A fixed, user-given statistic: the original protocol (no fitting, no pair choice)."""
+    if len(req.candidates) != 1:
+        raise ValueError("several candidate pairs need statistic='auto' (or family names): the pair is chosen "
+                         "together with the attack on the selection runs")
+    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+    statistic = req.attack.statistic
+    name, a, b = req.candidates[0]
+    rule = fixed_statistic_rule(req.threshold)
+    use_grid = isinstance(rule, Bonferroni) and rule.grid is not None
+    n_sel, n_eval = (0, req.trials) if use_grid else split_trials(req.trials, req.selection_fraction)
+    sel0 = sel1 = np.empty(0)
+    chunk0, chunk1 = AttackChunk(req.sampler, a, statistic, req.encode), AttackChunk(req.sampler, b, statistic, req.encode)
+    if n_sel:
+        sel0, sel1 = run_pair(run, chunk0, chunk1, n_sel, s_sel0, s_sel1, ("selection scores on x", "selection scores on x'"))
+    ev0, ev1 = run_pair(run, chunk0, chunk1, n_eval, s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"))
+    desc = getattr(statistic, "description", "user statistic")
+    return audit_scores(sel0, sel1, ev0, ev1, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                        method=req.method, threshold=rule, trials=req.trials, fpr_levels=req.fpr_levels,
+                        details={"statistic": desc,
+                                 "attack": {"family": getattr(statistic, "family", "") or "user statistic",
+                                            "description": desc, "selected_on": "fixed by the user",
+                                            "leak": leak_kind(getattr(statistic, "family", ""), statistic)},
+                                 "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0,
+                                            "name": name}})
+
+
+def fixed_statistic_rule(threshold) -> ThresholdRule:
+    """The rule of a fixed statistic: ``"auto"`` means held-out (nothing about the statistic is known)."""
+    return threshold_rule("heldout" if isinstance(threshold, str) and threshold == "auto" else threshold)
+
+
+def _resolve_contest_rule(requested, tb, fit_free: bool):
+    """The rule used for a contest winner (fixed before any evaluation draw) and its record."""
+    boundaries = boundary_grid(tb) if tb is not None else None
+    few = boundaries is not None and boundaries.size <= MAX_BOUNDARY_GRID
+    if isinstance(requested, str) and requested == "auto":
+        rule, why = auto_rule(fit_free=fit_free, values=None if tb is None else tb.size, boundaries=boundaries)
+        on_boundaries = isinstance(rule, Bonferroni)
+    else:
+        rule, why, on_boundaries = threshold_rule(requested), "requested", False
+        if few and isinstance(rule, Bonferroni) and rule.grid is None:
+            rule, on_boundaries = Bonferroni(grid=tuple(boundaries.tolist())), True
+        elif few and isinstance(rule, Combined):
+            parts = tuple(Bonferroni(grid=tuple(boundaries.tolist())) if isinstance(r, Bonferroni) and r.grid is None
+                          else r for r in rule.rules)
+            on_boundaries = parts != rule.rules
+            rule = Combined(parts)
+    record = {"requested": requested if isinstance(requested, str) else requested.name, "used": rule.name,
+              "why": why, "grid": "category boundaries" if on_boundaries else
+              ("quantiles of the selection scores" if rule.name != "heldout" else None)}
+    return rule, record
+
+
+def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
+    """A contest of attack families (and candidate pairs) on the selection runs; the winner certifies."""
+    contest: Contest = req.attack  # type: ignore[assignment]
+    s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
+    s_tb, s_fit, s_pairs = root.spawn(3)  # children 4, 5, 6: the four streams above are unchanged
+    parts = req.threshold.rules if isinstance(req.threshold, Combined) else (req.threshold,)
+    if any(isinstance(r, Bonferroni) and r.grid is not None for r in parts):
+        raise ValueError("a fixed grid needs a fixed statistic (statistic=callable)")
+    n_sel, n_eval = split_trials(req.trials, req.selection_fraction)
+    if n_sel < 4:
+        raise ValueError(f"trials * selection_fraction must give at least 4 selection runs to fit an attack, got {n_sel}")
+    pair_seeds = [(s_sel0, s_sel1)] + [tuple(c.spawn(2)) for c in s_pairs.spawn(max(len(req.candidates) - 1, 1))]
+    sel = select_attack(req, contest, run, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit, n_eval=n_eval)
+    best = sel["best"]
+    _, a, b = req.candidates[sel["index"]]
+    tb = best.tiebreak
+    ev0, ev1 = run_pair(run, AttackChunk(req.sampler, a, best.statistic, req.encode, sel["spec"], tb),
+                        AttackChunk(req.sampler, b, best.statistic, req.encode, sel["spec"], tb), n_eval, s_ev0, s_ev1,
+                        ("evaluation scores on x", "evaluation scores on x'"))
+    runs = sel["runs"] + 2 * n_eval
+    rule, rule_record = _resolve_contest_rule(req.threshold, tb, best.threshold_on == FIT_FREE_WINNER)
+    details = attack_details(sel, req.candidates, n_sel, runs)
+    details["statistic"] = best.description
+    details["selection_rule"] = rule_record
+    res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=req.epsilon, delta=req.delta,
+                       confidence=req.confidence, method=req.method, threshold=rule, trials=req.trials,
+                       details=details, fpr_levels=req.fpr_levels)
+    # every selection run counts (fitting half + threshold half), as the trial accounting promises
+    res.details["n_threshold_selection"] = res.details["n_selection"]
+    res.details["n_selection"] = [int(n_sel), int(n_sel)]
+    return res
+
+
+# ------------------------------------------------------------------------------------ the contest
+def _selection_outputs(req: SamplerAudit, run, i: int, n_sel: int, seeds, spec):
+    """Selection outputs of candidate pair ``i`` in the audit's representation (its spec fixed by pair 0)."""
+    name, a, b = req.candidates[i]
+    s0, s1 = seeds[i]
+    out0, out1 = run_pair(run, AttackChunk(req.sampler, a, encode=req.encode), AttackChunk(req.sampler, b, encode=req.encode),
+                          n_sel, s0, s1, (f"selection outputs on x ({name})", f"selection outputs on x' ({name})"))
+    if spec is None:
+        spec = batch_spec(out0)
+    return conform(out0, spec), conform(out1, spec), spec
+
+
+def select_attack(req: SamplerAudit, contest: Contest, run, *, n_sel: int, seeds, tb_seed, fit_seed, n_eval=None,
+                  threshold_from_selection: bool = True) -> dict:
+    """Draw selection outputs for every candidate pair, fit and compare the families; the winner.
+
+    Returns ``{"best": ChosenAttack, "index": pair index, "spec", "record", "skipped", "runs"}``.
+    ``threshold_from_selection=False`` (one-run audits, whose guesses come from a calibration run): the
+    winner's selection scores are not used for a threshold, so they are not extended."""
+    best = best_i = spec = best_train = None
+    record, skipped, runs = [], [], 0
+    k = len(req.candidates)
+    for i, (name, _, _) in enumerate(req.candidates):
+        out0, out1, spec = _selection_outputs(req, run, i, n_sel, seeds, spec)
+        runs += 2 * n_sel
+        if k == 1 and contest.fit_free:
+            tr0, va0, tr1, va1 = out0, out0, out1, out1  # nothing to fit or compare: all of it picks the threshold
+        else:
+            tr0, va0 = split_train_validation(out0)
+            tr1, va1 = split_train_validation(out1)
+        g = np.random.default_rng(tb_seed.spawn(k)[i])
+        u0, u1 = g.random(len(va0)), g.random(len(va1))
+        ch = choose_attack(tr0, tr1, va0, va1, families=contest.families, delta=req.delta, beta=req.beta,
+                           seed=fit_seed.spawn(k)[i], u0=u0, u1=u1, features=contest.features, label=name,
+                           n_eval=n_eval, randomize_ties=contest.randomize_ties)
+        if ch is None:
+            skipped.extend({"family": f.name, "reason": "not applicable", "pair": name} for f in contest.families)
+            continue
+        record.extend(ch.candidates)
+        skipped.extend(ch.skipped)
+        if best is None or ch.predicted > best.predicted:
+            best, best_i = ch, i
+            best_train = (tr0, tr1, g) if tr0 is not va0 else None
+    if best is None:
+        reasons = "; ".join(f"{s['family']}: {s['reason']}" for s in skipped)
+        raise ValueError(f"no attack family applies to these outputs ({reasons})")
+    _set_threshold_runs(best, best_train, contest, threshold_from_selection)
+    return {"best": best, "index": best_i, "spec": spec, "record": record, "skipped": skipped, "runs": runs}
+
+
+def _set_threshold_runs(best, best_train, contest: Contest, threshold_from_selection: bool) -> None:
+    """Which selection runs choose the winner's threshold (``best.threshold_on``), extending its scores when the
+    winner fits nothing: then ALL the selection runs of its pair choose it (measured better than the validation
+    half or a Bonferroni grid: docs/attacks-benchmark.md); still only selection draws, so the evaluation
+    certifies as before."""
+    fit_free = {f.name for f in contest.families if not f.needs_fit}
+    if not threshold_from_selection:
+        best.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
+    elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
+        best.threshold_on = "all selection runs (nothing to fit or compare)"
+    elif best.family in fit_free:
+        tr0, tr1, g = best_train
+        s0, s1 = score_batch(best.statistic, tr0), score_batch(best.statistic, tr1)
+        if best.tiebreak is not None:
+            s0, s1 = best.tiebreak(s0, g.random(len(tr0))), best.tiebreak(s1, g.random(len(tr1)))
+        best.val0, best.val1 = np.concatenate([s0, best.val0]), np.concatenate([s1, best.val1])
+        best.threshold_on = FIT_FREE_WINNER
+
+
+def attack_details(sel: dict, candidates, n_sel: int, runs: int) -> dict:
+    """``details["attack"]``, ``["inputs"]``, ``["outputs"]`` and ``["runs"]`` of a contest's winner."""
+    best = sel["best"]
+    name, a, b = candidates[sel["index"]]
+    return {
+        "attack": {"family": best.family, "description": best.description,
+                   "selected_on": f"fitted on the first half and compared on the second half of {n_sel} selection "
+                                  "runs per input (independent of the evaluation runs)",
+                   "threshold_on": best.threshold_on,
+                   "predicted": best.predicted,
+                   "tie_break": None if best.tiebreak is None else
+                   ("randomised (auditor's coins)" if best.tiebreak.randomize else "category codes (deterministic)"),
+                   "leak": leak_kind(best.family, best.statistic), "candidates": sel["record"],
+                   "skipped": sel["skipped"]},
+        "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": int(sel["index"]), "name": name,
+                   "candidates": [c[0] for c in candidates]},
+        "outputs": describe_outputs_of(sel["spec"]),
+        "runs": int(runs),
+    }
