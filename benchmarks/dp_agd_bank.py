@@ -80,7 +80,7 @@ BASELINES = {"gd": "DP-GD (tuned on validation split)", "sgd": "DP-SGD (fixed)",
 def _calibrated(name, eps, hp):
     from dpaudit.accounting.calibration import calibrate_sigma
     q = hp.get("sample_rate", 1.0)
-    nm = calibrate_sigma(eps, DELTA, q=q, steps=hp["steps"], accountant="rdp")
+    nm = calibrate_sigma(eps, DELTA, sample_rate=q, steps=hp["steps"], accountant="rdp")
     return make_optimizer(name, loss="logistic", clip=3.0, noise_multiplier=nm, **hp)
 
 

@@ -79,7 +79,7 @@ PATHS = {
                 {"out": "4.72851"}),
     "audit consistent": (0, ["audit", "dp-gd", "--trials", "1000", "--seed", "1"], None,
                          {"out": "verdict           : consistent"}),
-    "audit inconclusive": (0, ["audit", "projection", "--trials", "2000"], None,
+    "audit inconclusive": (0, ["audit", "projection", "--trials", "2000", "--seed", "0"], None,
                            {"out": "verdict           : inconclusive"}),
     "version": (0, ["--version"], None, {"out": "dpaudit 0."}),
     "certified violation": (1, ["audit", "dp-gd", "--trials", "1000"], lying_optimizer, {"out": "VIOLATION"}),
