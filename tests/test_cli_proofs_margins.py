@@ -13,7 +13,6 @@ import textwrap
 import pytest
 
 from dpaudit.cli import main
-from dpaudit.cli.proofs import MARGIN_LEGEND, margin_reading, parse_margins
 
 CHECK = textwrap.dedent('''
     import sys
@@ -47,6 +46,8 @@ def test_a_negative_margin_within_the_tolerance_reads_as_holding(checks, capsys)
     assert "FAIL" not in rows["rounding_ok"] and "FAIL" not in out.split("\n", 2)[-1].replace("0 failed", "")
     assert "holds: 2.500e-01 >= 0" in rows["exact_ok"]
     # the sign convention is stated above the table
+    from dpaudit.cli.proofs import MARGIN_LEGEND
+
     assert out.startswith(MARGIN_LEGEND) and "bound - exact" in out and "Below -tolerance" in out
 
 
@@ -67,6 +68,8 @@ def test_json_carries_the_tolerance_and_the_reading(checks, capsys):
 
 
 def test_margin_reading_over_several_tables():
+    from dpaudit.cli.proofs import margin_reading, parse_margins
+
     out = "worst margin 1e-3 (tolerance 0)\nworst margin -1e-14 (tolerance 1e-12)\nworst margin 2 (tolerance 0)"
     assert parse_margins(out) == [(1e-3, 0.0), (-1e-14, 1e-12), (2.0, 0.0)]
     assert margin_reading(parse_margins(out)) == ("up to rounding", 1e-12)

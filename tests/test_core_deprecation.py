@@ -18,7 +18,6 @@ import pytest
 from _cli_helpers import run
 
 from dpaudit import calibrate_discrete_laplace, calibrate_laplace, calibrate_sigma
-from dpaudit.core.deprecation import DEPRECATED_SPELLING, deprecated_spelling_message
 from dpaudit.optimizers import make_optimizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,6 +77,8 @@ def test_the_pytest_configuration_turns_these_warnings_into_errors():
     else:  # pragma: no cover
         tomllib = pytest.importorskip("tomli")
     filters = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["filterwarnings"]
+    from dpaudit.core.deprecation import DEPRECATED_SPELLING, deprecated_spelling_message
+
     entry = "error:.*deprecated dpaudit spelling:DeprecationWarning"
     assert entry in filters
     pattern = entry.split(":")[1]

@@ -17,7 +17,7 @@ import pytest
 
 from dpaudit.cli import build_parser
 from dpaudit.optimizers import make_optimizer, names, optimizer_class, optimizer_defaults
-from dpaudit.optimizers.base import HyperParameter, Optimizer
+from dpaudit.optimizers.base import Optimizer
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,8 @@ def test_values_are_checked_by_their_declaration(name):
 
 
 def test_declaration_messages_and_normalisation():
+    from dpaudit.optimizers.base import HyperParameter
+
     hp = HyperParameter("sample_rate", float, 0.1, 0, 1, "rate", low_open=True)
     assert hp.interval == "(0, 1]" and hp.flag == "--sample-rate"
     assert hp.validate(1) == 1.0 and isinstance(hp.validate(1), float)
@@ -123,6 +125,8 @@ def test_declaration_messages_and_normalisation():
 
 
 def test_bad_declarations_are_refused_when_the_class_is_created():
+    from dpaudit.optimizers.base import HyperParameter
+
     with pytest.raises(TypeError, match="default of rate"):
         type("Bad", (Optimizer,), {"hyperparameters": (HyperParameter("rate", float, 2.0, 0, 1),)})
     with pytest.raises(TypeError, match="twice"):

@@ -157,9 +157,10 @@ def run_mechanism(args, seed: int, seed_source: str) -> int:
     from dpaudit.core.progress import disabled
     from dpaudit.report import cli_support
 
-    sampler, x, x_prime, statistic = preflight(args)
-    quiet = disabled() if args.json else contextlib.nullcontext()
+    saved_path = list(sys.path)  # the working directory is put first while the audit runs (worker processes too)
     try:
+        sampler, x, x_prime, statistic = preflight(args)
+        quiet = disabled() if args.json else contextlib.nullcontext()
         with quiet:
             result = audit_mechanism(sampler, x, x_prime, epsilon=args.epsilon, delta=args.delta, trials=args.trials,
                                      confidence=args.confidence, statistic=statistic, seed=seed, workers=args.workers)
@@ -170,6 +171,8 @@ def run_mechanism(args, seed: int, seed_source: str) -> int:
 
             raise UsageError("--" + message) from None
         raise
+    finally:
+        sys.path[:] = saved_path
     cli_support.maybe_write_report(args, audit=result, title=f"dpaudit report: {args.sampler}")
     if args.json:
         from dpaudit.cli._output import emit_json
@@ -181,7 +184,6 @@ def run_mechanism(args, seed: int, seed_source: str) -> int:
     else:
         print(f"mechanism         : {args.sampler}")
         print(f"inputs            : x = {json.dumps(x)}, x' = {json.dumps(x_prime)}")
-        print(f"claim             : epsilon = {args.epsilon:g}, delta = {args.delta:g}")
         print(result.summary())
         print(seed_line(seed, seed_source))
     return EXIT_VIOLATION if result.violation else EXIT_OK

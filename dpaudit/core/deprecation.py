@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import types
 import warnings
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def deprecated_spelling_message(old: str, new: str, where: str = "") -> str:
 def _caller_stacklevel() -> int:
     """The stack level of the first frame outside the dpaudit package (so the warning points at the
     user's line, however deep inside dpaudit it is raised)."""
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None:
         filename = frame.f_code.co_filename
