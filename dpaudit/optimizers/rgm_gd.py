@@ -172,10 +172,10 @@ class RGMGD(Optimizer):
                        low_open=True),
         HyperParameter("gamma", float, None, 0, None, "RGM relative noise scale (None: calibrated to rdp_epsilon "
                        "by gamma_rule)", low_open=True, optional=True),
-        HyperParameter("A", float, None, 0, None, "absolute relative-sensitivity constant (None: from the data, "
-                       "or the PTR proposal; give A and B together)", optional=True),
-        HyperParameter("B", float, None, 0, None, "relative relative-sensitivity constant (None: from the data, "
-                       "or the PTR proposal; give A and B together)", optional=True),
+        HyperParameter("A", float, None, 0, None, "constant part A of the relative sensitivity A + B ||grad|| "
+                       "(None: from the data, or the PTR proposal; give A and B together)", optional=True),
+        HyperParameter("B", float, None, 0, None, "relative part B of the relative sensitivity A + B ||grad|| "
+                       "(None: from the data, or the PTR proposal; give A and B together)", optional=True),
         HyperParameter("ptr", bool, False, help="propose-test-release the constants (needs ptr_threshold)"),
         HyperParameter("ptr_threshold", float, None, 0, None, "PTR's proposed lower bound mu0 on lambda_min(A_D) "
                        "(required with ptr)", low_open=True, optional=True),
