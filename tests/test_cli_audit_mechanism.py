@@ -150,6 +150,18 @@ def test_worker_processes_find_the_module(tmp_path):
     assert json.loads(two.stdout)["epsilon_lower"] == json.loads(one.stdout)["epsilon_lower"]
 
 
+def test_report_file(capsys, module, tmp_path):
+    pytest.importorskip("matplotlib")
+    out_file = tmp_path / "mech.html"
+    code, _, err = audit(capsys, f"{module}:honest", "--x", "0", "--x-prime", "1", "--epsilon", "1", "--statistic",
+                         "value", "--trials", "1000", "--seed", "1", "--report", str(out_file))
+    assert code == EXIT_OK and f"report written to {out_file}" in err
+    assert f"{module}:honest" in out_file.read_text()
+    code, _, err = audit(capsys, f"{module}:honest", "--x", "0", "--x-prime", "1", "--epsilon", "1",
+                         "--report", str(tmp_path / "no" / "r.html"))
+    assert code == EXIT_USAGE and "--report" in one_line(err)
+
+
 def test_help_says_how_the_module_is_found_and_how_to_audit_dpaudits_own_mechanisms(capsys):
     code, out, _ = run(capsys, ["audit", "mechanism", "--help"])
     assert code == 0
