@@ -59,8 +59,9 @@ from dpaudit.core.validation import (
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
-__all__ = ["Run", "Optimizer", "HyperParameter", "hyperparameter_doc", "NEIGHBOURING_HP", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
-           "accountant_claim", "check_data", "check_finite_params", "make_rng"]
+__all__ = ["Run", "Optimizer", "HyperParameter", "hyperparameter_doc", "check_declarations", "NEIGHBOURING_HP",
+           "CurveMechanism", "ZCDPStatement", "no_guarantee_claim", "accountant_claim", "check_data",
+           "check_finite_params", "make_rng"]
 
 
 @dataclass
