@@ -60,7 +60,7 @@ from dpaudit.optimizers.losses import Logistic
 EPSILONS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)
 DELTA = 1e-8
 GD_GRID = [dict(steps=s, step_size=a) for s in (10, 30, 100) for a in (0.5, 1.0, 2.0, 4.0)]
-SGD = dict(steps=300, step_size=1.0, sampling_rate=0.02)
+SGD = dict(steps=300, step_size=1.0, sample_rate=0.02)
 MA_GRID = (1, 100, 1000, 10000, 20000)
 MA_MAX_RUN = 1000
 AGD = dict(clip=3.0, clip_obj=3.0, budget_increase=0.1, splits=60, l2=0.001)
@@ -79,8 +79,8 @@ BASELINES = {"gd": "DP-GD (tuned on validation split)", "sgd": "DP-SGD (fixed)",
 
 def _calibrated(name, eps, hp):
     from dpaudit.accounting.calibration import calibrate_sigma
-    q = hp.get("sampling_rate", 1.0)
-    nm = calibrate_sigma(eps, DELTA, q=q, steps=hp["steps"], accountant="rdp")
+    q = hp.get("sample_rate", 1.0)
+    nm = calibrate_sigma(eps, DELTA, sample_rate=q, steps=hp["steps"], accountant="rdp")
     return make_optimizer(name, loss="logistic", clip=3.0, noise_multiplier=nm, **hp)
 
 
@@ -89,13 +89,13 @@ def _sgd_ma(eps, n):
     q = (int(np.sqrt(n)) + 10) / n
     T = 0
     for t in MA_GRID:
-        opt = make_optimizer("dp-sgd", loss="logistic", clip=4.0, noise_multiplier=4.0, sampling_rate=q, steps=t,
+        opt = make_optimizer("dp-sgd", loss="logistic", clip=4.0, noise_multiplier=4.0, sample_rate=q, steps=t,
                              step_size=0.05)
         if opt.claim(n).epsilon(DELTA) <= eps:
             T = t
     if T == 0:
         return None, 0
-    return make_optimizer("dp-sgd", loss="logistic", clip=4.0, noise_multiplier=4.0, sampling_rate=q, steps=T,
+    return make_optimizer("dp-sgd", loss="logistic", clip=4.0, noise_multiplier=4.0, sample_rate=q, steps=T,
                           step_size=0.05), T
 
 

@@ -19,7 +19,7 @@ def main() -> int:
     trials = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     n, d, q, steps = 1000, 10, 0.1, 100
     X, y = make_dense(n, d, seed=0)
-    opt = make_optimizer("dp-sgd", loss="logistic", steps=steps, sampling_rate=q, noise_multiplier=1.0,
+    opt = make_optimizer("dp-sgd", loss="logistic", steps=steps, sample_rate=q, noise_multiplier=1.0,
                          clip=1.0, step_size=0.5)
     opt.run(X, y, trials=10, seed=0)                         # warm-up
     t0 = time.perf_counter()

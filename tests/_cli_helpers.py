@@ -32,7 +32,7 @@ def lying_optimizer(monkeypatch, tmp_path=None):
     real = opt_mod.audit_optimizer
 
     def lying(name, **kw):
-        o = make_optimizer(name)
+        o = make_optimizer(name) if isinstance(name, str) else name  # the CLI passes the built optimizer
         orig = o.run
 
         def run_(X, y, **k):

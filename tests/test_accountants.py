@@ -324,7 +324,7 @@ def test_calibrate_meets_target_and_is_smallest(accountant, target, delta, steps
 
 def test_calibrate_subsampled_rdp():
     PoissonSampled = _subsampled()
-    s = calibrate_sigma(1.5, 1e-5, q=0.01, steps=1000, accountant="rdp")
+    s = calibrate_sigma(1.5, 1e-5, sample_rate=0.01, steps=1000, accountant="rdp")
     eps = RDPAccountant().compose(PoissonSampled(Gaussian(s), 0.01), 1000).epsilon(1e-5)
     assert eps <= 1.5
     assert 1.0 < s < 1.2  # sigma = 1.1 gives 1.71 (Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0)
@@ -344,14 +344,14 @@ def test_calibrate_pld_if_available():
         (dict(target_epsilon=-1.0, delta=1e-5), "target_epsilon"),
         (dict(target_epsilon=math.nan, delta=1e-5), "target_epsilon"),
         (dict(target_epsilon=1.0, delta=0.0), "delta"),
-        (dict(target_epsilon=1.0, delta=1e-5, q=1.5), "q"),
-        (dict(target_epsilon=1.0, delta=1e-5, q=0.0), "q"),
-        (dict(target_epsilon=1.0, delta=1e-5, q=math.nan), "q"),
+        (dict(target_epsilon=1.0, delta=1e-5, sample_rate=1.5), "sample_rate"),
+        (dict(target_epsilon=1.0, delta=1e-5, sample_rate=0.0), "sample_rate"),
+        (dict(target_epsilon=1.0, delta=1e-5, sample_rate=math.nan), "sample_rate"),
         (dict(target_epsilon=1.0, delta=1e-5, steps=0), "steps"),
         (dict(target_epsilon=1.0, delta=1e-5, steps=1.5), "steps"),
         (dict(target_epsilon=1.0, delta=1e-5, accountant="prv"), "accountant"),
         (dict(target_epsilon=1.0, delta=1e-5, sensitivity=0.0), "sensitivity"),
-        (dict(target_epsilon=1.0, delta=1e-5, q=0.5, accountant="exact"), "exact"),
+        (dict(target_epsilon=1.0, delta=1e-5, sample_rate=0.5, accountant="exact"), "exact"),
     ],
 )
 def test_calibrate_bad_input(kwargs, name):

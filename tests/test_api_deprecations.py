@@ -49,7 +49,7 @@ def test_execution_keywords_on_audit_mechanism():
 
 def test_progress_and_executor_keywords():
     calls = []
-    with cf.ThreadPoolExecutor(2) as ex, pytest.warns(DeprecationWarning, match="executor, progress"):
+    with cf.ThreadPoolExecutor(2) as ex, pytest.warns(DeprecationWarning, match="executor=, progress="):
         old = audit_mechanism(LAP, 0.0, 1.0, epsilon=1.0, trials=2000, seed=2, statistic=value, executor=ex,
                               progress=lambda d, t: calls.append(d))
     assert calls and calls[-1] == 4000

@@ -65,7 +65,7 @@ BEFORE_AUDIT = {"dp-gd": 0.6613720345274305, "dp-sgd": 0.6312424581183811}
 
 def _regression_opt(name):
     if name == "dp-sgd":
-        return make_optimizer(name, steps=5, noise_multiplier=1.0, sampling_rate=0.5)
+        return make_optimizer(name, steps=5, noise_multiplier=1.0, sample_rate=0.5)
     return make_optimizer(name, steps=5, noise_multiplier=1.0)
 
 
@@ -134,7 +134,7 @@ def test_dp_sgd_canaries_poisson_sampled():
     """Noise 0: included canary j's coordinate is -eta * C * B_j / (q n) with B_j ~ Bin(steps, q); excluded: 0."""
     n, steps, q, eta = 10, 40, 0.25, 0.5
     X, y, G = _padded(n=n, m=200)
-    opt = make_optimizer("dp-sgd", steps=steps, noise_multiplier=0.0, sampling_rate=q, step_size=eta)
+    opt = make_optimizer("dp-sgd", steps=steps, noise_multiplier=0.0, sample_rate=q, step_size=eta)
     mask = np.random.default_rng(2).random((3, 200)) < 0.5
     p = opt.run(X, y, trials=3, seed=5, canary_gradients=G, canary_mask=mask).params[:, 3:]
     counts = -p * q * n / eta
@@ -256,7 +256,7 @@ def test_power_broken_dp_gd_flagged_in_one_run(seed):
 
 
 def test_power_broken_dp_sgd_flagged_in_one_run():
-    hp = dict(steps=20, noise_multiplier=3.0, sampling_rate=0.2)
+    hp = dict(steps=20, noise_multiplier=3.0, sample_rate=0.2)
     res = audit_optimizer(BrokenDPSGD(**hp), method="one-run", canaries=1000, seed=0)
     assert res.epsilon_claimed == pytest.approx(DPSGD(**hp).claim(20).epsilon(1e-5))
     assert res.violation and res.epsilon_lower > 2.0 * res.epsilon_claimed, res.summary()

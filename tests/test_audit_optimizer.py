@@ -121,7 +121,7 @@ SOUND_CONFIGS = {
     "dp-gd": ({"steps": 4, "noise_multiplier": 2.0, "accountant": "pld"}, {"noise_multiplier": 0.5},
               {"delta": 1e-2}, 10_000, 0.65),
     # 3 steps of the Poisson-subsampled Gaussian (q = 0.5), last iterate only; mean ratio 0.705
-    "dp-sgd": ({"steps": 3, "noise_multiplier": 1.0, "sampling_rate": 0.5, "accountant": "pld"},
+    "dp-sgd": ({"steps": 3, "noise_multiplier": 1.0, "sample_rate": 0.5, "accountant": "pld"},
                {"noise_multiplier": 0.25}, {"delta": 1e-2}, 10_000, 0.6),
     # 30 steps of step 1 (contraction 0.9 per step, near stationarity); the claim (min of Theorem 1 and
     # composition, as RDP -> (eps, delta)) is loose by the RDP conversion; mean ratio 0.446

@@ -57,7 +57,7 @@ def test_single_accountant_and_steps(capsys):
 
 def test_subsampled_gaussian(capsys):
     pytest.importorskip("dpaudit.mechanisms.subsampled")
-    code, out, _ = run_cli(capsys, "gaussian", "--sigma", "1.1", "--q", "0.01", "--steps", "1000",
+    code, out, _ = run_cli(capsys, "gaussian", "--sigma", "1.1", "--sample-rate", "0.01", "--steps", "1000",
                            "--delta", "1e-5", "--accountant", "rdp", "--json")
     assert code == 0
     res = json.loads(out)["results"]["rdp"]
@@ -104,7 +104,7 @@ def test_calibration_mode(capsys):
 
 def test_calibration_subsampled(capsys):
     pytest.importorskip("dpaudit.mechanisms.subsampled")
-    code, out, _ = run_cli(capsys, "gaussian", "--target-epsilon", "1.711770166", "--delta", "1e-5", "--q", "0.01",
+    code, out, _ = run_cli(capsys, "gaussian", "--target-epsilon", "1.711770166", "--delta", "1e-5", "--sample-rate", "0.01",
                            "--steps", "1000", "--accountant", "rdp", "--json")
     assert code == 0
     s = json.loads(out)["results"]["rdp"]["sigma"]
@@ -120,8 +120,8 @@ def test_calibration_subsampled(capsys):
         (["gaussian", "--sigma", "1", "--delta", "1.5"], "delta"),
         (["gaussian", "--sigma", "1", "--delta", "0"], "delta"),
         (["gaussian", "--sigma", "1", "--delta", "nan"], "delta"),
-        (["gaussian", "--sigma", "1", "--delta", "1e-5", "--q", "1.5"], "q"),
-        (["gaussian", "--sigma", "1", "--delta", "1e-5", "--q", "-0.1"], "q"),
+        (["gaussian", "--sigma", "1", "--delta", "1e-5", "--sample-rate", "1.5"], "sample-rate"),
+        (["gaussian", "--sigma", "1", "--delta", "1e-5", "--sample-rate", "-0.1"], "sample-rate"),
         (["gaussian", "--sigma", "1", "--delta", "1e-5", "--steps", "0"], "steps"),
         (["gaussian", "--sigma", "1", "--delta", "1e-5", "--steps", "2.5"], "steps"),
         (["gaussian", "--sigma", "1", "--delta", "1e-5", "--sensitivity", "0"], "sensitivity"),

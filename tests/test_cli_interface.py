@@ -112,7 +112,7 @@ def test_accountant_several_values_and_exact(capsys):
                                - mpmath.mpf("1e-5"), 10)
     assert d["results"]["pld"]["lower"] <= true <= d["results"]["pld"]["upper"]
     assert d["results"]["pld"]["lower"] <= exact and true <= exact
-    code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--q", "0.1", "--delta", "1e-5",
+    code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--sample-rate", "0.1", "--delta", "1e-5",
                                 "--accountant", "exact"])
     assert code == 0 and "no closed form" in out
     code, out, _ = run(capsys, ["account", "laplace", "--scale", "2", "--delta", "1e-5", "--accountant", "exact,all"])
@@ -127,17 +127,17 @@ def test_noise_multiplier_and_epochs(capsys):
                                 "--batch-size", "256", "--dataset-size", "60000", "--delta", "1e-5",
                                 "--accountant", "rdp", "--json"])
     d = strict_json(out)
-    assert code == 0 and d["parameters"]["steps"] == 2344 and d["parameters"]["q"] == 256 / 60000
+    assert code == 0 and d["parameters"]["steps"] == 2344 and d["parameters"]["sample_rate"] == 256 / 60000
     assert d["results"]["rdp"]["epsilon"] == get_epsilon(noise_multiplier=1.1, sample_rate=256 / 60000, epochs=10,
                                                          delta=1e-5)
-    code, out2, _ = run(capsys, ["account", "gaussian", "--sigma", "2.2", "--sensitivity", "2", "--q",
+    code, out2, _ = run(capsys, ["account", "gaussian", "--sigma", "2.2", "--sensitivity", "2", "--sample-rate",
                                  str(256 / 60000), "--steps", "2344", "--delta", "1e-5", "--accountant", "rdp",
                                  "--json"])
     assert strict_json(out2)["results"]["rdp"]["epsilon"] == d["results"]["rdp"]["epsilon"]
     for argv, fragment in ((["--sigma", "1", "--noise-multiplier", "1"], "either --sigma or --noise-multiplier"),
                            (["--noise-multiplier", "1", "--epochs", "1"], "--batch-size and --dataset-size"),
                            (["--noise-multiplier", "1", "--epochs", "1", "--batch-size", "5", "--dataset-size", "9",
-                             "--q", "0.1"], "not both"),
+                             "--sample-rate", "0.1"], "not both"),
                            (["--noise-multiplier", "1", "--epochs", "1", "--batch-size", "50", "--dataset-size", "9"],
                             "--batch-size")):
         code, out, err = run(capsys, ["account", "gaussian", "--delta", "1e-5", *argv])

@@ -55,7 +55,7 @@ def test_declared_canary_norms_and_dims():
 
 
 @pytest.mark.parametrize("name, hp", [("dp-gd", {}), ("dp-gd", {"neighbouring": "replace_one", "clip": 2.0}),
-                                      ("dp-sgd", {"sampling_rate": 0.05})])
+                                      ("dp-sgd", {"sample_rate": 0.05})])
 def test_step_mechanism_is_the_one_the_claim_composes(name, hp):
     opt = make_optimizer(name, **hp)
     mech, steps = opt.step_mechanism()

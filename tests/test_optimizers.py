@@ -52,8 +52,8 @@ def test_bad_inputs():
         make_optimizer("dp-gd", noise_multiplier=-1.0)
     with pytest.raises(ValueError, match="step_size"):
         make_optimizer("dp-sgd", step_size=float("nan"))
-    with pytest.raises(ValueError, match="sampling_rate"):
-        make_optimizer("dp-sgd", sampling_rate=1.5)
+    with pytest.raises(ValueError, match="sample_rate"):
+        make_optimizer("dp-sgd", sample_rate=1.5)
     with pytest.raises(ValueError, match="neighbouring"):
         make_optimizer("dp-sgd", neighbouring="replace_one")
     with pytest.raises(ValueError, match="loss"):
@@ -152,7 +152,7 @@ def test_noise_off_is_plain_gd(name, loss):
     X, y = make_dense(40, 3, loss=loss, seed=2)
     hp = dict(loss=loss, steps=25, step_size=0.3, clip=math.inf, noise_multiplier=0.0, l2=0.05)
     if name == "dp-sgd":
-        hp["sampling_rate"] = 1.0
+        hp["sample_rate"] = 1.0
     run = make_optimizer(name, **hp).run(X, y, trials=3, seed=0)
     ref = _plain_gd(X, get_loss(loss).prepare_labels(y), get_loss(loss), 25, 0.3, 0.05)
     np.testing.assert_allclose(run.params, np.tile(ref, (3, 1)), rtol=1e-12, atol=1e-13)
@@ -181,7 +181,7 @@ def test_dp_sgd_poisson_mask_rate_and_clipping():
     X[:, 0] = 3.0
     y = -np.ones(n)                                   # squared loss at theta = 0: l' = 0 - (-1) = 1 -> g = x
     opt = make_optimizer("dp-sgd", loss="squared", steps=1, step_size=eta, clip=1.0, noise_multiplier=0.0,
-                         sampling_rate=q)
+                         sample_rate=q)
     run = opt.run(X, y, trials=T, seed=5)
     counts = -run.params[:, 0] * q * n / eta
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-9)
@@ -196,7 +196,7 @@ def test_canary_gradient_clipped_and_sampled():
     y = np.zeros(n)
     g = np.array([3.0, 4.0])                          # norm 5 -> clipped to C = 2: (1.2, 1.6)
     run = make_optimizer("dp-sgd", loss="squared", steps=1, step_size=1.0, clip=2.0, noise_multiplier=0.0,
-                         sampling_rate=q).run(X, y, trials=T, seed=2, canary_gradient=g)
+                         sample_rate=q).run(X, y, trials=T, seed=2, canary_gradient=g)
     incl = run.params[:, 0] != 0
     np.testing.assert_allclose(run.params[incl], np.tile(-np.array([1.2, 1.6]) / (q * n), (incl.sum(), 1)))
     assert abs(incl.mean() - q) < 5 * math.sqrt(q * (1 - q) / T)
@@ -229,7 +229,7 @@ def test_dp_sgd_claim_is_the_subsampled_accountant():
     sub = pytest.importorskip("dpaudit.mechanisms.subsampled")
     from dpaudit.accounting.rdp import RDPAccountant
     from dpaudit.mechanisms.gaussian import Gaussian
-    opt = make_optimizer("dp-sgd", steps=100, noise_multiplier=1.1, sampling_rate=0.01, clip=2.0)
+    opt = make_optimizer("dp-sgd", steps=100, noise_multiplier=1.1, sample_rate=0.01, clip=2.0)
     acc = RDPAccountant().compose(sub.PoissonSampled(Gaussian(sigma=2.2, sensitivity=2.0), 0.01), count=100)
     assert opt.claim(1000).epsilon(DELTA) == acc.epsilon(DELTA)
     assert opt.claim(1000).neighbouring == "add_remove"

@@ -54,7 +54,7 @@ def test_returned_scale_meets_the_target_and_is_smallest(accountant, k, target, 
 
 
 def test_subsampled_laplace_meets_the_target():
-    b = calibrate_laplace(1.0, 1e-5, steps=200, q=0.02)
+    b = calibrate_laplace(1.0, 1e-5, steps=200, sample_rate=0.02)
     assert _eps(PoissonSampled(Laplace(b), 0.02), 200, "rdp", 1e-5) <= 1.0
     assert _eps(PoissonSampled(Laplace(b * (1 - 3e-12)), 0.02), 200, "rdp", 1e-5) > 1.0
 
@@ -88,8 +88,8 @@ def test_rdp_calibration_property(target, k, delta, sens):
     (dict(target_epsilon=math.nan, delta=1e-5), "target_epsilon"),
     (dict(target_epsilon=1.0, delta=0.0), "delta"),
     (dict(target_epsilon=1.0), "delta"),
-    (dict(target_epsilon=1.0, delta=1e-5, q=0.0), "q"),
-    (dict(target_epsilon=1.0, delta=1e-5, q=1.5), "q"),
+    (dict(target_epsilon=1.0, delta=1e-5, sample_rate=0.0), "sample_rate"),
+    (dict(target_epsilon=1.0, delta=1e-5, sample_rate=1.5), "sample_rate"),
     (dict(target_epsilon=1.0, delta=1e-5, steps=0), "steps"),
     (dict(target_epsilon=1.0, delta=1e-5, accountant="gdp"), "accountant"),
     (dict(target_epsilon=1.0, delta=1e-5, rtol=0.0), "rtol"),

@@ -178,7 +178,7 @@ def test_cli_report_end_to_end(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("name,hp", [("dp-gd", {}), ("dp-gd", {"neighbouring": "replace_one"}),
-                                     ("dp-sgd", {}), ("dp-sgd", {"sampling_rate": 0.3, "steps": 7})])
+                                     ("dp-sgd", {}), ("dp-sgd", {"sample_rate": 0.3, "steps": 7})])
 def test_optimizer_mechanism_reproduces_the_optimizers_rdp_claim(name, hp):
     """The report's accountant comparison uses the optimizer's per-step mechanism: composed
     `steps` times in the RDP accountant it must give exactly the optimizer's own claim."""

@@ -184,7 +184,7 @@ def test_proofs_exit_0_and_1(capsys, tmp_path):
 # account: notions that ignore sampling are labelled; per-accountant internal failures
 # ---------------------------------------------------------------------------------------------
 def test_account_says_which_notions_ignore_sampling(capsys):
-    argv = ["account", "gaussian", "--sigma", "1", "--q", "0.01", "--steps", "3", "--delta", "1e-5"]
+    argv = ["account", "gaussian", "--sigma", "1", "--sample-rate", "0.01", "--steps", "3", "--delta", "1e-5"]
     code, out, _ = run(capsys, argv)
     assert code == EXIT_OK
     rows = {line.split()[0]: line for line in out.splitlines()[3:]}
@@ -197,7 +197,7 @@ def test_account_says_which_notions_ignore_sampling(capsys):
     assert [res[k]["ignores_sampling"] for k in ("rdp", "zcdp", "tcdp", "pld")] == [False, True, True, False]
     code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--delta", "1e-5", "--json"])
     assert not any(r.get("ignores_sampling") for r in json.loads(out)["results"].values())
-    calibrate = ["account", "gaussian", "--q", "0.01", "--steps", "100", "--target-epsilon", "1", "--delta", "1e-5"]
+    calibrate = ["account", "gaussian", "--sample-rate", "0.01", "--steps", "100", "--target-epsilon", "1", "--delta", "1e-5"]
     code, out, _ = run(capsys, calibrate + ["--accountant", "zcdp"])
     assert code == EXIT_OK and "no amplification by sampling" in out
     code, out, _ = run(capsys, calibrate + ["--accountant", "zcdp", "--json"])

@@ -142,7 +142,7 @@ def _hyper(name):
         "dp-gd": dict(loss=loss, steps=small_counts, step_size=positive, clip=st.one_of(positive, st.just(math.inf)),
                       noise_multiplier=nonneg, l2=nonneg, neighbouring=st.sampled_from(["add_remove", "replace_one"])),
         "dp-sgd": dict(loss=loss, steps=small_counts, step_size=positive, clip=positive, noise_multiplier=nonneg,
-                       sampling_rate=prob, l2=nonneg),
+                       sample_rate=prob, l2=nonneg),
         "noisy-gd": dict(loss=loss, steps=small_counts, step_size=positive, sigma=nonneg, l2=nonneg,
                          feature_bound=positive, label_bound=nonneg, radius=st.one_of(positive, st.just(math.inf)),
                          clip=st.one_of(positive, st.just(math.inf))),

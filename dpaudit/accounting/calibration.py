@@ -19,6 +19,7 @@ import sys
 
 from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
 from dpaudit.accounting.conversions import gaussian_epsilon
+from dpaudit.core.deprecation import renamed_keywords
 from dpaudit.core.numeric import count_to_float, next_down, next_up, scale_by_count
 from dpaudit.core.validation import (
     check_count,
@@ -67,7 +68,7 @@ def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensi
     """Return sigma -> epsilon for ``steps`` compositions of the (subsampled) Gaussian."""
     if accountant == "exact":
         if q != 1.0:
-            raise ValueError("accountant='exact' needs q = 1 (no closed form for the subsampled Gaussian)")
+            raise ValueError("accountant='exact' needs sample_rate = 1 (no closed form for the subsampled Gaussian)")
         # T Gaussians with std sigma compose to one Gaussian with std sigma/sqrt(T) (exact);
         # sigma/sqrt(T) is rounded down (less noise: a larger, conservative epsilon)
         root = _sqrt_count_up(steps)
@@ -87,18 +88,20 @@ def _epsilon_function(delta: float, q: float, steps: int, accountant: str, sensi
     return eps
 
 
-def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", sensitivity=1.0,
+@renamed_keywords(q="sample_rate")
+def calibrate_sigma(target_epsilon, delta, *, sample_rate=1.0, steps=1, accountant="rdp", sensitivity=1.0,
                     rtol: float | None = None) -> float:
     """Smallest noise standard deviation sigma such that ``steps`` compositions of the
-    (Poisson-subsampled, rate ``q``) Gaussian mechanism with L2 ``sensitivity`` satisfy
+    (Poisson-subsampled, rate ``sample_rate``) Gaussian mechanism with L2 ``sensitivity`` satisfy
     (target_epsilon, delta)-DP under ``accountant``.
 
     Parameters
     ----------
     target_epsilon : float >= 0
     delta : float in (0, 1)
-    q : float in (0, 1]
-        Poisson sampling rate (q = 1: no subsampling). q = 0 is rejected: every sigma works.
+    sample_rate : float in (0, 1]
+        Poisson sampling rate q (1: no subsampling; 0 is rejected: every sigma works). ``q=`` is its
+        deprecated spelling (accepted with a DeprecationWarning).
     steps : int >= 1
     accountant : {"rdp", "zcdp", "tcdp", "pld", "exact"}
         "exact" is the closed form of Balle & Wang (2018, Thm. 8) for q = 1 (T Gaussian steps
@@ -120,9 +123,10 @@ def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", 
     """
     target_epsilon = check_epsilon("target_epsilon", target_epsilon)
     delta = check_delta("delta", delta)
-    q = check_probability("q", q)
+    q = check_probability("sample_rate", sample_rate)
     if q == 0.0:
-        raise ValueError("q must be in (0, 1] for calibration (with q = 0 nothing is released and any sigma works)")
+        raise ValueError("sample_rate must be in (0, 1] for calibration (at rate 0 nothing is released and any sigma "
+                         "works)")
     steps = check_count("steps", steps, minimum=1)
     sensitivity = check_positive("sensitivity", sensitivity)
     if accountant not in CALIBRATION_ACCOUNTANTS:
@@ -188,9 +192,10 @@ def _check_laplace_target(target_epsilon, delta, q, steps, accountant, rtol):
         delta = 0.0
     else:
         delta = check_delta("delta", delta)
-    q = check_probability("q", q)
+    q = check_probability("sample_rate", q)
     if q == 0.0:
-        raise ValueError("q must be in (0, 1] for calibration (with q = 0 nothing is released and any scale works)")
+        raise ValueError("sample_rate must be in (0, 1] for calibration (at rate 0 nothing is released and any scale "
+                         "works)")
     steps = check_count("steps", steps, minimum=1)
     if rtol is None:
         rtol = 1e-5 if accountant == "pld" else 1e-12
@@ -224,17 +229,19 @@ def _calibrate_scale(make, target_epsilon, delta, q, steps, accountant, sensitiv
         f"under accountant={accountant!r}"))
 
 
-def calibrate_laplace(target_epsilon, delta=None, *, q=1.0, steps=1, accountant="rdp", sensitivity=1.0,
+@renamed_keywords(q="sample_rate")
+def calibrate_laplace(target_epsilon, delta=None, *, sample_rate=1.0, steps=1, accountant="rdp", sensitivity=1.0,
                       rtol: float | None = None) -> float:
     """Smallest Laplace scale b such that ``steps`` compositions of the (Poisson-subsampled, rate
-    ``q``) Laplace mechanism ``Lap(b)`` with L1 ``sensitivity`` satisfy (target_epsilon,
+    ``sample_rate``) Laplace mechanism ``Lap(b)`` with L1 ``sensitivity`` satisfy (target_epsilon,
     delta)-DP under ``accountant``.
 
     Parameters
     ----------
     target_epsilon : float > 0
     delta : float in (0, 1); optional (ignored) for ``accountant="pure"``
-    q : float in (0, 1]
+    sample_rate : float in (0, 1]
+        Poisson sampling rate q (``q=`` is its deprecated spelling).
     steps : int >= 1
     accountant : {"rdp", "zcdp", "tcdp", "pld", "pure"}
         "pure" is basic composition of pure DP (Dwork, McSherry, Nissim, Smith 2006): epsilon =
@@ -256,13 +263,15 @@ def calibrate_laplace(target_epsilon, delta=None, *, q=1.0, steps=1, accountant=
         On bad input (naming the argument), and when no scale up to 1e15 times the pure-DP
         closed form meets the target (e.g. delta below what a PLD's discretisation resolves).
     """
-    target_epsilon, delta, q, steps, rtol = _check_laplace_target(target_epsilon, delta, q, steps, accountant, rtol)
+    target_epsilon, delta, q, steps, rtol = _check_laplace_target(target_epsilon, delta, sample_rate, steps,
+                                                                  accountant, rtol)
     sensitivity = check_positive("sensitivity", sensitivity)
     return _calibrate_scale(lambda b: Laplace(b, sensitivity), target_epsilon, delta, q, steps, accountant,
                             sensitivity, rtol, "Laplace")
 
 
-def calibrate_discrete_laplace(target_epsilon, delta=None, *, q=1.0, steps=1, accountant="rdp",
+@renamed_keywords(q="sample_rate")
+def calibrate_discrete_laplace(target_epsilon, delta=None, *, sample_rate=1.0, steps=1, accountant="rdp",
                                sensitivity=1, rtol: float | None = None) -> float:
     """Smallest discrete Laplace scale t (P(z) proportional to e^{-|z|/t}) such that ``steps``
     compositions of the (Poisson-subsampled) :class:`~dpaudit.mechanisms.discrete_laplace.DiscreteLaplace`
@@ -274,7 +283,8 @@ def calibrate_discrete_laplace(target_epsilon, delta=None, *, q=1.0, steps=1, ac
     the discrete Laplace mechanism). The RDP and
     PLD accountants use its exact RDP curve and loss pair.
     """
-    target_epsilon, delta, q, steps, rtol = _check_laplace_target(target_epsilon, delta, q, steps, accountant, rtol)
+    target_epsilon, delta, q, steps, rtol = _check_laplace_target(target_epsilon, delta, sample_rate, steps,
+                                                                  accountant, rtol)
     sens = DiscreteLaplace(1.0, sensitivity).sensitivity  # validates: a positive integer
     return _calibrate_scale(lambda t: DiscreteLaplace(t, sens), target_epsilon, delta, q, steps, accountant,
                             float(sens), rtol, "discrete Laplace")

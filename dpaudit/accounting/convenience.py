@@ -117,7 +117,7 @@ def get_noise_multiplier(*, target_epsilon: float, target_delta: float, sample_r
         raise ValueError("sample_rate must be in (0, 1] (with sample_rate = 0 nothing is released)")
     check_positive("epsilon_tolerance", epsilon_tolerance)
     t = _steps(steps, epochs, q)
-    return float(calibrate_sigma(target_epsilon, target_delta, q=q, steps=t, accountant=key, sensitivity=1.0))
+    return float(calibrate_sigma(target_epsilon, target_delta, sample_rate=q, steps=t, accountant=key, sensitivity=1.0))
 
 
 class OpacusStyleAccountant:

@@ -89,7 +89,7 @@ def simulate_noisy_gd(data, *, steps: int, step_size: float, sigma: float, trial
 
 
 def _execution(execution, deprecated: dict, where: str) -> Execution:
-    execution = resolve_execution(execution, deprecated, where=where, stacklevel=4)
+    execution = resolve_execution(execution, deprecated, where=where)
     if deprecated:
         raise TypeError(f"{where}() got unexpected keyword arguments {sorted(deprecated)}")
     return execution

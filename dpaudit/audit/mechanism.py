@@ -29,7 +29,6 @@ they never change ``epsilon_lower``.
 from __future__ import annotations
 
 import logging
-import warnings
 
 from dpaudit.audit.attacks.selection import attack_choice
 from dpaudit.audit.protocol.relation import relation_record, warn_relation
@@ -39,6 +38,7 @@ from dpaudit.audit.protocol.two_sample import METHODS, SamplerAudit, candidate_p
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS
 from dpaudit.audit.stats.error_rates import check_audit_delta
 from dpaudit.audit.stats.rules import RULE_NAMES, threshold_rule
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
@@ -61,9 +61,8 @@ def _moved_keywords(legacy: dict, statistic, threshold):
     if legacy:
         raise TypeError(f"audit_mechanism() got unexpected keyword arguments {sorted(legacy)}")
     if features is not None or randomize:
-        warnings.warn("audit_mechanism: features= and randomize_ties= are deprecated; pass statistic="
-                      "dpaudit.audit.Contest(families, features=..., randomize_ties=...) (or attack_choice(statistic, "
-                      "features=...))", DeprecationWarning, stacklevel=3)
+        warn_deprecated_spelling("features= / randomize_ties=", "statistic=dpaudit.audit.attack_choice(statistic, "
+                                 "features=..., randomize_ties=...) (a Contest)", "audit_mechanism()")
         if features is not None and not callable(features):
             raise ValueError("features must be callable as features(batch) -> array of shape (n, d)")
     choice = attack_choice(statistic, features=features, randomize_ties=bool(randomize))
@@ -73,9 +72,8 @@ def _moved_keywords(legacy: dict, statistic, threshold):
         name = "auto" if selection is None else selection
         if name not in RULE_NAMES + ("auto",):
             raise ValueError(f"selection must be one of {RULE_NAMES + ('auto',)}, got {name!r}")
-        warnings.warn(f"audit_mechanism: selection= and grid= are deprecated; pass threshold={name!r} or a rule "
-                      "object (dpaudit.audit.HeldOut(), Bonferroni(grid=...), Frontier(), Combined())",
-                      DeprecationWarning, stacklevel=3)
+        warn_deprecated_spelling("selection= / grid=", f"threshold={name!r} or a rule object (dpaudit.audit.HeldOut(), "
+                                 "Bonferroni(grid=...), Frontier(), Combined())", "audit_mechanism()")
         if grid is not None and name == "auto":
             raise ValueError("a fixed grid needs a fixed statistic (statistic=callable) and threshold=Bonferroni(grid)")
         threshold = "auto" if name == "auto" else threshold_rule(name, grid)

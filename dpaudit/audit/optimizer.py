@@ -47,8 +47,6 @@ the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimiz
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from dpaudit.audit.attacks.statistics import dirac_canary, projection_statistic
@@ -60,6 +58,7 @@ from dpaudit.audit.stats.error_rates import check_audit_delta
 from dpaudit.audit.stats.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts
 from dpaudit.audit.stats.power import one_run_advice
 from dpaudit.audit.stats.rules import threshold_rule
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import Job, concat_chunks, open_executor, run_jobs
@@ -313,8 +312,8 @@ def _threshold_option(threshold, options: dict):
         selection = options.pop("selection")
         if threshold != "heldout":
             raise ValueError("give threshold= or the deprecated selection=, not both")
-        warnings.warn(f"audit_optimizer: selection= is deprecated; pass threshold={selection!r} (or a rule object "
-                      "such as dpaudit.audit.Bonferroni())", DeprecationWarning, stacklevel=3)
+        warn_deprecated_spelling("selection=", f"threshold={selection!r} (or a rule object such as "
+                                 "dpaudit.audit.Bonferroni())", "audit_optimizer()")
         threshold = selection
     return threshold_rule(threshold)
 

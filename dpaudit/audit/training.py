@@ -46,6 +46,7 @@ from dpaudit.audit.stats.one_run_fdp import one_run_fdp_epsilon_lower
 from dpaudit.audit.stats.power import one_run_advice
 from dpaudit.audit.stats.rules import threshold_rule
 from dpaudit.audit.stats.thresholds import as_scores
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import Job, check_picklable, concat_chunks, open_executor, run_jobs
@@ -329,10 +330,8 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     """
     execution = resolve_execution(execution, deprecated, where="audit_training")
     if "selection" in deprecated:
-        import warnings
-
-        warnings.warn("audit_training: selection= is deprecated; pass threshold=", DeprecationWarning, stacklevel=2)
         threshold = deprecated.pop("selection")
+        warn_deprecated_spelling("selection=", f"threshold={threshold!r}", "audit_training()")
     if deprecated:
         raise TypeError(f"audit_training() got unexpected keyword arguments {sorted(deprecated)}")
     if mode not in MODES:

@@ -7,7 +7,7 @@ import math
 
 __all__ = ["int_like", "count", "workers", "add_executor_arguments", "executor_from_args", "check_executor_arguments",
            "MAX_COUNT", "SEED_MAX", "ListAction", "comma_list", "EXIT_HELP", "HelpFormatter", "add_subcommand",
-           "LIST_SYNTAX"]
+           "LIST_SYNTAX", "deprecated_flag", "SEED_HELP", "add_seed_argument", "resolve_seed", "seed_line"]
 
 #: exit statuses, shown at the end of every subcommand's --help
 EXIT_HELP = """exit status:
@@ -142,3 +142,41 @@ def executor_from_args(args):
             raise ValueError("give either --workers or --scheduler, not both")
         return dask_executor(args.scheduler)
     return open_executor(workers=args.workers)
+
+
+#: the --seed story, the same as the library's ``seed=None`` (fresh entropy, recorded so the run can be repeated)
+SEED_HELP = ("random seed, an integer in [0, 2^128 - 1] (default: fresh entropy, like seed=None in Python; the "
+             "seed used is printed, and in --json output, so the run can be repeated with --seed)")
+
+
+def add_seed_argument(p: argparse.ArgumentParser) -> None:
+    """``--seed S``: default None, i.e. a fresh seed drawn and printed (:func:`resolve_seed`)."""
+    p.add_argument("--seed", type=count(0, SEED_MAX), default=None, metavar="S", help=SEED_HELP)
+
+
+def resolve_seed(args) -> tuple[int, str]:
+    """``(seed, source)``: ``--seed`` when given (source ``"--seed"``), else a fresh seed drawn from the
+    operating system's entropy exactly as the library does for ``seed=None``
+    (``numpy.random.SeedSequence().entropy``, 128 bits; source ``"fresh"``). Passing the printed
+    seed back as ``--seed`` repeats the run."""
+    if getattr(args, "seed", None) is not None:
+        return int(args.seed), "--seed"
+    import numpy as np
+
+    return int(np.random.SeedSequence().entropy), "fresh"
+
+
+def seed_line(seed: int, source: str) -> str:
+    """The text output's seed line: the seed used and how to repeat the run."""
+    how = "drawn fresh" if source == "fresh" else "given"
+    return f"seed              : {seed} ({how}; repeat the run with --seed {seed})"
+
+
+def deprecated_flag(command: str, old: str, new: str) -> None:
+    """The one-line notice on stderr for a deprecated flag spelling (the command runs as with ``new``,
+    same exit status)."""
+    import sys
+
+    from dpaudit.core.deprecation import deprecated_spelling_message
+
+    print(f"dpaudit {command}: {deprecated_spelling_message(old, new)}", file=sys.stderr)

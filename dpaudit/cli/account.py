@@ -1,14 +1,15 @@
 """``dpaudit account``: privacy accounting of a (subsampled, composed) mechanism.
 
-    dpaudit account MECHANISM [--sigma S] [--scale B] [--epsilon E] [--sensitivity D] [--q Q]
-                    [--steps T] (--delta D | --target-epsilon E) [--accountant rdp|zcdp|tcdp|pld|all]
-                    [--json]
+    dpaudit account MECHANISM [--sigma S | --noise-multiplier Z] [--scale B] [--epsilon E] [--sensitivity D]
+                    [--sample-rate Q] [--steps T] (--delta D | --target-epsilon E)
+                    [--accountant rdp|zcdp|tcdp|pld|all] [--json]
 
-MECHANISM is ``gaussian`` (needs --sigma), ``laplace`` (--scale), ``pure`` or ``exponential``
-(--epsilon). ``--q`` < 1 wraps it in Poisson subsampling. With ``--delta`` the command prints each
+MECHANISM is ``gaussian`` (needs --sigma or --noise-multiplier), ``laplace`` (--scale), ``pure`` or
+``exponential`` (--epsilon). ``--sample-rate`` < 1 wraps it in Poisson subsampling (``--q`` is its
+deprecated spelling: accepted, with a one-line notice on stderr). With ``--delta`` the command prints each
 requested accountant's epsilon and what produced it (RDP order, zCDP rho, tCDP (rho, omega), PLD
 interval). zCDP and tCDP give Poisson subsampling no amplification here (their value is that
-of the unsampled mechanism): with ``--q`` < 1 their rows say so (``ignores_sampling`` in JSON)
+of the unsampled mechanism): with ``--sample-rate`` < 1 their rows say so (``ignores_sampling`` in JSON)
 instead of showing an alarming number silently. With ``--target-epsilon`` (Gaussian only) it calibrates the smallest sigma meeting
 (target epsilon, delta) under each accountant instead; delta is ``--delta`` when given, otherwise
 ``DEFAULT_CALIBRATION_DELTA`` = 1e-5, and the output always states which delta was used.
@@ -38,7 +39,7 @@ _UsageError = UsageError  # bad command-line arguments (exit status 2)
 
 
 DESCRIPTION = """
-epsilon of a mechanism -- Poisson-subsampled with rate --q and composed --steps times -- under
+epsilon of a mechanism -- Poisson-subsampled with rate --sample-rate and composed --steps times -- under
 each accountant, or, with --target-epsilon, the smallest Gaussian noise that meets a target.
 
 MECHANISM: gaussian (needs --sigma or --noise-multiplier), laplace (--scale), pure or
@@ -46,20 +47,21 @@ exponential (--epsilon).
 
 With --delta, each accountant's row gives epsilon and what produced it: the RDP order, the zCDP
 rho, the tCDP (rho, omega), the PLD interval that brackets the true value, and the closed form
-(exact) where one exists. zCDP and tCDP give Poisson subsampling no amplification: with --q
-below 1 their rows say so (JSON: "ignores_sampling": true) instead of showing a large number
+(exact) where one exists. zCDP and tCDP give Poisson subsampling no amplification: with
+--sample-rate below 1 their rows say so (JSON: "ignores_sampling": true) instead of showing a large number
 without comment.
 
-DP-SGD in training terms: --epochs E --batch-size B --dataset-size N set q = B/N and
+DP-SGD in training terms: --epochs E --batch-size B --dataset-size N set --sample-rate B/N and
 steps = ceil(E N / B) (the convention of TensorFlow Privacy's compute_dp_sgd_privacy; Opacus
 counts ceil(N/B) steps per epoch at q = 1/ceil(N/B)). --noise-multiplier is sigma divided by
-the sensitivity (Opacus and dp_accounting spell it so).
+the sensitivity and --sample-rate the Poisson sampling rate (Opacus' names; --q is the deprecated
+spelling of --sample-rate).
 
 With --target-epsilon (Gaussian) the command calibrates the smallest sigma meeting (target
 epsilon, delta) under each accountant; delta is --delta, default 1e-5, always stated.
 
 examples:
-  dpaudit account gaussian --noise-multiplier 1.1 --q 0.01 --steps 1000 --delta 1e-5
+  dpaudit account gaussian --noise-multiplier 1.1 --sample-rate 0.01 --steps 1000 --delta 1e-5
   dpaudit account gaussian --noise-multiplier 1.1 --epochs 10 --batch-size 256 --dataset-size 60000 --delta 1e-5
   dpaudit account gaussian --sigma 1 --delta 1e-5 --accountant rdp,pld,exact --json
 """
@@ -79,12 +81,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--scale", type=float, metavar="B", help="Laplace scale b")
     p.add_argument("--epsilon", type=float, metavar="E", help="epsilon of a pure-DP or exponential mechanism")
     p.add_argument("--sensitivity", type=float, default=1.0, metavar="D", help="sensitivity (default 1)")
-    p.add_argument("--q", type=float, default=None, metavar="Q",
+    p.add_argument("--sample-rate", type=float, default=None, dest="sample_rate", metavar="Q",
                    help="Poisson sampling rate in [0, 1] (default 1: no sampling)")
+    p.add_argument("--q", type=float, default=None, dest="q_deprecated", metavar="Q",
+                   help=argparse.SUPPRESS)  # the deprecated spelling of --sample-rate
     p.add_argument("--steps", type=count(1), default=None, metavar="T",
                    help="number of compositions (default 1, at most 2^53)")
     p.add_argument("--epochs", type=float, default=None, metavar="E",
-                   help="training epochs: with --batch-size and --dataset-size, sets --q and --steps")
+                   help="training epochs: with --batch-size and --dataset-size, sets --sample-rate and --steps")
     p.add_argument("--batch-size", type=count(1), default=None, dest="batch_size", metavar="B",
                    help="expected batch size (with --epochs and --dataset-size)")
     p.add_argument("--dataset-size", type=count(1), default=None, dest="dataset_size", metavar="N",
@@ -126,13 +130,13 @@ def _build_mechanism(args):
         if args.epsilon is None:
             raise _UsageError(f"{name} needs --epsilon")
         mech = (PureDP if name == "pure" else ExponentialMechanism)(args.epsilon)
-    return _subsample(mech, args.q)
+    return _subsample(mech, args.sample_rate)
 
 
 def _subsample(mech, q):
     from dpaudit.mechanisms import PoissonSampled
 
-    q = check_probability("q", q)
+    q = check_probability("--sample-rate", q)
     if q == 1.0:
         return mech
     return PoissonSampled(mech, q)
@@ -149,8 +153,16 @@ def _accountant_names(choice) -> list[str]:
 
 
 def _resolve_sampling(args):
-    """``--sigma`` from ``--noise-multiplier``; ``--q`` and ``--steps`` from the epochs options."""
+    """``--sigma`` from ``--noise-multiplier``; ``--sample-rate`` and ``--steps`` from the epochs options
+    (``--q``: the deprecated spelling of ``--sample-rate``, with a notice on stderr)."""
+    from dpaudit.cli._args import deprecated_flag
     from dpaudit.core.validation import check_positive
+
+    if getattr(args, "q_deprecated", None) is not None:
+        if args.sample_rate is not None:
+            raise _UsageError("give --sample-rate only (--q is its deprecated spelling), not both")
+        deprecated_flag("account", "--q", "--sample-rate")
+        args.sample_rate = args.q_deprecated
 
     if args.noise_multiplier is not None:
         if args.sigma is not None:
@@ -164,17 +176,18 @@ def _resolve_sampling(args):
     if given:
         if len(given) < 3:
             missing = [k for k in trio if k not in given]
-            raise _UsageError(f"{', '.join(given)} needs {' and '.join(missing)} too (together they set --q and --steps)")
-        if args.q is not None or args.steps is not None:
-            raise _UsageError("give either --epochs/--batch-size/--dataset-size or --q/--steps, not both")
+            raise _UsageError(f"{', '.join(given)} needs {' and '.join(missing)} too (together they set --sample-rate "
+                              "and --steps)")
+        if args.sample_rate is not None or args.steps is not None:
+            raise _UsageError("give either --epochs/--batch-size/--dataset-size or --sample-rate/--steps, not both")
         from dpaudit.accounting.convenience import sampling_from_epochs
 
         try:
-            args.q, args.steps = sampling_from_epochs(args.epochs, args.batch_size, args.dataset_size)
+            args.sample_rate, args.steps = sampling_from_epochs(args.epochs, args.batch_size, args.dataset_size)
         except ValueError as exc:
             raise _UsageError(str(exc).replace("batch_size", "--batch-size").replace("dataset_size", "--dataset-size")
                               .replace("epochs", "--epochs", 1)) from None
-    args.q = 1.0 if args.q is None else args.q
+    args.sample_rate = 1.0 if args.sample_rate is None else args.sample_rate
     args.steps = 1 if args.steps is None else args.steps
 
 
@@ -284,8 +297,8 @@ def _run(args) -> int:
     steps = check_count("--steps", args.steps, minimum=1)
     check_positive("--sensitivity", args.sensitivity)
     names = _accountant_names(args.accountant)
-    params = {"sigma": args.sigma, "scale": args.scale, "epsilon": args.epsilon,
-              "sensitivity": args.sensitivity, "q": args.q, "steps": steps}
+    params = {"sigma": args.sigma, "noise_multiplier": args.noise_multiplier, "scale": args.scale,
+              "epsilon": args.epsilon, "sensitivity": args.sensitivity, "sample_rate": args.sample_rate, "steps": steps}
     params = {k: v for k, v in params.items() if v is not None}
     if args.epochs is not None:
         params.update(epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size)
@@ -320,7 +333,7 @@ def _exact_row(args, mech, steps: int, delta: float) -> dict:
     from dpaudit.cli import is_usage_error
     from dpaudit.testing.assertions import exact_epsilon
 
-    if args.q != 1.0:
+    if args.sample_rate != 1.0:
         return {"skipped": NO_CLOSED_FORM}
     try:
         value = exact_epsilon(mech, delta, steps)
@@ -341,16 +354,16 @@ def _describe(mech) -> str:
 
 def _calibrate(args, names, target, delta, steps, params) -> int:
     from dpaudit.accounting.calibration import calibrate_sigma
-    q = check_probability("--q", args.q)
+    q = check_probability("--sample-rate", args.sample_rate)
     if q == 0.0:
-        raise _UsageError("--q must be > 0 to calibrate sigma (q = 0 releases nothing)")
+        raise _UsageError("--sample-rate must be > 0 to calibrate sigma (a rate of 0 releases nothing)")
     results = {}
     for name in names:
         if name == "exact" and q != 1.0:
             results[name] = {"skipped": "no closed form with sampling (q < 1)"}
             continue
         try:
-            sigma = calibrate_sigma(target, delta, q=q, steps=steps, accountant=name,
+            sigma = calibrate_sigma(target, delta, sample_rate=q, steps=steps, accountant=name,
                                     sensitivity=args.sensitivity)
         except UnsupportedMechanismError as exc:
             results[name] = {"skipped": f"not supported: {exc}"}
@@ -370,7 +383,7 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
     rows = [(name, _fmt(r["sigma"]) if "sigma" in r else "-", r.get("skipped", r.get("note", "")))
             for name, r in results.items()]
     note = " (default delta; pass --delta to choose)" if params.get("delta_source") == "default" else ""
-    title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}){note}, q = {q:g}, "
+    title = (f"smallest Gaussian sigma for (epsilon, delta) = ({target:g}, {delta:g}){note}, sample rate {q:g}, "
              f"{steps} step(s), sensitivity {args.sensitivity:g}")
     print(_table(title, ("accountant", "sigma", "note"), rows))
     return 0

@@ -6,8 +6,15 @@ Each ``proofs_checks/<name>.py`` (files starting with ``_`` and ``conftest.py`` 
 runs in its own subprocess (``python <file>``, working directory = the parent of the checks
 directory, so ``python proofs_checks/<name>.py`` semantics hold). The summary has one row per
 check: name, status (``ok`` / ``FAIL`` / ``TIMEOUT``), the worst margin parsed from the
-check's ``worst margin`` lines (the minimum when a check prints several tables) and the
-run time in seconds. Exit status 1 if any check failed or timed out, 0 otherwise; a missing
+check's ``worst margin M (tolerance T)`` lines (the minimum when a check prints several tables)
+read in words, and the run time in seconds.
+
+A margin is ``bound - exact`` at the check's worst case (``proofs_checks/_common.report``): >= 0
+the bound holds; a negative margin no larger in size than the table's stated tolerance is
+floating-point rounding of two nearly equal numbers (the check passes), printed as "holds up to
+rounding" and never as a failure; below ``-tolerance`` the check fails. JSON rows carry
+``worst_margin``, ``tolerance`` (of the table with the worst margin) and ``holds`` ("exactly",
+"up to rounding", "no" or null when no margin was printed). Exit status 1 if any check failed or timed out, 0 otherwise; a missing
 checks directory or a pattern that selects nothing is a bad argument (exit 2).
 
 The checks directory is ``--path`` if given, else ``./proofs_checks``, else
@@ -27,15 +34,27 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["add_parser", "run", "find_checks_dir", "list_checks", "run_check", "parse_worst_margin"]
+__all__ = ["add_parser", "run", "find_checks_dir", "list_checks", "run_check", "parse_worst_margin",
+           "parse_margins", "margin_reading", "MARGIN_LEGEND"]
 
-_MARGIN_RE = re.compile(r"worst margin\s+([-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan))", re.IGNORECASE)
+_NUMBER = r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|inf|nan)"
+_MARGIN_RE = re.compile(rf"worst margin\s+({_NUMBER})(?:\s*\(tolerance\s+({_NUMBER})\))?", re.IGNORECASE)
+
+#: printed above the summary table: what a margin is and how to read its sign
+MARGIN_LEGEND = ("worst margin = bound - exact value at the check's worst case. >= 0: the bound holds. Negative but\n"
+                 "within the check's stated tolerance: floating-point rounding, the check passes. Below -tolerance: "
+                 "it fails.")
 
 
 DESCRIPTION = """
 Run every numerical proof check -- one script per lemma or theorem, each comparing a bound with
 an independent exact computation (mpmath, quadrature) -- in its own process, and print one
 summary table: check, status, worst margin, seconds. Exit status 1 if any check fails.
+
+The worst margin is bound - exact value at the check's worst case, read in words: "holds" when it
+is >= 0; "holds up to rounding" when it is negative but within the check's stated tolerance
+(floating-point rounding of two nearly equal numbers, e.g. -1.3e-15 against a tolerance of 1e-12:
+the check passes); "FAILS" below -tolerance.
 
 The checks ship with the package: from a source checkout they are proofs_checks/ at the top of
 the repository, from an installed package they are inside it; --path DIR runs another copy.
@@ -92,19 +111,41 @@ def list_checks(directory: Path, pattern: str | None = None) -> list[Path]:
                   if not p.name.startswith("_") and p.name != "conftest.py" and _matches(p.stem, pattern))
 
 
+def parse_margins(output: str) -> list[tuple[float, float]]:
+    """``(margin, tolerance)`` of every ``worst margin M (tolerance T)`` line of a check's output
+    (tolerance 0 when the line states none); -0.0 is read as 0."""
+    out = []
+    for m in _MARGIN_RE.finditer(output):
+        margin = float(m.group(1)) + 0.0  # (-0.0 + 0.0 is 0.0)
+        tol = float(m.group(2)) if m.group(2) is not None else 0.0
+        out.append((margin, tol))
+    return out
+
+
 def parse_worst_margin(output: str) -> float | None:
     """The smallest value on the ``worst margin X`` lines of a check's output (None if absent)."""
-    vals = []
-    for m in _MARGIN_RE.finditer(output):
-        try:
-            vals.append(float(m.group(1)))
-        except ValueError:  # pragma: no cover - the regex only matches floats
-            continue
+    vals = [m for m, _ in parse_margins(output)]
     if not vals:
         return None
     if any(math.isnan(v) for v in vals):
         return math.nan
     return min(vals)
+
+
+def margin_reading(margins: list[tuple[float, float]]) -> tuple[str | None, float | None]:
+    """``(holds, tolerance)``: whether every table's margin holds "exactly" (>= 0), "up to rounding"
+    (some negative, each within its table's tolerance) or "no"; and the tolerance of the table with
+    the worst margin. ``(None, None)`` without margins."""
+    if not margins:
+        return None, None
+    worst, tol = min(margins, key=lambda mt: (math.inf if math.isnan(mt[0]) else mt[0]))
+    if any(math.isnan(m) for m, _ in margins):
+        return "no", tol
+    if all(m >= 0 for m, _ in margins):
+        return "exactly", tol
+    if all(m >= -t for m, t in margins):
+        return "up to rounding", tol
+    return "no", tol
 
 
 def run_check(script: Path, *, timeout: float = 600.0) -> dict:
@@ -123,22 +164,34 @@ def run_check(script: Path, *, timeout: float = 600.0) -> dict:
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         code = None
     seconds = time.perf_counter() - t0
+    margins = parse_margins(out)
     margin = parse_worst_margin(out)
-    return {"check": script.stem, "status": status, "worst_margin": margin, "seconds": round(seconds, 3),
-            "returncode": code, "stdout": out, "stderr": err}
+    holds, tol = margin_reading(margins)
+    return {"check": script.stem, "status": status, "worst_margin": margin, "tolerance": tol, "holds": holds,
+            "seconds": round(seconds, 3), "returncode": code, "stdout": out, "stderr": err}
 
 
-def _fmt_margin(m) -> str:
-    return "-" if m is None else f"{m:.3e}"
+def _fmt_margin(r: dict) -> str:
+    """The worst margin in words: a reader can tell "holds" from "fails" without knowing the sign rule."""
+    m, tol, holds = r["worst_margin"], r.get("tolerance"), r.get("holds")
+    if m is None:
+        return "-"
+    tol_text = f"{tol:g}" if tol is not None else "0"
+    if holds == "exactly":
+        return f"holds: {m:.3e} >= 0"
+    if holds == "up to rounding":
+        return f"holds up to rounding: {m:.3e} is within the tolerance {tol_text}"
+    return f"FAILS: {m:.3e} < -tolerance {tol_text}"
 
 
 def _print_table(results: list[dict]) -> None:
-    header = ["check", "status", "worst margin", "seconds"]
-    body = [[r["check"], r["status"], _fmt_margin(r["worst_margin"]), f"{r['seconds']:.1f}"] for r in results]
+    header = ["check", "status", "worst margin (bound - exact)", "seconds"]
+    body = [[r["check"], r["status"], _fmt_margin(r), f"{r['seconds']:.1f}"] for r in results]
     widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+    print(MARGIN_LEGEND)
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     for row in body:
-        print("  ".join(v.ljust(w) for v, w in zip(row, widths)))
+        print("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
     failed = [r for r in results if r["status"] != "ok"]
     print(f"{len(results)} checks, {len(results) - len(failed)} ok, {len(failed)} failed"
           + (": " + ", ".join(r["check"] for r in failed) if failed else ""))
@@ -176,7 +229,8 @@ def run(args) -> int:
             "passed": sum(r["status"] == "ok" for r in results),
             "failed": sum(r["status"] != "ok" for r in results),
             "checks": [{"check": r["check"], "status": r["status"], "worst_margin": r["worst_margin"],
-                        "seconds": r["seconds"], "returncode": r["returncode"]} for r in results],
+                        "tolerance": r["tolerance"], "holds": r["holds"], "seconds": r["seconds"],
+                        "returncode": r["returncode"]} for r in results],
         })
     else:
         _print_table(results)

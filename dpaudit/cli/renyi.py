@@ -10,7 +10,8 @@ upper bound, the Theorem 2 lower bound and the composition bound. ``--steps``, `
 ``--method`` take one value or a comma-separated list (or are repeated); a single K expands to a
 range of steps up to K; ``--method all`` runs every estimator of ``renyi_divergence``.
 ``--workers N`` / ``--scheduler ADDRESS`` run the simulations on N processes / a Dask cluster,
-with the same rows as in one process.
+with the same rows as in one process. Without ``--seed`` a fresh seed is drawn (as ``seed=None``
+does in Python) and printed (JSON: ``seed``), so the run can be repeated.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ import argparse
 import contextlib
 import math
 
-from dpaudit.cli._args import SEED_MAX, add_executor_arguments, check_executor_arguments, count, executor_from_args
+from dpaudit.cli._args import (
+    add_executor_arguments,
+    add_seed_argument,
+    check_executor_arguments,
+    count,
+    executor_from_args,
+    resolve_seed,
+    seed_line,
+)
 from dpaudit.core.execution import Execution
 from dpaudit.report import cli_support
 
@@ -69,7 +78,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                      f"(every one); {LIST_SYNTAX}")
     p.add_argument("--confidence", type=float, default=0.95, metavar="C",
                    help="confidence of the intervals, in (0, 1) (default 0.95)")
-    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, metavar="S", help="random seed >= 0 (default 0)")
+    add_seed_argument(p)
     p.add_argument("--plot", metavar="FILE", help="save the divergence against steps to FILE (needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     add_executor_arguments(p)
@@ -166,14 +175,15 @@ def run(args) -> int:
     from dpaudit.audit.linear_instance import linear_instance_table
 
     steps = preflight(args)
+    seed, source = resolve_seed(args)
     methods = args.methods
     from dpaudit.core.progress import disabled
 
     quiet = disabled() if args.json else contextlib.nullcontext()  # --json: no progress line on stderr
     with quiet, executor_from_args(args) as ex:  # --workers / --scheduler: the rows do not depend on them
-        rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n, trials=args.trials,
-                                     confidence=args.confidence, seed=args.seed, methods=methods,
-                                     execution=Execution(executor=ex))
+        rows = linear_instance_table(steps, args.alpha, step_size=args.step_size, sigma=args.sigma, n=args.n,
+                                     trials=args.trials, confidence=args.confidence, seed=seed,
+                                     methods=methods, execution=Execution(executor=ex))
     if args.plot:
         plot_table(rows, args.plot)
     cli_support.maybe_write_report(
@@ -183,7 +193,8 @@ def run(args) -> int:
 
         emit_json("renyi", {"instance": "squared loss, theta_0 = 0 (Chourasia et al. Thm 2)",
                             "step_size": args.step_size, "sigma": args.sigma, "n": args.n, "trials": args.trials,
-                            "confidence": args.confidence, "methods": list(methods), "rows": rows})
+                            "confidence": args.confidence, "methods": list(methods), "seed": seed,
+                            "seed_source": source, "rows": rows})
         return 0
     print(f"noisy GD on the squared-loss instance: eta={args.step_size:g}, sigma={args.sigma:g}, n={args.n}, "
           f"{args.trials} runs per dataset, {args.confidence:.0%} intervals")
@@ -193,6 +204,7 @@ def run(args) -> int:
         iv = f"[{r['lower']:.4f}, {r['upper']:.4f}]"
         print(f"{r['steps']:>6} {r['alpha']:>6g} {r['method']:>13} {r['estimate']:>9.4f} {iv:>21} {r['exact']:>9.4f} "
               f"{r['theorem1']:>9.4f} {r['theorem2']:>9.4f} {r['composition']:>9.4f}")
+    print(seed_line(seed, source))
     if args.plot:
         print(f"plot: {args.plot}")
     return 0

@@ -15,6 +15,8 @@ states the verdict (violation / consistent / inconclusive) and labels the GDP nu
 estimate, assuming mu-GDP; the accountant section says where a notion (zCDP) gives subsampling no
 amplification. Exit status 1 only if the audit certified a violation; 2 when the request cannot
 be carried out (checked before any work) and, with its own message, on an internal error.
+Without ``--seed`` a fresh seed is drawn (as ``seed=None`` does in Python) and printed (JSON:
+``seed``), so the run can be repeated.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import argparse
 import sys
 import time
 
-from dpaudit.cli._args import SEED_MAX, count
+from dpaudit.cli._args import add_seed_argument, count, resolve_seed, seed_line
 from dpaudit.report.data import optimizer_mechanism
 
 __all__ = ["add_parser", "run"]
@@ -59,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="optimizer to audit (default dp-sgd; the same names as dpaudit audit)")
     p.add_argument("--trials", type=count(2), default=DEFAULT_TRIALS, metavar="N",
                    help=f"audit runs per neighbouring dataset (default {DEFAULT_TRIALS})")
-    p.add_argument("--seed", type=count(0, SEED_MAX), default=0, metavar="S", help="random seed >= 0 (default 0)")
+    add_seed_argument(p)
     p.add_argument("--confidence", type=float, default=DEFAULT_CONFIDENCE, metavar="C",
                    help=f"audit confidence in (0, 1) (default {DEFAULT_CONFIDENCE})")
     p.add_argument("--delta", type=float, default=DEFAULT_DELTA, metavar="D",
@@ -104,6 +106,7 @@ def run(args) -> int:
     from dpaudit.core.progress import disabled
 
     args._optimizer = preflight(args)
+    args._seed = resolve_seed(args)
     if not args.no_audit:
         from dpaudit.cli._estimate import announce
 
@@ -130,7 +133,7 @@ def _run(args) -> int:
 
         _log(args, f"auditing {args.optimizer} with {args.trials:,} trials per dataset ...")
         t0 = time.perf_counter()
-        audit = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args.seed)
+        audit = audit_optimizer(args.optimizer, trials=args.trials, confidence=args.confidence, seed=args._seed[0])
         timings["audit_s"] = time.perf_counter() - t0
         if not args.json:
             print(audit.summary())
@@ -146,7 +149,7 @@ def _run(args) -> int:
     if not args.no_renyi:
         _log(args, f"Renyi table: noisy GD, {args.renyi_trials:,} runs per dataset ...")
         t0 = time.perf_counter()
-        renyi = renyi_table(steps=args.renyi_steps, trials=args.renyi_trials, seed=args.seed)
+        renyi = renyi_table(steps=args.renyi_steps, trials=args.renyi_trials, seed=args._seed[0])
         timings["renyi_s"] = time.perf_counter() - t0
     if audit is None and accountants is None and renyi is None:
         from dpaudit.cli._checks import UsageError
@@ -159,11 +162,12 @@ def _run(args) -> int:
         from dpaudit.cli._output import emit_json
 
         emit_json("report", {
-            "path": str(path), "optimizer": args.optimizer,
+            "path": str(path), "optimizer": args.optimizer, "seed": args._seed[0], "seed_source": args._seed[1],
             "audit": None if audit is None else {**{k: v for k, v in audit.to_dict().items() if k != "details"},
                                                  "advice": audit.details.get("advice")},
             "accountants": accountants, "renyi": renyi, "timings": timings})
     else:
+        print(seed_line(*args._seed))
         print(f"report written to {path}")
     from dpaudit.cli import EXIT_OK, EXIT_VIOLATION
 

@@ -17,10 +17,10 @@ The auditors used to take these as five keywords each; those keywords still work
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.runner import DEFAULT_RETRIES
 from dpaudit.core.validation import check_count
 
@@ -59,7 +59,7 @@ class Execution:
         return self.chunk_size if self.chunk_size is not None else default
 
 
-def resolve_execution(execution: Execution | None, legacy: dict, *, where: str, stacklevel: int = 3) -> Execution:
+def resolve_execution(execution: Execution | None, legacy: dict, *, where: str) -> Execution:
     """The :class:`Execution` of a call: ``execution``, or one built from the deprecated keywords in ``legacy``
     (``workers``, ``executor``, ``chunk_size``, ``retries``, ``progress``; each pops out of ``legacy`` and warns
     once with the new spelling). Both at once is a ``ValueError``."""
@@ -73,6 +73,5 @@ def resolve_execution(execution: Execution | None, legacy: dict, *, where: str, 
         raise ValueError(f"give execution=Execution(...) or the keywords {sorted(given)}, not both")
     built = replace(Execution(), **given)  # invalid values fail first, naming the keyword
     spelled = ", ".join(f"{k}={v!r}" if not callable(v) and k != "executor" else f"{k}=..." for k, v in given.items())
-    warnings.warn(f"{where}: the keywords {', '.join(sorted(given))} are deprecated; pass "
-                  f"execution=dpaudit.Execution({spelled}) instead", DeprecationWarning, stacklevel=stacklevel)
+    warn_deprecated_spelling(", ".join(f"{k}=" for k in given), f"execution=dpaudit.Execution({spelled})", f"{where}()")
     return built

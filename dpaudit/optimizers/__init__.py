@@ -6,7 +6,13 @@
 
 Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
 "output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
-(``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``docs/api.md``.
+(``optimizer_defaults(name)`` lists them). Each optimizer declares its hyper-parameters (name, type,
+range, default, help) once, on its class (``optimizer_class(name).hyperparameters``); the CLI's flags
+(``dpaudit audit NAME --help``), ``help(make_optimizer)`` and ``optimizer_defaults`` come from that.
+
+Adding an optimizer: one module with a subclass of ``dpaudit.optimizers.base.Optimizer`` (its
+``name``, ``hyperparameters``, ``run`` and ``claim``, and its audit scenario) and one line in
+``_REGISTRY`` below. See ``docs/architecture.md`` and ``docs/api.md``.
 """
 
 from __future__ import annotations
@@ -40,17 +46,10 @@ def optimizer_class(name: str):
     return getattr(importlib.import_module(module), cls)
 
 
-def make_optimizer(name: str, **hyperparameters):
-    """Build optimizer ``name`` with ``hyperparameters`` (each has a sensible default)."""
-    return optimizer_class(name)(**hyperparameters)
-
-
-def optimizer_defaults(name: str) -> dict:
-    """The hyper-parameters of optimizer ``name`` with their defaults."""
-    return dict(optimizer_class(name).defaults)
-
-
 _EXPORTS = {
+    "make_optimizer": "dpaudit.optimizers.factory",
+    "optimizer_defaults": "dpaudit.optimizers.factory",
+    "HyperParameter": "dpaudit.optimizers.base",
     "Run": "dpaudit.optimizers.base",
     "Optimizer": "dpaudit.optimizers.base",
     "get_loss": "dpaudit.optimizers.losses",
@@ -64,4 +63,4 @@ _EXPORTS = {
     "NeighbouringPair": "dpaudit.optimizers.data",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(),
-                                           extra=("make_optimizer", "optimizer_defaults", "optimizer_class", "names"))
+                                           extra=("optimizer_class", "names"))

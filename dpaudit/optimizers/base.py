@@ -3,9 +3,17 @@
 Every optimizer (``docs/architecture.md``, "Optimizers") is built with hyper-parameters, runs
 many independent trials as one batched computation, and states its own privacy claim:
 
-    opt = make_optimizer("dp-sgd", noise_multiplier=1.0, sampling_rate=0.01, steps=100)
+    opt = make_optimizer("dp-sgd", noise_multiplier=1.0, sample_rate=0.01, steps=100)
     run = opt.run(X, y, trials=1000, seed=0)    # run.params: (trials, dim); run.claim: PrivacyClaim
     opt.claim(n)                                # the same claim for n records, without running
+
+Hyper-parameters are declared once, on the class: ``hyperparameters`` is a tuple of
+:class:`HyperParameter` (name, type, default, range, help). The declarations validate every value
+(:meth:`HyperParameter.validate`, before the optimizer's own cross-parameter checks in
+``_validate``), give ``defaults`` / ``optimizer_defaults(name)``, the "Hyper-parameters" section of
+the class docstring and of ``help(make_optimizer)``, and the flags of ``dpaudit audit NAME`` (one
+per hyper-parameter: ``noise_multiplier`` is ``--noise-multiplier``). Nothing else lists them, so
+they cannot drift apart.
 
 Claims are produced by the accounting layer only (accountants composing mechanism
 descriptions, or the seed theorems of ``dpaudit.bounds`` wrapped as a mechanism curve); the
@@ -27,29 +35,33 @@ Numerical conventions shared by every optimizer:
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from dpaudit.accounting.base import make_accountant
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.seeds import make_rng
 from dpaudit.core.validation import (
-    check_count,
+    NEIGHBOURING_RELATIONS,
     check_neighbouring,
     check_nonnegative,
     check_orders,
-    check_positive,
-    check_probability,
+    check_real,
     check_real_array,
 )
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
-__all__ = ["Run", "Optimizer", "CurveMechanism", "ZCDPStatement", "no_guarantee_claim",
-           "accountant_claim", "check_data", "check_finite_params", "make_rng"]
+__all__ = ["Run", "Optimizer", "HyperParameter", "hyperparameter_doc", "check_declarations", "NEIGHBOURING_HP",
+           "CurveMechanism", "ZCDPStatement", "no_guarantee_claim", "accountant_claim", "check_data",
+           "check_finite_params", "make_rng"]
 
 
 @dataclass
@@ -73,6 +85,231 @@ class Run:
     @property
     def trials(self) -> int:
         return self.params.shape[0]
+
+
+def _fmt_bound(x: float) -> str:
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return f"{x:g}"
+
+
+@dataclass(frozen=True)
+class HyperParameter:
+    """One hyper-parameter of an optimizer, declared once on its class (``Optimizer.hyperparameters``).
+
+    Parameters
+    ----------
+    name : str
+        The Python keyword (``noise_multiplier``); the CLI flag is ``--noise-multiplier``.
+    type : float, int, bool or str
+        ``str`` goes with ``choices``. ``None`` (only for optimizers written before the declarations,
+        which list ``defaults`` alone): any value, checked by the optimizer's ``_validate``.
+    default : the value used when the keyword is not given (``None`` needs ``optional=True``).
+    low, high : float
+        The allowed range of a number (``None``: unbounded; ``math.inf`` may be a closed end).
+    help : str
+        One sentence for ``help()`` and ``--help``.
+    choices : tuple, optional
+        The allowed values of a ``str`` hyper-parameter.
+    low_open, high_open : bool
+        Whether the ends are excluded. ``high_open=None`` (the default) excludes an infinite upper
+        end and includes a finite one; ``low`` is included unless ``low_open``.
+    optional : bool
+        ``None`` is also accepted (its meaning is said in ``help``, e.g. "None: computed from the data").
+    instances : type, optional
+        Objects of this class are accepted as they are (``Loss`` objects for ``loss``).
+    deprecated : tuple of str
+        Older keywords of the same hyper-parameter: accepted with a ``DeprecationWarning`` naming this one.
+    """
+
+    name: str
+    type: Any
+    default: Any
+    low: float | None = None
+    high: float | None = None
+    help: str = ""
+    choices: tuple | None = None
+    low_open: bool = False
+    high_open: bool | None = None
+    optional: bool = False
+    instances: Any = None
+    deprecated: tuple = ()
+
+    # -- derived --------------------------------------------------------------------------
+    @property
+    def flag(self) -> str:
+        """The CLI flag: ``--`` and the name with dashes."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def _high_open(self) -> bool:
+        if self.high_open is not None:
+            return bool(self.high_open)
+        return self.high is None or math.isinf(self.high)
+
+    @property
+    def interval(self) -> str:
+        """The allowed range of a number as an interval, e.g. ``"(0, 1]"`` or ``"(0, inf]"``."""
+        lo = -math.inf if self.low is None else self.low
+        hi = math.inf if self.high is None else self.high
+        return (("(" if self.low_open or math.isinf(lo) else "[") + f"{_fmt_bound(lo)}, {_fmt_bound(hi)}"
+                + (")" if self._high_open else "]"))
+
+    @property
+    def allowed(self) -> str:
+        """What values are allowed, in words (used in every error message and in the help)."""
+        if self.type is None:
+            text = "any value the optimizer accepts"
+        elif self.type is bool:
+            text = "True or False"
+        elif self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.type is int:
+            text = f"an integer in {self.interval}"
+        else:
+            text = f"a number in {self.interval}"
+        if self.instances is not None:
+            text += f" (or a {self.instances.__name__} object)"
+        return text + (" or None" if self.optional else "")
+
+    @property
+    def type_name(self) -> str:
+        return "any" if self.type is None else self.type.__name__
+
+    # -- checks ---------------------------------------------------------------------------
+    def _in_range(self, x) -> bool:
+        if self.low is not None and not (x > self.low if self.low_open else x >= self.low):
+            return False
+        return self.high is None or (x < self.high if self._high_open else x <= self.high)
+
+    def _refuse(self, value, name=None):
+        raise ValueError(f"{name or self.name} must be {self.allowed}, got {value!r}")
+
+    def validate(self, value, name: str | None = None):
+        """``value`` checked against the declaration and normalised (``float``/``int``/``bool``);
+        a ``ValueError`` naming the hyper-parameter (or ``name``, e.g. a CLI flag) and the allowed
+        values otherwise."""
+        if value is None and self.optional:
+            return None
+        if self.type is None:
+            return value
+        if self.instances is not None and isinstance(value, self.instances):
+            return value
+        if self.type is bool:
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            self._refuse(value, name)
+        if self.choices is not None:
+            if isinstance(value, str) and value in self.choices:
+                return value
+            self._refuse(value, name)
+        if self.type is str:
+            if isinstance(value, str):
+                return value
+            self._refuse(value, name)
+        if self.type is int:
+            if isinstance(value, (bool, np.bool_)):
+                self._refuse(value, name)
+            if isinstance(value, (float, np.floating)) and float(value).is_integer():
+                value = int(value)
+            if not isinstance(value, (numbers.Integral, np.integer)) or not self._in_range(int(value)):
+                self._refuse(value, name)
+            return int(value)
+        try:
+            x = check_real(name or self.name, value, allow_inf=True)
+        except ValueError:
+            self._refuse(value, name)
+        if not self._in_range(x):
+            self._refuse(x, name)
+        return x
+
+    def parse(self, text: str, name: str | None = None):
+        """The value of a command-line string (``inf``, ``1e-5``; ``none`` for an optional one), validated."""
+        raw = str(text).strip()
+        if self.optional and raw.lower() == "none":
+            return None
+        if self.type is int:
+            try:
+                value: Any = int(raw)
+            except ValueError:
+                try:
+                    value = float(raw)
+                except ValueError:
+                    self._refuse(text, name)
+        elif self.type is float:
+            try:
+                value = float(raw)
+            except ValueError:
+                self._refuse(text, name)
+        elif self.type is bool:
+            low = raw.lower()
+            if low not in ("true", "false", "1", "0", "yes", "no"):
+                self._refuse(text, name)
+            value = low in ("true", "1", "yes")
+        else:
+            value = raw
+        return self.validate(value, name)
+
+    def with_default(self, default) -> HyperParameter:
+        """The same declaration with another default (optimizers sharing a hyper-parameter)."""
+        return dataclasses.replace(self, default=default)
+
+    @property
+    def spec(self) -> str:
+        """Type and range in short: ``float in (0, 1]``, ``int in [1, inf)``, ``one of 'a', 'b'``, ``bool``."""
+        if self.type is None or self.type is bool:
+            text = self.type_name
+        elif self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+            if self.instances is not None:
+                text += f" (or a {self.instances.__name__} object)"
+        elif self.type is str:
+            text = "str"
+        else:
+            text = f"{self.type_name} in {self.interval}"
+        return text + (" or None" if self.optional else "")
+
+    def describe(self) -> str:
+        """``name : spec; default D`` and the help on an indented line (the docstring entry)."""
+        head = f"{self.name} : {self.spec}; default {self.default!r}"
+        if self.deprecated:
+            head += f" (older spelling{'s' if len(self.deprecated) > 1 else ''}, deprecated: " + \
+                    ", ".join(self.deprecated) + ")"
+        return head + (f"\n    {self.help}" if self.help else "")
+
+
+#: the neighbouring relation, a hyper-parameter of the optimizers that offer both
+NEIGHBOURING_HP = HyperParameter("neighbouring", str, "add_remove", help="neighbouring relation of the claim",
+                                 choices=NEIGHBOURING_RELATIONS)
+
+
+def check_declarations(owner: str, declarations) -> tuple[HyperParameter, ...]:
+    """The declarations of ``owner`` as a tuple, refused (``TypeError``) when they are not
+    :class:`HyperParameter` objects, repeat a name, or have a default their own check refuses."""
+    decl = tuple(declarations)
+    seen: set[str] = set()
+    for p in decl:
+        if not isinstance(p, HyperParameter):
+            raise TypeError(f"{owner}.hyperparameters must hold HyperParameter objects, got {p!r}")
+        for name in (p.name, *p.deprecated):
+            if name in seen:
+                raise TypeError(f"{owner}.hyperparameters declares {name!r} twice")
+            seen.add(name)
+        if p.type not in (None, float, int, bool, str):
+            raise TypeError(f"{owner}.hyperparameters: {p.name} has type {p.type!r} (float, int, bool or str)")
+        try:
+            p.validate(p.default)
+        except ValueError as exc:
+            raise TypeError(f"{owner}.hyperparameters: the default of {p.name} is refused: {exc}") from None
+    return decl
+
+
+def hyperparameter_doc(declarations, indent: str = "") -> str:
+    """The "Hyper-parameters" entries of ``declarations`` (one :meth:`HyperParameter.describe` each)."""
+    lines = []
+    for p in declarations:
+        lines += [indent + line for line in p.describe().splitlines()]
+    return "\n".join(lines)
 
 
 def check_finite_params(params: np.ndarray, name: str, culprits: tuple[str, ...]) -> np.ndarray:
@@ -161,12 +398,42 @@ def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, des
 class Optimizer:
     """Base class: hyper-parameter handling and the shared interface.
 
-    Subclasses set ``name``, ``defaults`` (every hyper-parameter with its default) and implement
-    ``_validate``, ``run`` and ``claim``.
+    Subclasses set ``name`` and ``hyperparameters`` (a tuple of :class:`HyperParameter`, one per
+    keyword the constructor takes: see the module docstring) and implement ``run`` and ``claim``;
+    ``_validate`` adds the checks that involve several hyper-parameters (each value has already
+    passed its own declaration). ``defaults`` and the "Hyper-parameters" section of the class
+    docstring are derived from the declarations when the class is created.
     """
 
     name: str = ""
+    #: every hyper-parameter, declared once (derived: ``defaults``, the docstring, the CLI flags)
+    hyperparameters: tuple[HyperParameter, ...] = ()
+    #: ``{name: default}`` of the declarations (derived; do not set it in a new optimizer)
     defaults: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("hyperparameters")
+        if own is None and "defaults" in cls.__dict__:
+            # an optimizer written before the declarations: its defaults, accepted as they are
+            own = tuple(HyperParameter(k, None, v) for k, v in cls.__dict__["defaults"].items())
+        if own is None:
+            return
+        cls.hyperparameters = check_declarations(cls.__name__, own)
+        cls.defaults = {p.name: p.default for p in cls.hyperparameters}
+        if cls.hyperparameters:
+            doc = (cls.__doc__ or "").rstrip()
+            cls.__doc__ = (doc + "\n\n" if doc else "") + "Hyper-parameters (``make_optimizer(name, **hp)``)\n" + \
+                "-------------------------------------------------\n" + hyperparameter_doc(cls.hyperparameters) + "\n"
+
+    @classmethod
+    def hyperparameter(cls, name: str) -> HyperParameter:
+        """The declaration of hyper-parameter ``name``."""
+        for p in cls.hyperparameters:
+            if p.name == name:
+                return p
+        raise ValueError(f"optimizer {cls.name!r} has no hyper-parameter {name!r}; "
+                         f"allowed: {sorted(p.name for p in cls.hyperparameters)}")
 
     # -- the optimizer's audit scenario (read by dpaudit.audit.optimizer and dpaudit.report) --
     #: how many white-box gradient canaries one ``run`` hosts: 0 (none), 1 (``canary_gradient``)
@@ -215,32 +482,33 @@ class Optimizer:
         return None, int(self.hp.get("steps", 1))
 
     def __init__(self, **hyperparameters):
+        hyperparameters = self._new_spellings(hyperparameters)
         unknown = sorted(set(hyperparameters) - set(self.defaults))
         if unknown:
             raise ValueError(f"unknown hyper-parameter(s) {unknown} for optimizer {self.name!r}; "
                              f"allowed: {sorted(self.defaults)}")
         self.hp = {**self.defaults, **hyperparameters}
+        for p in self.hyperparameters:  # each value against its own declaration (the one place)
+            self.hp[p.name] = p.validate(self.hp[p.name])
         self._validate()
 
+    @classmethod
+    def _new_spellings(cls, hyperparameters: dict) -> dict:
+        """Deprecated keywords (``HyperParameter.deprecated``) renamed, with a DeprecationWarning each."""
+        out = dict(hyperparameters)
+        for p in cls.hyperparameters:
+            for old in p.deprecated:
+                if old in out:
+                    if p.name in out:
+                        raise ValueError(f"give {p.name} only ({old} is its deprecated spelling), not both")
+                    warn_deprecated_spelling(old, p.name, f"optimizer {cls.name!r}")
+                    out[p.name] = out.pop(old)
+        return out
+
     # -- helpers for subclasses ---------------------------------------------------------
-    def _pos(self, key, *, allow_inf=False):
-        self.hp[key] = check_positive(key, self.hp[key], allow_inf=allow_inf)
-        return self.hp[key]
-
-    def _nonneg(self, key, *, allow_inf=False):
-        self.hp[key] = check_nonnegative(key, self.hp[key], allow_inf=allow_inf)
-        return self.hp[key]
-
-    def _prob(self, key):
-        self.hp[key] = check_probability(key, self.hp[key])
-        return self.hp[key]
-
-    def _count(self, key, minimum=0):
-        self.hp[key] = check_count(key, self.hp[key], minimum=minimum)
-        return self.hp[key]
-
     def _validate(self) -> None:
-        """Check and normalise ``self.hp`` (subclasses override)."""
+        """Checks involving several hyper-parameters (subclasses override); each value has already
+        passed its own declaration."""
 
     def _check_canary(self, canary_gradient, dim: int):
         if canary_gradient is None:

@@ -89,8 +89,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import l2_norm
-from dpaudit.core.validation import check_count, check_delta
+from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
+    HyperParameter,
     Optimizer,
     Run,
     ZCDPStatement,
@@ -100,7 +101,7 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import Logistic, get_loss
+from dpaudit.optimizers.losses import LOSS_HP, Logistic, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["DPAGD", "initial_budgets"]
@@ -187,37 +188,39 @@ class DPAGD(Optimizer):
 
     name = "dp-agd"
     max_canaries = 1
-    defaults = {"loss": "logistic", "epsilon": 1.0, "delta": 1e-8, "clip": 3.0, "clip_obj": 3.0,
-                "splits": 60, "budget_increase": 0.1, "grid_size": 20, "alpha_max": 2.0, "tau": 10,
-                "alpha_growth": 0.1, "alpha_cap": None, "l2": 0.0, "noise": True, "budget_split": "classical",
-                "noisy_max": "laplace", "applied_step": "chosen", "record_charges": False}
+    hyperparameters = (
+        LOSS_HP,
+        HyperParameter("epsilon", float, 1.0, 0, None, "target epsilon of the total budget (eq. (5))",
+                       low_open=True),
+        HyperParameter("delta", float, 1e-8, 0, 1, "target delta of the total budget (eq. (5))", low_open=True,
+                       high_open=True),
+        HyperParameter("clip", float, 3.0, 0, None, "per-example gradient clipping norm C_grad", low_open=True),
+        HyperParameter("clip_obj", float, 3.0, 0, None, "per-example loss clipping bound C_obj of the step-size "
+                       "scores", low_open=True),
+        HyperParameter("splits", int, 60, 1, None, "budget splits: eps_nmax = eps_ng = epsilon / (2 splits)"),
+        HyperParameter("budget_increase", float, 0.1, 0, None, "gamma: rho_ng grows by (1 + gamma) after a rejected "
+                       "step", low_open=True),
+        HyperParameter("grid_size", int, 20, 2, None, "number of candidate step sizes in Phi (index 0 is 0)"),
+        HyperParameter("alpha_max", float, 2.0, 0, None, "initial largest step size", low_open=True),
+        HyperParameter("tau", int, 10, 1, None, "accepted steps between updates of alpha_max"),
+        HyperParameter("alpha_growth", float, 0.1, 0, None, "eta: alpha_max <- (1 + eta) max(last tau step sizes)"),
+        HyperParameter("alpha_cap", float, None, 0, None, "cap on alpha_max (None: uncapped, the paper; 2.0: the "
+                       "authors' code)", low_open=True, optional=True),
+        HyperParameter("l2", float, 0.0, 0, None, "L2 regularisation (l2/2)||w||^2 in the objective"),
+        HyperParameter("noise", bool, True, help="add the noise (False: no privacy guarantee, for tests)"),
+        HyperParameter("budget_split", str, "classical", help="rho_ng of the gradient: 'classical' (the authors' "
+                       "code) or 'equal' (rho_ng = rho_nmax, the paper text)", choices=tuple(_SPLITS)),
+        HyperParameter("noisy_max", str, "laplace", help="step-size selection noise: 'laplace' (paper), "
+                       "'exponential' (permute-and-flip), 'authors' (NOT PRIVATE, claim inf)", choices=_NOISY_MAX),
+        HyperParameter("applied_step", str, "chosen", help="step applied after a selection: 'chosen' (alpha_i, "
+                       "paper) or 'previous' (alpha_{i-1}, the authors' code)", choices=("chosen", "previous")),
+        HyperParameter("record_charges", bool, False, help="record every budget charge in run.extra"),
+    )
     #: the public reference code's choices (ppmlguy/DP-AGD; the module docstring's choices 1, 3, 4, 5)
     REFERENCE_CODE = {"noisy_max": "exponential", "applied_step": "previous", "grid_size": 21, "alpha_cap": 2.0}
 
     def _validate(self):
         self.loss = get_loss(self.hp["loss"])
-        self._pos("epsilon")
-        self.hp["delta"] = check_delta("delta", self.hp["delta"])
-        self._pos("clip")
-        self._pos("clip_obj")
-        self._count("splits", minimum=1)
-        self._pos("budget_increase")
-        self._count("grid_size", minimum=2)
-        self._pos("alpha_max")
-        self._count("tau", minimum=1)
-        self._nonneg("alpha_growth")
-        if self.hp["alpha_cap"] is not None:
-            self._pos("alpha_cap")
-        self._nonneg("l2")
-        if self.hp["noisy_max"] not in _NOISY_MAX:
-            raise ValueError(f"noisy_max must be one of {_NOISY_MAX}, got {self.hp['noisy_max']!r}")
-        if self.hp["budget_split"] not in _SPLITS:
-            raise ValueError(f"budget_split must be one of {tuple(_SPLITS)}, got {self.hp['budget_split']!r}")
-        if self.hp["applied_step"] not in ("chosen", "previous"):
-            raise ValueError(f"applied_step must be 'chosen' or 'previous', got {self.hp['applied_step']!r}")
-        for key in ("noise", "record_charges"):
-            if not isinstance(self.hp[key], bool):
-                raise ValueError(f"{key} must be True or False, got {self.hp[key]!r}")
 
     @property
     def neighbouring(self) -> str:

@@ -6,20 +6,20 @@ for DP-GD, Poisson subsampling for DP-SGD as in Mironov, Talwar, Zhang 2019):
     S_t      = sum_{i in batch_t} clip_C(grad l(theta_t; x_i))     clip_C(g) = g / max(1, ||g|| / C)
     theta_t+1 = theta_t - step_size * ( (S_t + N(0, (noise_multiplier * C)^2 I)) / m + l2 * theta_t )
 
-with m = n for DP-GD and m = sampling_rate * n (the expected batch size, a public constant) for
+with m = n for DP-GD and m = sample_rate * n (the expected batch size, a public constant) for
 DP-SGD; n is the number of rows of ``X``. The regulariser gradient ``l2 * theta`` is added after the
 noise: it does not depend on the data. ``theta_0 = 0``.
 
 Privacy: each step releases a Gaussian mechanism on the clipped sum, whose L2 sensitivity is C
 under add/remove and 2C under replace-one (a record is swapped: two clipped terms change). DP-GD:
 ``steps``-fold composition of ``Gaussian(noise_multiplier*C, sensitivity)``; DP-SGD:
-``steps``-fold composition of ``PoissonSampled(Gaussian(noise_multiplier*C, C), sampling_rate)``
+``steps``-fold composition of ``PoissonSampled(Gaussian(noise_multiplier*C, C), sample_rate)``
 (add/remove only: the amplification theorem used is for Poisson sampling with add/remove
 neighbours, Mironov-Talwar-Zhang 2019). The accountant (RDP by default) turns that into the claim.
 
 White-box canary (Nasr et al. 2023): ``canary_gradient`` adds one extra record whose per-example
 gradient is that constant vector at every step; it is clipped like any record and, in DP-SGD,
-included with probability ``sampling_rate`` independently at each step and trial. The normaliser m
+included with probability ``sample_rate`` independently at each step and trial. The normaliser m
 stays the one of the n rows of ``X``, so runs with and without the canary differ exactly by the
 canary's (clipped) contribution to S_t: the add/remove pair the claim covers.
 
@@ -28,7 +28,7 @@ Many canaries (one-run auditing, Steinke, Nasr, Jagielski 2023, arXiv:2305.08846
 auditor's inclusion coins, drawn by the caller) add, in trial t, one extra record per canary j with
 ``canary_mask[t, j]`` whose per-example gradient is the constant row ``canary_gradients[j]`` at
 every step; each row is clipped to C on its own and, in DP-SGD, each included canary is Poisson
-sampled at rate ``sampling_rate`` independently per step, canary and trial, exactly like a record.
+sampled at rate ``sample_rate`` independently per step, canary and trial, exactly like a record.
 The normaliser is still that of the n rows of ``X``, so adding or removing canary j changes S_t by
 its clipped gradient alone: the run is (epsilon, delta)-DP with respect to every canary under the
 add/remove claim, whatever the other canaries do. The single-canary path is unchanged (same seed,
@@ -43,6 +43,7 @@ result for a given ``trials`` whatever the machine.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -50,10 +51,12 @@ import numpy as np
 from dpaudit.core.numeric import l2_norm
 from dpaudit.core.runner import chunk_sizes
 from dpaudit.core.seeds import as_seed_sequence
-from dpaudit.core.validation import check_count, check_neighbouring
+from dpaudit.core.validation import check_count
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.subsampled import PoissonSampled
 from dpaudit.optimizers.base import (
+    NEIGHBOURING_HP,
+    HyperParameter,
     Optimizer,
     Run,
     accountant_claim,
@@ -61,7 +64,7 @@ from dpaudit.optimizers.base import (
     check_finite_params,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import LOSS_HP, clipped_gradient_sum, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["DPGD", "DPSGD", "trial_chunks"]
@@ -79,20 +82,26 @@ def trial_chunks(trials: int, n: int, entries: int = CHUNK_ENTRIES) -> list[int]
 class _ClippedNoisyDescent(Optimizer):
     """Shared machinery of DP-GD and DP-SGD."""
 
+    #: the hyper-parameters DP-GD and DP-SGD share (defaults of DP-GD)
+    COMMON = (
+        LOSS_HP,
+        HyperParameter("steps", int, 100, 0, None, "number of gradient steps"),
+        HyperParameter("step_size", float, 0.5, 0, None, "learning rate", low_open=True),
+        HyperParameter("clip", float, 1.0, 0, math.inf, "per-example L2 clipping norm C (inf: no clipping, "
+                       "only with noise_multiplier 0)", low_open=True, high_open=False),
+        HyperParameter("noise_multiplier", float, 10.0, 0, None, "noise standard deviation divided by the clipping "
+                       "norm (Opacus' noise_multiplier)"),
+        HyperParameter("l2", float, 0.0, 0, None, "L2 regularisation coefficient"),
+        NEIGHBOURING_HP,
+        HyperParameter("accountant", str, "rdp", help="accountant composing the claim", choices=("rdp", "pld")),
+    )
+
     #: ``run`` accepts one ``canary_gradient``, or ``canary_gradients`` (m, dim) with a (trials, m) inclusion mask
     max_canaries = math.inf
     _sampled = False
 
     def _validate(self):
         self.loss = get_loss(self.hp["loss"])
-        self._count("steps")
-        self._pos("step_size")
-        self._pos("clip", allow_inf=True)
-        self._nonneg("noise_multiplier")
-        self._nonneg("l2")
-        check_neighbouring("neighbouring", self.hp["neighbouring"])
-        if self.hp["accountant"] not in ("rdp", "pld"):
-            raise ValueError(f"accountant must be 'rdp' or 'pld', got {self.hp['accountant']!r}")
         nm, clip = self.hp["noise_multiplier"], self.hp["clip"]
         if math.isinf(clip) and nm > 0:
             raise ValueError(
@@ -122,7 +131,7 @@ class _ClippedNoisyDescent(Optimizer):
         """L2 sensitivity of the clipped sum under the optimizer's neighbouring relation."""
         return self.clip * (2.0 if self.neighbouring == "replace_one" else 1.0)
 
-    def _sampling_rate(self) -> float:
+    def _sample_rate(self) -> float:
         return 1.0
 
     def _normaliser(self, n: int) -> float:
@@ -226,7 +235,7 @@ class _ClippedNoisyDescent(Optimizer):
     def _run_canary_chunk(self, X, y, row_norms, trials, rng, G, cmask):
         """``_run_chunk`` with many canaries; data gradients only on the columns where some row of X is non-zero."""
         n, d = X.shape
-        q = self._sampling_rate()
+        q = self._sample_rate()
         m = self._normaliser(n)
         eta, l2, clip = self.hp["step_size"], self.hp["l2"], self.clip
         std = self.noise_std
@@ -255,7 +264,7 @@ class _ClippedNoisyDescent(Optimizer):
 
     def _run_chunk(self, X, y, row_norms, trials, rng, g_c):
         n, d = X.shape
-        q = self._sampling_rate()
+        q = self._sample_rate()
         m = self._normaliser(n)
         eta, l2, clip = self.hp["step_size"], self.hp["l2"], self.clip
         std = self.noise_std
@@ -288,8 +297,7 @@ class DPGD(_ClippedNoisyDescent):
     name = "dp-gd"
     # noise_multiplier 10 over 100 full-batch steps is one Gaussian with multiplier 1: epsilon(1e-5)
     # = 4.38 exactly (4.73 by RDP), a budget worth auditing; multiplier 1 would claim epsilon ~ 96.
-    defaults = {"loss": "logistic", "steps": 100, "step_size": 0.5, "clip": 1.0, "noise_multiplier": 10.0,
-                "l2": 0.0, "neighbouring": "add_remove", "accountant": "rdp"}
+    hyperparameters = _ClippedNoisyDescent.COMMON
 
     def claim(self, n: int):
         """``steps``-fold composition of the Gaussian mechanism on the clipped sum (independent of n)."""
@@ -313,43 +321,43 @@ class DPGD(_ClippedNoisyDescent):
 
 
 class DPSGD(_ClippedNoisyDescent):
-    """DP-SGD with Poisson subsampling at rate ``sampling_rate`` (see the module docstring)."""
+    """DP-SGD with Poisson subsampling at rate ``sample_rate`` (see the module docstring)."""
 
     name = "dp-sgd"
     _sampled = True
-    defaults = {"loss": "logistic", "steps": 100, "step_size": 0.5, "clip": 1.0, "noise_multiplier": 1.0,
-                "sampling_rate": 0.1, "l2": 0.0, "neighbouring": "add_remove", "accountant": "rdp"}
+    hyperparameters = tuple(
+        p.with_default(1.0) if p.name == "noise_multiplier" else p for p in _ClippedNoisyDescent.COMMON[:5]
+    ) + (
+        HyperParameter("sample_rate", float, 0.1, 0, 1, "Poisson sampling rate q of each record at each step "
+                       "(Opacus' sample_rate; expected batch size q n)", low_open=True, deprecated=("sampling_rate",)),
+        _ClippedNoisyDescent.COMMON[5],  # l2
+        dataclasses.replace(NEIGHBOURING_HP, choices=("add_remove",),
+                            help="neighbouring relation of the claim: add_remove only (Poisson amplification "
+                                 "is stated for add/remove neighbours)"),
+        *_ClippedNoisyDescent.COMMON[7:],
+    )
 
-    def _validate(self):
-        super()._validate()
-        q = self._prob("sampling_rate")
-        if q == 0:
-            raise ValueError("sampling_rate must be in (0, 1], got 0")
-        if self.hp["neighbouring"] != "add_remove":
-            raise ValueError("neighbouring must be 'add_remove' for dp-sgd (Poisson amplification is stated "
-                             "for add/remove neighbours)")
-
-    def _sampling_rate(self) -> float:
-        return self.hp["sampling_rate"]
+    def _sample_rate(self) -> float:
+        return self.hp["sample_rate"]
 
     def _normaliser(self, n: int) -> float:
-        return self.hp["sampling_rate"] * n
+        return self.hp["sample_rate"] * n
 
     def claim(self, n: int):
         """``steps``-fold composition of the Poisson-subsampled Gaussian (add/remove)."""
         check_count("n", n, minimum=1)
-        nm, q = self.hp["noise_multiplier"], self.hp["sampling_rate"]
+        nm, q = self.hp["noise_multiplier"], self.hp["sample_rate"]
         mech, steps = self.step_mechanism()
         if mech is None:
             return no_guarantee_claim(self.neighbouring, "noise_multiplier = 0 or no clipping")
         return accountant_claim(
             self.hp["accountant"], mech, steps, neighbouring="add_remove",
             description=f"DP-SGD: {steps} x PoissonSampled(Gaussian(noise multiplier {nm:g}), q={q:g}), add_remove",
-            details={"mechanism": mech.describe(), "steps": steps, "sampling_rate": q})
+            details={"mechanism": mech.describe(), "steps": steps, "sample_rate": q})
 
     def step_mechanism(self):
         """The Poisson-subsampled Gaussian mechanism on the clipped sum (add/remove)."""
         if self.hp["noise_multiplier"] == 0 or math.isinf(self.clip):
             return None, self.hp["steps"]
-        return PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), self.hp["sampling_rate"]), \
+        return PoissonSampled(Gaussian(sigma=self.noise_std, sensitivity=self.clip), self.hp["sample_rate"]), \
             self.hp["steps"]

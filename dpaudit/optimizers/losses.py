@@ -37,8 +37,9 @@ from scipy.special import expit
 
 from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_positive
+from dpaudit.optimizers.base import HyperParameter
 
-__all__ = ["Loss", "Logistic", "SmoothHinge", "Squared", "get_loss", "LOSSES",
+__all__ = ["Loss", "Logistic", "SmoothHinge", "Squared", "get_loss", "LOSSES", "LOSS_HP", "LIPSCHITZ_LOSS_HP",
            "margins", "clipped_gradient_sum", "row_norms"]
 
 
@@ -139,6 +140,14 @@ class Squared(Loss):
 
 
 LOSSES = {"logistic": Logistic, "hinge": SmoothHinge, "squared": Squared}
+
+#: the ``loss`` hyper-parameter (a name of LOSSES, or a Loss object)
+LOSS_HP = HyperParameter("loss", str, "logistic", help="per-example loss of the linear model",
+                         choices=tuple(LOSSES), instances=Loss)
+#: ``loss`` of the optimizers whose analysis needs a Lipschitz loss
+LIPSCHITZ_LOSS_HP = HyperParameter("loss", str, "logistic", help="per-example loss of the linear model "
+                                   "(Lipschitz: the analysis bounds the gradient)", choices=("logistic", "hinge"),
+                                   instances=Loss)
 
 
 def get_loss(loss) -> Loss:

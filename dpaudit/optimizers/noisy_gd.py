@@ -42,6 +42,7 @@ from dpaudit.core.numeric import l2_norm
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
     CurveMechanism,
+    HyperParameter,
     Optimizer,
     Run,
     accountant_claim,
@@ -50,7 +51,7 @@ from dpaudit.optimizers.base import (
     make_rng,
     no_guarantee_claim,
 )
-from dpaudit.optimizers.losses import clipped_gradient_sum, get_loss
+from dpaudit.optimizers.losses import LOSS_HP, clipped_gradient_sum, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["NoisyGD", "project_ball", "evaluate_curve"]
@@ -83,19 +84,25 @@ class NoisyGD(Optimizer):
     name = "noisy-gd"
     max_canaries = 1
     canary_semantics = "offset"  # grad L_D' = grad L_D + g/n with ||g|| <= S_g
-    defaults = {"loss": "logistic", "steps": 100, "step_size": 0.1, "sigma": 0.1, "l2": 0.1,
-                "feature_bound": 1.0, "label_bound": 1.0, "radius": math.inf, "clip": math.inf}
+    hyperparameters = (
+        LOSS_HP,
+        HyperParameter("steps", int, 100, 0, None, "number of noisy gradient steps K (only the last iterate is "
+                       "released)"),
+        HyperParameter("step_size", float, 0.1, 0, None, "learning rate eta", low_open=True),
+        HyperParameter("sigma", float, 0.1, 0, None, "Langevin temperature: per-step noise N(0, 2 eta sigma^2 I) "
+                       "(not a noise multiplier)"),
+        HyperParameter("l2", float, 0.1, 0, None, "L2 regularisation lambda (the strong convexity of Theorem 1)"),
+        HyperParameter("feature_bound", float, 1.0, 0, None, "bound R on every record's L2 norm (checked)",
+                       low_open=True),
+        HyperParameter("label_bound", float, 1.0, 0, None, "bound on |y| for the squared loss (checked)"),
+        HyperParameter("radius", float, math.inf, 0, math.inf, "radius of the L2 ball the iterates are projected "
+                       "on (inf: no projection)", low_open=True, high_open=False),
+        HyperParameter("clip", float, math.inf, 0, math.inf, "clipping norm of the data part of each "
+                       "per-example gradient (inf: no clipping)", low_open=True, high_open=False),
+    )
 
     def _validate(self):
         self.loss = get_loss(self.hp["loss"])
-        self._count("steps")
-        self._pos("step_size")
-        self._nonneg("sigma")
-        self._nonneg("l2")
-        self._pos("feature_bound")
-        self._nonneg("label_bound")
-        self._pos("radius", allow_inf=True)
-        self._pos("clip", allow_inf=True)
         sigma, l2 = self.hp["sigma"], self.hp["l2"]
         if not math.isfinite(self.noise_std):
             raise ValueError(f"sigma must keep the per-step noise std sqrt(2 step_size) sigma finite, got sigma={sigma:g}")

@@ -66,9 +66,10 @@ import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.core.numeric import l2_norm
-from dpaudit.core.validation import check_count, check_delta
+from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
     CurveMechanism,
+    HyperParameter,
     Optimizer,
     Run,
     accountant_claim,
@@ -160,41 +161,39 @@ class RGMGD(Optimizer):
 
     name = "rgm-gd"
     max_canaries = 1
-    defaults = {"l2": 3e-2, "steps": 40, "step_size": None, "alpha": 2.0, "rdp_epsilon": 1.0, "gamma": None,
-                "A": None, "B": None, "ptr": False, "ptr_threshold": None, "record_bound": 1.0,
-                "label_bound": 1.0, "ptr_epsilon": 0.1, "ptr_delta": 1e-6, "noise": True,
-                "gamma_rule": "main_term", "absolute": "bound"}
+    hyperparameters = (
+        HyperParameter("l2", float, 3e-2, 0, None, "ridge regularisation lambda (lambda_min(A_D) >= l2)",
+                       low_open=True),
+        HyperParameter("steps", int, 40, 1, None, "number of gradient steps (each one RGM release)"),
+        HyperParameter("step_size", float, None, 0, None, "learning rate (None: 0.5 / lambda_max(A_D))",
+                       low_open=True, optional=True),
+        HyperParameter("alpha", float, 2.0, 1, None, "Renyi order of the calibration target", low_open=True),
+        HyperParameter("rdp_epsilon", float, 1.0, 0, None, "target RDP epsilon at order alpha over all steps",
+                       low_open=True),
+        HyperParameter("gamma", float, None, 0, None, "RGM relative noise scale (None: calibrated to rdp_epsilon "
+                       "by gamma_rule)", low_open=True, optional=True),
+        HyperParameter("A", float, None, 0, None, "constant part A of the relative sensitivity A + B ||grad|| "
+                       "(None: from the data, or the PTR proposal; give A and B together)", optional=True),
+        HyperParameter("B", float, None, 0, None, "relative part B of the relative sensitivity A + B ||grad|| "
+                       "(None: from the data, or the PTR proposal; give A and B together)", optional=True),
+        HyperParameter("ptr", bool, False, help="propose-test-release the constants (needs ptr_threshold)"),
+        HyperParameter("ptr_threshold", float, None, 0, None, "PTR's proposed lower bound mu0 on lambda_min(A_D) "
+                       "(required with ptr)", low_open=True, optional=True),
+        HyperParameter("record_bound", float, 1.0, 0, None, "bound on every record's L2 norm (PTR constants)",
+                       low_open=True),
+        HyperParameter("label_bound", float, 1.0, 0, None, "bound on |y| (PTR constants)"),
+        HyperParameter("ptr_epsilon", float, 0.1, 0, None, "epsilon of the PTR test", low_open=True),
+        HyperParameter("ptr_delta", float, 1e-6, 0, 1, "delta of the PTR test", low_open=True, high_open=True),
+        HyperParameter("noise", bool, True, help="add the noise (False: no privacy guarantee, for tests)"),
+        HyperParameter("gamma_rule", str, "main_term", help="gamma calibration: 'main_term' (closed form) or "
+                       "'exact' (bisection on Theorem 1)", choices=("main_term", "exact")),
+        HyperParameter("absolute", str, "bound", help="constant A from the data: 'bound' (relative-sensitivity "
+                       "bound) or 'optimum' (at the optimum, eq. (10))", choices=("bound", "optimum")),
+    )
 
     def _validate(self):
-        self._pos("l2")
-        self._count("steps", minimum=1)
-        if self.hp["step_size"] is not None:
-            self._pos("step_size")
-        a = self._pos("alpha")
-        if not a > 1:
-            raise ValueError(f"alpha must be > 1, got {a}")
-        self._pos("rdp_epsilon")
-        for key in ("gamma",):
-            if self.hp[key] is not None:
-                self._pos(key)
-        for key in ("A", "B"):
-            if self.hp[key] is not None:
-                self._nonneg(key)
         if (self.hp["A"] is None) != (self.hp["B"] is None):
             raise ValueError("A and B must be given together (or both left None to compute them from the data)")
-        self._pos("record_bound")
-        self._nonneg("label_bound")
-        self._pos("ptr_epsilon")
-        self.hp["ptr_delta"] = check_delta("ptr_delta", self.hp["ptr_delta"])
-        if self.hp["ptr_threshold"] is not None:
-            self._pos("ptr_threshold")
-        for key in ("ptr", "noise"):
-            if not isinstance(self.hp[key], bool):
-                raise ValueError(f"{key} must be True or False, got {self.hp[key]!r}")
-        if self.hp["gamma_rule"] not in ("main_term", "exact"):
-            raise ValueError(f"gamma_rule must be 'main_term' or 'exact', got {self.hp['gamma_rule']!r}")
-        if self.hp["absolute"] not in ("bound", "optimum"):
-            raise ValueError(f"absolute must be 'bound' or 'optimum', got {self.hp['absolute']!r}")
         if self.hp["ptr"] and self.hp["ptr_threshold"] is None:
             raise ValueError("ptr_threshold (the proposed lower bound mu0 on lambda_min(A_D)) is required when ptr=True")
 

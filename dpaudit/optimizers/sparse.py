@@ -34,9 +34,17 @@ import math
 import numpy as np
 
 from dpaudit.core.numeric import TINY, l2_norm, round_up
-from dpaudit.core.validation import check_count, check_delta
-from dpaudit.optimizers.base import Optimizer, Run, check_data, check_finite_params, make_rng, no_guarantee_claim
-from dpaudit.optimizers.losses import get_loss
+from dpaudit.core.validation import check_count
+from dpaudit.optimizers.base import (
+    HyperParameter,
+    Optimizer,
+    Run,
+    check_data,
+    check_finite_params,
+    make_rng,
+    no_guarantee_claim,
+)
+from dpaudit.optimizers.losses import LIPSCHITZ_LOSS_HP, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
 
 __all__ = ["Projection", "L1Recovery", "OutputPerturbation", "BiasReducedSGD", "project_l1_ball",
@@ -132,13 +140,21 @@ def _check_sparse_rows(Z: np.ndarray, L: float, s: int) -> None:
         raise ValueError(f"X: every row must have at most sparsity = {s} non-zeros (max {nnz.max()})")
 
 
+#: declarations shared by the sparse-gradient algorithms (``_SparseBase``)
+_EPSILON = HyperParameter("epsilon", float, 0.5, 0, None, "target epsilon of the release", low_open=True)
+_DELTA = HyperParameter("delta", float, 1e-6, 0, 1, "target delta of the release (0: pure DP with Laplace noise)",
+                        high_open=True)
+_DELTA_POSITIVE = HyperParameter("delta", float, 1e-6, 0, 1, "target delta of the release (approximate DP only)",
+                                 low_open=True, high_open=True)
+_NOISE = HyperParameter("noise", bool, True, help="add the noise (False: no privacy guarantee, for tests)")
+_SPARSITY = HyperParameter("sparsity", int, 5, 1, None, "bound s on the non-zeros of every record (checked)")
+_CALIBRATION = HyperParameter("calibration", str, "classical", help="Gaussian noise calibration: 'classical' or "
+                              "'analytic' (Balle-Wang)", choices=("classical", "analytic"))
+_FEATURE_BOUND = HyperParameter("feature_bound", float, 1.0, 0, None, "bound on every record's L2 norm (checked)",
+                                low_open=True)
+
+
 class _SparseBase(Optimizer):
-    def _validate_common(self):
-        self._pos("epsilon")
-        if self.hp["delta"] != 0:
-            self.hp["delta"] = check_delta("delta", self.hp["delta"])
-        if not isinstance(self.hp["noise"], bool):
-            raise ValueError(f"noise must be True or False, got {self.hp['noise']!r}")
 
     @property
     def neighbouring(self) -> str:
@@ -162,13 +178,11 @@ class Projection(_SparseBase):
 
     name = "projection"
     audit_scenario = "mean-estimation"
-    defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "calibration": "classical",
-                "noise": True}
-
-    def _validate(self):
-        self._validate_common()
-        self._pos("lipschitz")
-        self._count("sparsity", minimum=1)
+    hyperparameters = (
+        _EPSILON, _DELTA,
+        HyperParameter("lipschitz", float, 1.0, 0, None, "bound L on every vector's L2 norm (checked)", low_open=True),
+        _SPARSITY, _CALIBRATION, _NOISE,
+    )
 
     def calibration(self, n: int):
         from dpaudit.bounds.sparse import projection_mechanism_calibration
@@ -209,14 +223,11 @@ class L1Recovery(_SparseBase):
     name = "l1-recovery"
     audit_scenario = "mean-estimation"
     audit_dim = property(lambda self: max(20, 4 * int(self.hp.get("sparsity", 5))))  # sparsity < dim
-    defaults = {"epsilon": 0.5, "delta": 1e-6, "lipschitz": 1.0, "sparsity": 5, "noise": True}
-
-    def _validate(self):
-        self._validate_common()
-        if self.hp["delta"] == 0:
-            raise ValueError("delta must be in (0, 1) for l1-recovery (approximate DP only)")
-        self._pos("lipschitz")
-        self._count("sparsity", minimum=1)
+    hyperparameters = (
+        _EPSILON, _DELTA_POSITIVE,
+        HyperParameter("lipschitz", float, 1.0, 0, None, "bound L on every vector's L2 norm (checked)", low_open=True),
+        _SPARSITY, _NOISE,
+    )
 
     def calibration(self, n: int, d: int):
         from dpaudit.bounds.sparse import l1_recovery_calibration
@@ -257,19 +268,22 @@ class OutputPerturbation(_SparseBase):
     Perturbation with l_inf-Projection)."""
 
     name = "output-perturbation"
-    defaults = {"loss": "logistic", "l2": 0.1, "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0,
-                "box": 10.0, "sparsity": None, "calibration": "classical", "noise": True}
+    hyperparameters = (
+        LIPSCHITZ_LOSS_HP,
+        HyperParameter("l2", float, 0.1, 0, None, "L2 regularisation (the strong convexity of the ERM)",
+                       low_open=True),
+        _EPSILON, _DELTA, _FEATURE_BOUND,
+        HyperParameter("box", float, 10.0, 0, math.inf, "half-width of the l_inf box [-box, box]^d the output is "
+                       "projected on (inf: no projection)", low_open=True, high_open=False),
+        HyperParameter("sparsity", int, None, 1, None, "bound on the non-zeros of every record (None: dense "
+                       "calibration)", optional=True),
+        _CALIBRATION, _NOISE,
+    )
 
     def _validate(self):
-        self._validate_common()
         self.loss = get_loss(self.hp["loss"])
         if not math.isfinite(self.loss.derivative_bound):
             raise ValueError("loss must be Lipschitz ('logistic' or 'hinge') for output perturbation")
-        self._pos("l2")
-        self._pos("feature_bound")
-        self._pos("box", allow_inf=True)
-        if self.hp["sparsity"] is not None:
-            self._count("sparsity", minimum=1)
 
     @property
     def lipschitz(self) -> float:
@@ -360,23 +374,23 @@ class BiasReducedSGD(_SparseBase):
     name = "bias-reduced-sgd"
     max_canaries = 1
     canary_semantics = "replace"  # canary_gradient replaces record 0's gradient
-    defaults = {"loss": "logistic", "epsilon": 0.5, "delta": 1e-6, "feature_bound": 1.0, "sparsity": 5,
-                "step_size": 0.1, "radius": 10.0, "max_steps": 10_000, "noise": True}
+    hyperparameters = (
+        LIPSCHITZ_LOSS_HP,
+        HyperParameter("epsilon", float, 0.5, 0, 1, "target epsilon of Algorithm 4 (the paper's range)",
+                       low_open=True),
+        _DELTA_POSITIVE, _FEATURE_BOUND, _SPARSITY,
+        HyperParameter("step_size", float, 0.1, 0, None, "learning rate", low_open=True),
+        HyperParameter("radius", float, 10.0, 0, math.inf, "radius of the L2 ball the iterates are projected on "
+                       "(inf: no projection)", low_open=True, high_open=False),
+        HyperParameter("max_steps", int, 10_000, 1, None, "cap on the SGD steps (the random stopping time usually "
+                       "ends a trial first; privacy is unaffected)"),
+        _NOISE,
+    )
 
     def _validate(self):
-        self._validate_common()
-        if self.hp["delta"] == 0:
-            raise ValueError("delta must be in (0, 1) for bias-reduced-sgd")
-        if self.hp["epsilon"] > 1:
-            raise ValueError(f"epsilon must be in (0, 1] for bias-reduced-sgd, got {self.hp['epsilon']}")
         self.loss = get_loss(self.hp["loss"])
         if not math.isfinite(self.loss.derivative_bound):
             raise ValueError("loss must be Lipschitz ('logistic' or 'hinge') for bias-reduced-sgd")
-        self._pos("feature_bound")
-        self._count("sparsity", minimum=1)
-        self._pos("step_size")
-        self._pos("radius", allow_inf=True)
-        self._count("max_steps", minimum=1)
 
     @property
     def lipschitz(self) -> float:

@@ -83,7 +83,7 @@ def claim_source_short(source: str | None) -> str | None:
 NEIGHBOURING_WORDS = {"add_remove": "add/remove one record", "replace_one": "replace one record"}
 
 #: hyper-parameters shown first, with their names in words
-_HP_FIRST = (("steps", "steps T"), ("sampling_rate", "sampling rate q"), ("noise_multiplier", "noise multiplier"),
+_HP_FIRST = (("steps", "steps T"), ("sample_rate", "sampling rate q"), ("noise_multiplier", "noise multiplier"),
              ("sigma", "noise sigma"), ("clip", "clip norm C"), ("epsilon", "target epsilon"),
              ("delta", "target delta"), ("step_size", "step size"), ("loss", "loss"))
 

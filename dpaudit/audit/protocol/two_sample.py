@@ -61,6 +61,7 @@ from dpaudit.audit.stats.rules import (
     threshold_test,
 )
 from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_counts
+from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.numeric import round_down
 from dpaudit.core.runner import Job, concat_chunks, run_jobs
 from dpaudit.core.validation import check_confidence, check_nonnegative
@@ -286,8 +287,6 @@ def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: f
 
 def _deprecated_rule(selection, grid, threshold, where: str, default):
     """``threshold=`` from the deprecated ``selection=`` / ``grid=`` keywords (with a DeprecationWarning)."""
-    import warnings
-
     if threshold != default:
         raise ValueError(f"give threshold= or the deprecated selection= / grid=, not both (got threshold={threshold!r})")
     name = default if selection is None else selection
@@ -299,9 +298,8 @@ def _deprecated_rule(selection, grid, threshold, where: str, default):
     else:
         rule = threshold_rule(name, grid)
         new = f"'{name}'" if grid is None else f"{type(rule).__name__}(grid=...)"
-    warnings.warn(f"{where}: selection= and grid= are deprecated; pass threshold={new} (threshold rules: "
-                  f"{RULE_NAMES}, dpaudit.audit.HeldOut/Bonferroni/Frontier/Combined)", DeprecationWarning,
-                  stacklevel=3)
+    warn_deprecated_spelling("selection= / grid=", f"threshold={new} (threshold rules: {RULE_NAMES}, "
+                             "dpaudit.audit.HeldOut/Bonferroni/Frontier/Combined)", f"{where}()")
     return rule
 
 
