@@ -46,7 +46,7 @@ DEBUG_ENV = "DPAUDIT_DEBUG"
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse that exits with status 2 and a one-line message on bad arguments."""
 
     def error(self, message):  # noqa: D401 - argparse API
@@ -69,11 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     from dpaudit import __version__
     from dpaudit.cli._args import EXIT_HELP, HelpFormatter
 
-    parser = _Parser(prog="dpaudit", description=DESCRIPTION.strip(), epilog=EXIT_HELP,
+    parser = OneLineParser(prog="dpaudit", description=DESCRIPTION.strip(), epilog=EXIT_HELP,
                      formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"dpaudit {__version__}",
                         help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in SUBCOMMANDS:
         importlib.import_module(f"dpaudit.cli.{name}").add_parser(sub)
     return parser

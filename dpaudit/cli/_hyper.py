@@ -28,7 +28,7 @@ def _default_text(value) -> str:
     return str(value)
 
 
-def _flag_type(hp):
+def flag_type(hp):
     """argparse ``type=``: the text parsed and validated by the declaration."""
 
     def parse(text: str):
@@ -65,7 +65,7 @@ def add_hyperparameter_arguments(parser: argparse.ArgumentParser, cls, *, skip=(
             continue  # an undeclared (legacy) hyper-parameter: Python only
         else:
             spec = "" if hp.choices is not None else f"{hp.spec}; "  # (the metavar lists the choices)
-            group.add_argument(hp.flag, type=_flag_type(hp), default=None, dest=dest, metavar=_metavar(hp),
+            group.add_argument(hp.flag, type=flag_type(hp), default=None, dest=dest, metavar=_metavar(hp),
                                help=f"{text}{spec}default {_default_text(hp.default)}")
 
 

@@ -33,7 +33,7 @@ import argparse
 import contextlib
 import sys
 
-from dpaudit.cli import _Parser
+from dpaudit.cli import OneLineParser
 from dpaudit.cli._args import (
     add_executor_arguments,
     add_seed_argument,
@@ -81,7 +81,7 @@ examples:
 MECHANISM = "mechanism"
 
 
-class _TargetParser(_Parser):
+class _TargetParser(OneLineParser):
     """The parser of one audit target. An optimizer's hyper-parameter flags (and its ``--delta``, whose
     meaning depends on whether the optimizer declares a delta) are added when the parser is first used
     -- to parse or to print its help -- so that building ``dpaudit --help`` imports no optimizer."""
@@ -101,10 +101,10 @@ class _TargetParser(_Parser):
         cls = optimizer_class(self._target)
         names = {hp.name for hp in cls.hyperparameters}
         if "delta" in names:
-            from dpaudit.cli._hyper import _flag_type
+            from dpaudit.cli._hyper import flag_type
 
             hp = cls.hyperparameter("delta")
-            self.add_argument("--delta", type=_flag_type(hp), default=None, metavar="D",
+            self.add_argument("--delta", type=flag_type(hp), default=None, metavar="D",
                               help=f"delta of the optimizer's target budget, {hp.spec} (default {hp.default:g}); the "
                                    "audit is at this delta. 0 (where allowed) asks for a pure-DP audit")
         else:
