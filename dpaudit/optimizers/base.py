@@ -35,6 +35,7 @@ Numerical conventions shared by every optimizer:
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import math
 import numbers
@@ -395,7 +396,7 @@ def accountant_claim(kind: str, mechanism, count: int, *, neighbouring: str, des
                                         source=source or kind, details=details)
 
 
-class Optimizer:
+class Optimizer(abc.ABC):
     """Base class: hyper-parameter handling and the shared interface.
 
     Subclasses set ``name`` and ``hyperparameters`` (a tuple of :class:`HyperParameter`, one per
@@ -521,6 +522,16 @@ class Optimizer:
         return g
 
     # -- interface ----------------------------------------------------------------------
+    @abc.abstractmethod
+    def run(self, X, y, *, trials: int = 1, seed=None, canary_gradient=None) -> Run:
+        """``trials`` independent runs on the records ``X`` (rows) with labels ``y``, batched: ``Run.params`` of
+        shape (trials, dim) and ``Run.claim``. ``canary_gradient`` (optimizers with ``max_canaries >= 1``) adds
+        the white-box Dirac canary of Nasr et al. 2023 as the optimizer's ``canary_semantics`` say."""
+
+    @abc.abstractmethod
+    def claim(self, n: int) -> PrivacyClaim:
+        """The privacy claim of one run on ``n`` records, from the accounting layer (without running)."""
+
     @property
     def neighbouring(self) -> str:
         return self.hp.get("neighbouring", "add_remove")
