@@ -507,7 +507,7 @@ class Optimizer(abc.ABC):
         return out
 
     # -- helpers for subclasses ---------------------------------------------------------
-    def _validate(self) -> None:
+    def _validate(self) -> None:  # noqa: B027 - a hook with nothing to do by default, not an abstract method
         """Checks involving several hyper-parameters (subclasses override); each value has already
         passed its own declaration."""
 
