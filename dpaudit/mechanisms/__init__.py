@@ -22,5 +22,15 @@ _EXPORTS = {
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
     "ZCDPMechanism": "dpaudit.mechanisms.zcdp",
     "PrivacyLoss": "dpaudit.mechanisms.loss_pairs",
+    "MatrixFactorization": "dpaudit.mechanisms.matrix_factorization",
+    "Participation": "dpaudit.mechanisms.mf_sensitivity",
+    "SensitivityBound": "dpaudit.mechanisms.mf_sensitivity",
+    "mf_sensitivity": "dpaudit.mechanisms.mf_sensitivity",
+    "Strategy": "dpaudit.mechanisms.mf_strategies",
+    "IdentityStrategy": "dpaudit.mechanisms.mf_strategies",
+    "PrefixSumStrategy": "dpaudit.mechanisms.mf_strategies",
+    "DenseStrategy": "dpaudit.mechanisms.mf_strategies",
+    "BandedToeplitz": "dpaudit.mechanisms.mf_strategies",
+    "BLTStrategy": "dpaudit.mechanisms.mf_strategies",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
