@@ -32,5 +32,10 @@ _EXPORTS = {
     "DenseStrategy": "dpaudit.mechanisms.mf_strategies",
     "BandedToeplitz": "dpaudit.mechanisms.mf_strategies",
     "BLTStrategy": "dpaudit.mechanisms.mf_strategies",
+    "optimize_banded_toeplitz": "dpaudit.mechanisms.mf_optimize",
+    "optimize_blt": "dpaudit.mechanisms.mf_optimize",
+    "strategy_error": "dpaudit.mechanisms.mf_optimize",
+    "tree_error": "dpaudit.mechanisms.mf_optimize",
+    "StrategyError": "dpaudit.mechanisms.mf_optimize",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
