@@ -27,7 +27,7 @@ participation of a record).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +65,7 @@ class MatrixFactorization(Mechanism):
     participation: Participation = Participation()
     sensitivity: float = 1.0
     neighbouring: str = "add_remove"
+    _sens: SensitivityBound = field(init=False, repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
         if not isinstance(self.strategy, Strategy):

@@ -321,6 +321,7 @@ def optimize_blt(steps: int, buffers: int, participation: Participation | None =
         val = _blt_loss(res.x, m, n, w, k, sep)[0]
         if best is None or val < best[0]:
             best = (val, res, hist)
+    assert best is not None  # restarts >= 1
     val, res, hist = best
     theta, omega = _blt_from_params(res.x, m)
     order = np.argsort(theta)[::-1]

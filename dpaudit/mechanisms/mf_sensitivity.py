@@ -275,21 +275,21 @@ def _dense_sensitivity(M: np.ndarray, part: Participation) -> SensitivityBound:
     far = np.abs(rows - cols) >= b
     if not np.any(far):  # every two participations are orthogonal: the diagonal programme is exact
         s2 = float(max_participation_sum(col2, b, k))
-        pattern = _best_pattern(col2, b, k) if k * n <= 2 * 10 ** 7 else None
-        att = participation_pattern_sum(M, pattern) if pattern is not None else 0.0
+        found: tuple | None = _best_pattern(col2, b, k) if k * n <= 2 * 10 ** 7 else None
+        att = participation_pattern_sum(M, found) if found is not None else 0.0
         return SensitivityBound(_up(s2, rel * s2), _down(att), True,
                                 "columns >= separation apart are orthogonal: diagonal programme "
-                                "(arXiv:2306.08153, Alg. 3)", pattern)
+                                "(arXiv:2306.08153, Alg. 3)", found)
     if n * n * k <= MAX_DP_WORK:
         v = max_participation_sum(Xa, b, k)
         s2 = float(max_participation_sum(v, b, k))
-        pattern = _best_pattern(v, b, k) if k * n <= 2 * 10 ** 7 else None
-        att = participation_pattern_sum(M, pattern) if pattern is not None else 0.0
+        found = _best_pattern(v, b, k) if k * n <= 2 * 10 ** 7 else None
+        att = participation_pattern_sum(M, found) if found is not None else 0.0
         exact = bool(nonneg and att >= s2 * (1.0 - rel))
         method = "row-wise then outer participation programme on |C^T C| (arXiv:2306.08153, Alg. 4)"
         if exact:
             method += "; attained by the pattern found (C >= 0)"
-        return SensitivityBound(_up(s2, rel * s2 + err_abs), _down(att), exact, method, pattern)
+        return SensitivityBound(_up(s2, rel * s2 + err_abs), _down(att), exact, method, found)
     # too large for Alg. 4: sum of the k largest row sums of |X| (ignores the separation)
     top = np.sort(Xa.sum(axis=1))[::-1][:k]
     s2 = float(np.sum(top))

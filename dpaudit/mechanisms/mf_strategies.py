@@ -37,7 +37,8 @@ C^{-1} along the first axis of an array (batched over trailing axes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import linalg, signal
@@ -200,6 +201,12 @@ class Strategy:
         """The first column (c_0, ..., c_{steps-1}) when C is Toeplitz, else ``None``."""
         return None
 
+    def _coefs(self) -> np.ndarray:
+        c = self.toeplitz()
+        if c is None:  # pragma: no cover - non-Toeplitz strategies override the methods that call it
+            raise NotImplementedError(f"{type(self).__name__} is not Toeplitz")
+        return c
+
     @property
     def bands(self) -> int | None:
         """b when every entry C_ij with i - j >= b is zero (b-banded), else ``None``."""
@@ -216,18 +223,18 @@ class Strategy:
     def multiply(self, x) -> np.ndarray:
         """C x along axis 0 (x of shape (steps,) + any)."""
         x = _check_stream("x", x, self.steps)
-        return toeplitz_multiply(self.toeplitz(), x)
+        return toeplitz_multiply(self._coefs(), x)
 
     def solve(self, y) -> np.ndarray:
         """C^{-1} y along axis 0 (y of shape (steps,) + any)."""
         y = _check_stream("y", y, self.steps)
-        c = self.toeplitz()
+        c = self._coefs()
         b = self.bands
         return toeplitz_solve(c[:b] if b is not None else c, y)
 
     def noise_stream(self, shape, sigma: float, rng: np.random.Generator) -> NoiseStream:
         """A stream whose t-th ``next()`` is (C^{-1} z)_t, z_t ~ N(0, sigma^2) of ``shape``."""
-        c = self.toeplitz()
+        c = self._coefs()
         b = self.bands if self.bands is not None else self.steps
         return _FIRInverseStream(shape, sigma, rng, c[:b])
 
@@ -432,7 +439,8 @@ class BLTStrategy(Strategy):
 class DenseStrategy(Strategy):
     """A user-given lower-triangular C (``steps`` x ``steps``, non-zero diagonal), stored read-only."""
 
-    C: np.ndarray = None
+    C: Any = None
+    steps: int = field(init=False, default=0)
     kind = "dense"
 
     def __post_init__(self):
@@ -449,10 +457,7 @@ class DenseStrategy(Strategy):
         C = C.copy()
         C.setflags(write=False)
         object.__setattr__(self, "C", C)
-
-    @property
-    def steps(self) -> int:
-        return int(self.C.shape[0])
+        object.__setattr__(self, "steps", int(C.shape[0]))
 
     @property
     def bands(self) -> int | None:
