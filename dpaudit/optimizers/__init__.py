@@ -5,7 +5,7 @@
     optimizer.claim(n) -> PrivacyClaim
 
 Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
-"output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
+"output-perturbation", "bias-reduced-sgd", "dp-ftrl". Every hyper-parameter has a default
 (``optimizer_defaults(name)`` lists them). See ``docs/architecture.md`` and ``docs/api.md``.
 """
 
@@ -26,6 +26,7 @@ _REGISTRY = {
     "l1-recovery": ("dpaudit.optimizers.sparse", "L1Recovery"),
     "output-perturbation": ("dpaudit.optimizers.sparse", "OutputPerturbation"),
     "bias-reduced-sgd": ("dpaudit.optimizers.sparse", "BiasReducedSGD"),
+    "dp-ftrl": ("dpaudit.optimizers.dp_ftrl", "DPFTRL"),
 }
 
 #: the optimizer names of the public interface
