@@ -26,7 +26,7 @@ _EXPORTS = {
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
     "MatrixFactorization": "dpaudit.mechanisms.matrix_factorization",
-    "Participation": "dpaudit.mechanisms.mf_sensitivity",
+    "Participation": "dpaudit.mechanisms.mf_participation",
     # accounting
     "Accountant": "dpaudit.accounting.base",
     "make_accountant": "dpaudit.accounting.base",

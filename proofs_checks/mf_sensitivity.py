@@ -1,6 +1,6 @@
 """Sensitivity of matrix-factorization strategies under participation schemas, against enumeration.
 
-Claim (dpaudit.mechanisms.mf_sensitivity): ``sensitivity(C, schema).value`` is at least
+Claim (dpaudit.mechanisms.mf_participation): ``sensitivity(C, schema).value`` is at least
 
     max over participation patterns pi of the schema and signs s_j in {-1, +1} of ||sum_{j in pi} s_j C e_j||
 
@@ -28,8 +28,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
-from dpaudit.mechanisms.mf_sensitivity import Participation  # noqa: E402
-from dpaudit.mechanisms.mf_sensitivity import mf_sensitivity as sensitivity  # noqa: E402
+from dpaudit.mechanisms.mf_participation import Participation  # noqa: E402
+from dpaudit.mechanisms.mf_participation import mf_sensitivity as sensitivity  # noqa: E402
 from dpaudit.mechanisms.mf_strategies import BandedToeplitz, DenseStrategy  # noqa: E402
 
 

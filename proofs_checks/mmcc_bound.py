@@ -1,12 +1,12 @@
-"""MMCC (dpaudit.accounting.mmcc) is an upper bound on the exact privacy curve of small matrix mechanisms.
+"""MMCC (dpaudit.accounting.mmcc_bound) is an upper bound on the exact privacy curve of small matrix mechanisms.
 
 Claim: for a non-negative lower-triangular C (n x n), noise sigma and Poisson rate q per step,
 ``mmcc(C, sigma, q).delta(eps)`` is at least the exact delta(eps) = max of the two hockey-stick
 divergences between P = sum_x q^{|x|} (1 - q)^{n - |x|} N(C x, sigma^2 I) (the record contributing 1 at
 every step it is sampled) and Q = N(0, sigma^2 I).
 
-Independent computation: both densities on a grid over R^n (n = 2: step sigma/30 over
-[-9 sigma, max shift + 9 sigma]^2; n = 3: step sigma/6), delta = sum (p - e^eps q)_+ h^n and the
+Independent computation: both densities on a grid over R^n (n = 2: step sigma/24 over
+[-9 sigma, max shift + 9 sigma]^2; n = 3: step sigma/5), delta = sum (p - e^eps q)_+ h^n and the
 reverse; the quadrature error is estimated by the same sum at twice the step and charged to the margin
 (the margin must exceed it). Cases: dense and banded C, q from 0.1 to 0.6, sigma from 0.8 to 2.
 """
@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import report  # noqa: E402
 
-from dpaudit.accounting.mmcc import mmcc  # noqa: E402
+from dpaudit.accounting.mmcc_bound import mmcc  # noqa: E402
 
 
 def exact_deltas(C, sigma, q, eps_list, step):
@@ -55,7 +55,7 @@ def main() -> int:
     eps_list = [0.25, 0.5, 1.0, 2.0]
     for name, C, settings in cases:
         n = C.shape[0]
-        step = 1.0 / 30 if n == 2 else 1.0 / 6
+        step = 1.0 / 24 if n == 2 else 1.0 / 5
         for q, sigma in settings:
             fine = exact_deltas(C, sigma, q, eps_list, step * sigma)
             coarse = exact_deltas(C, sigma, q, eps_list, 2 * step * sigma)

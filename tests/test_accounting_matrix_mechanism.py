@@ -12,7 +12,7 @@ from scipy import special
 
 from dpaudit import Gaussian, PLDAccountant, PoissonSampled, RDPAccountant
 from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson, compare_strategies
-from dpaudit.accounting.mmcc import mmcc
+from dpaudit.accounting.mmcc_bound import mmcc
 from dpaudit.accounting.monte_carlo import (
     BandedMinSepLosses,
     GaussianLosses,
@@ -25,7 +25,7 @@ from dpaudit.accounting.monte_carlo import (
 )
 from dpaudit.conversions import gaussian_delta, gaussian_epsilon
 from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
-from dpaudit.mechanisms.mf_sensitivity import Participation
+from dpaudit.mechanisms.mf_participation import Participation
 from dpaudit.mechanisms.mf_strategies import (
     BandedToeplitz,
     BLTStrategy,

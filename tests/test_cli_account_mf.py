@@ -10,7 +10,7 @@ from _cli_helpers import one_line, run
 from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson
 from dpaudit.conversions import gaussian_epsilon
 from dpaudit.mechanisms.mf_optimize import optimize_banded_toeplitz
-from dpaudit.mechanisms.mf_sensitivity import Participation
+from dpaudit.mechanisms.mf_participation import Participation
 
 
 def test_banded_run_table(capsys):

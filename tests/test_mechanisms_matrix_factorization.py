@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from dpaudit import PLDAccountant, RDPAccountant
 from dpaudit.conversions import gaussian_epsilon
 from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
-from dpaudit.mechanisms.mf_sensitivity import Participation, max_participation_sum
-from dpaudit.mechanisms.mf_sensitivity import mf_sensitivity as sensitivity
+from dpaudit.mechanisms.mf_participation import Participation, max_participation_sum
+from dpaudit.mechanisms.mf_participation import mf_sensitivity as sensitivity
 from dpaudit.mechanisms.mf_strategies import (
     BandedToeplitz,
     BLTStrategy,

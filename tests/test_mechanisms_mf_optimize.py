@@ -16,7 +16,7 @@ from dpaudit.mechanisms.mf_optimize import (
     tree_error,
     tree_node_matrix,
 )
-from dpaudit.mechanisms.mf_sensitivity import Participation, mf_sensitivity
+from dpaudit.mechanisms.mf_participation import Participation, mf_sensitivity
 from dpaudit.mechanisms.mf_strategies import (
     BandedToeplitz,
     BLTStrategy,

@@ -16,118 +16,41 @@ so a claim whose mu is half the true one is flagged; claims are evaluated at the
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dpaudit import Gaussian, PLDAccountant
 from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson
-from dpaudit.audit import audit_mechanism, audit_optimizer
-from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
-from dpaudit.mechanisms.mf_optimize import optimize_banded_toeplitz
-from dpaudit.mechanisms.mf_sensitivity import Participation, mf_sensitivity
-from dpaudit.mechanisms.mf_strategies import BLTStrategy, IdentityStrategy, geometric_bands
+from dpaudit.audit import audit_optimizer
+from dpaudit.mechanisms.mf_participation import Participation, mf_sensitivity
+from dpaudit.mechanisms.mf_strategies import IdentityStrategy, geometric_bands
 from dpaudit.optimizers import make_optimizer, names
 from dpaudit.optimizers.dp_ftrl import DPFTRL
 
-AUDIT_DELTA = 1e-2
-STEPS = 64
-#: a BLT optimised for single participation (optimize_blt(64, 3), rounded): decays spread over (0, 1)
-SINGLE_BLT = BLTStrategy((0.9576, 0.6640, 0.1447), (0.2464, 0.2050, 0.0538), STEPS)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import dp_ftrl_audits as A  # noqa: E402  (the variants and the audit design live with their benchmark)
 
-
-class SingleParticipationClaim(DPFTRL):
-    """Mistake 1: a multi-epoch run claimed with the single-participation sensitivity (max column norm)."""
-
-    def step_mechanism(self):
-        mech, count = super().step_mechanism()
-        return MatrixFactorization(mech.strategy, mech.sigma, Participation.single(), mech.sensitivity), count
-
-
-class OrthogonalBandsClaim(DPFTRL):
-    """Mistake 2: a b-banded strategy run with participations fewer than b steps apart, claimed with the
-    banded formula sens = sqrt(k) ||c|| (orthogonal participations, true only for separation >= bands)."""
-
-    def step_mechanism(self):
-        mech, count = super().step_mechanism()
-        k = self.hp["epochs"]
-        sens = math.sqrt(k) * float(np.linalg.norm(self.strategy.toeplitz())) * self.clip
-        return Gaussian(mech.sigma, sens), count
-
-
-class TruncatedBLTClaim(DPFTRL):
-    """Mistake 3: the noise stream runs every buffer of the BLT, the claim's BLT had its slowest buffer
-    truncated away (its Toeplitz coefficients, hence its sensitivity, are smaller)."""
-
-    def step_mechanism(self):
-        mech, count = super().step_mechanism()
-        s = self.strategy
-        keep = np.argsort(s.buf_decay)[:-1]
-        short = BLTStrategy(tuple(np.asarray(s.buf_decay)[keep]), tuple(np.asarray(s.output_scale)[keep]), s.steps)
-        return MatrixFactorization(short, mech.sigma, self.participation, mech.sensitivity), count
-
-
-class TruncatedStream(DPFTRL):
-    """Not a mistake for privacy: the noise stream drops the BLT's slowest buffer, the claim keeps the full
-    BLT. The effective strategy is the truncated BLT, whose sensitivity is smaller: the run is more private
-    than claimed (and noisier), and a sound audit must not flag it."""
-
-    def _validate(self):
-        super()._validate()
-        s = self.strategy
-        keep = np.argsort(s.buf_decay)[:-1]
-        self._stream = BLTStrategy(tuple(np.asarray(s.buf_decay)[keep]), tuple(np.asarray(s.output_scale)[keep]),
-                                   s.steps)
-
-    def _run_chunk(self, X, y, trials, rng, g_c, coord):
-        full, self.strategy = self.strategy, self._stream
-        try:
-            return super()._run_chunk(X, y, trials, rng, g_c, coord)
-        finally:
-            self.strategy = full
-
-
-def _data(n=16, dim=2):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(n, dim))
-    X[:, 0] = 0.0
-    X /= np.linalg.norm(X, axis=1, keepdims=True)
-    return X, (rng.random(n) < 0.5).astype(float)
-
-
-def llr_audit(opt, *, trials=10_000, seed=0, n=16, statistic_of=None):
-    """The audit of the module docstring: canary absent (0) vs present (1), the run's LLR statistic."""
-    X, y = _data(n)
-    g = np.array([opt.clip, 0.0])
-    stat = (statistic_of or opt).canary_statistic(n)
-
-    def sampler(x, rng, size):
-        run = opt.run(X, y, trials=size, seed=int(rng.integers(2 ** 62)), canary_gradient=g if x else None,
-                      trace_coordinate=0)
-        return run.extra["trace"]
-
-    claim = opt.claim(n).epsilon(AUDIT_DELTA)
-    return audit_mechanism(sampler, 0, 1, epsilon=claim, delta=AUDIT_DELTA, trials=trials, statistic=stat, seed=seed)
-
-
-VARIANTS = ("single-participation claim, 4 epochs", "32 bands run 4 steps apart",
-            "BLT claimed without its slowest buffer")
+VARIANTS = ("single", "bands", "blt")
 _BUILT: dict = {}
 
 
 def _variant(label):
-    """The broken variant ``label`` (built once): noise multipliers chosen so that the claim's mu is about
-    0.5 and the true mu about 1 (true / claimed sensitivity: 2.12, 1.91, 2.10)."""
+    """The broken variant ``label`` (built once; noise multipliers put the claim's mu near 0.5 and the true
+    mu near 1: true / claimed sensitivity 2.12, 1.91, 2.10)."""
     if label not in _BUILT:
-        if label == VARIANTS[0]:
-            opt = SingleParticipationClaim(steps=STEPS, epochs=4, strategy="blt", buffers=3, noise_multiplier=2.9)
-        elif label == VARIANTS[1]:
-            wide = optimize_banded_toeplitz(STEPS, 32, Participation.min_sep(32)).strategy  # designed for 2 epochs
-            opt = OrthogonalBandsClaim(steps=STEPS, epochs=16, strategy=wide, noise_multiplier=8.0)
-        else:
-            opt = TruncatedBLTClaim(steps=STEPS, epochs=8, strategy=SINGLE_BLT, noise_multiplier=6.0)
-        _BUILT[label] = opt
+        _BUILT[label] = A.variant(label)
     return _BUILT[label]
+
+
+def _data(n=16, dim=2):
+    return A.audit_data(n, dim)
+
+
+def llr_audit(opt, **kw):
+    return A.llr_audit(opt, **kw)
 
 
 # -- the optimizer --------------------------------------------------------------------------------------
@@ -205,6 +128,7 @@ def test_default_audit_optimizer_runs_and_holds():
 @pytest.mark.parametrize("label", VARIANTS)
 def test_broken_variants_are_flagged(label):
     opt = _variant(label)
+    assert type(opt).__name__ in ("SingleParticipationClaim", "OrthogonalBandsClaim", "TruncatedBLTClaim")
     claimed_mu = opt.step_mechanism()[0].mu
     true_mu = mf_sensitivity(opt.strategy, opt.participation).value / opt.hp["noise_multiplier"]
     assert 0.45 < claimed_mu < 0.55 and true_mu > 1.9 * claimed_mu  # the design
@@ -221,16 +145,16 @@ def test_correct_runs_are_not_flagged(label):
 
 
 def test_a_truncated_noise_stream_is_more_private_and_not_flagged():
-    opt = TruncatedStream(steps=STEPS, epochs=8, strategy=SINGLE_BLT, noise_multiplier=6.0)
+    opt = A.variant("stream")
     res = llr_audit(opt, seed=4, trials=4000, statistic_of=DPFTRL(**opt.hp))
     assert not res.violation
-    eff = mf_sensitivity(opt._stream, opt.participation).value
-    assert eff < mf_sensitivity(SINGLE_BLT, opt.participation).value
+    eff = mf_sensitivity(opt.stream_strategy, opt.participation).value
+    assert eff < mf_sensitivity(A.SINGLE_BLT, opt.participation).value
 
 
 @pytest.mark.slow
 def test_the_correct_run_is_consistent_over_100_seeds():
-    opt = DPFTRL(steps=STEPS, epochs=4, strategy="blt", buffers=3, noise_multiplier=2.9)
+    opt = DPFTRL(**_variant("single").hp)
     flagged = sum(llr_audit(opt, seed=s).violation for s in range(100))
     # at confidence 0.95 a sound audit flags a correct claim with probability <= 5%:
     # P(Binomial(100, 0.05) > 10) < 1.2%

@@ -35,7 +35,7 @@ from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_positive, check_probability
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.mf_optimize import StrategyError, strategy_error, tree_error
-from dpaudit.mechanisms.mf_sensitivity import Participation
+from dpaudit.mechanisms.mf_participation import Participation
 from dpaudit.mechanisms.mf_strategies import IdentityStrategy, Strategy
 from dpaudit.mechanisms.subsampled import PoissonSampled
 
@@ -72,7 +72,7 @@ def banded_cyclic_poisson(strategy: Strategy, sigma: float, sample_rate: float, 
     (default b) groups, rate ``sample_rate`` within the group of the step, noise ``sigma`` per step and
     coordinate, per-step contribution bound ``sensitivity`` (add/remove). Refused (ValueError) when
     C is not banded or groups < bands (the theorem does not apply: use the unamplified
-    :class:`~dpaudit.mechanisms.matrix_factorization.MatrixFactorization` or :mod:`dpaudit.accounting.mmcc`)."""
+    :class:`~dpaudit.mechanisms.matrix_factorization.MatrixFactorization` or :mod:`dpaudit.accounting.mmcc_bound`)."""
     if not isinstance(strategy, Strategy):
         raise ValueError(f"strategy must be a Strategy, got {type(strategy).__name__}")
     sigma = check_positive("sigma", sigma)

@@ -410,7 +410,7 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
 
 # -- mf: matrix factorization (DP-FTRL) --------------------------------------------------------
 def _mf_participation(args, steps: int):
-    from dpaudit.mechanisms.mf_sensitivity import Participation
+    from dpaudit.mechanisms.mf_participation import Participation
 
     if args.min_sep is not None:
         if args.epochs is not None:

@@ -14,7 +14,7 @@ matrix, ``B = A C^{-1}`` and z i.i.d. N(0, sigma^2) (per step and coordinate). I
 of ``C x + z``, the Gaussian mechanism with L2 sensitivity sens(C, schema) * ``sensitivity``
 (``sensitivity``: the L2 norm bound of one record's contribution to one step, e.g. the clip bound
 under add/remove, twice it under replace-one; sens(C, schema) from
-:func:`~dpaudit.mechanisms.mf_sensitivity.mf_sensitivity`). Hence, exactly as for the Gaussian
+:func:`~dpaudit.mechanisms.mf_participation.mf_sensitivity`). Hence, exactly as for the Gaussian
 mechanism (Mironov 2017, Prop. 7; Bun & Steinke 2016, Prop. 1.6; Balle & Wang 2018, Thm. 8), with
 mu = sens(C) * sensitivity / sigma:
 
@@ -36,7 +36,7 @@ from dpaudit.core.validation import check_neighbouring, check_positive, check_re
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_pairs
-from dpaudit.mechanisms.mf_sensitivity import Participation, SensitivityBound, mf_sensitivity
+from dpaudit.mechanisms.mf_participation import Participation, SensitivityBound, mf_sensitivity
 from dpaudit.mechanisms.mf_strategies import Strategy
 
 __all__ = ["MatrixFactorization"]

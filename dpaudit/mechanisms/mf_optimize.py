@@ -20,7 +20,7 @@ lambda = C^{-T} g (C^{-T} = J C^{-1} J for the flip J, since C is Toeplitz),
 d err / d c_k = - sum_{t >= k} lambda_t r_{t-k} (differentiating r = C^{-1} e_0). Costs: O(n b) for b
 bands (an IIR filter with denominator c), O(n m + n log n) for a BLT with m buffers (C = P/Q rational
 of degree m, C^{-1} = Q/P; the correlation by FFT). Sensitivity under k participations b apart
-(:mod:`~dpaudit.mechanisms.mf_sensitivity`) is ||v||^2, v = sum_{m<k} c shifted by m b, with gradient
+(:mod:`~dpaudit.mechanisms.mf_participation`) is ||v||^2, v = sum_{m<k} c shifted by m b, with gradient
 2 sum_m v_{j + m b}: exact for bands <= b, and for c >= 0 non-increasing otherwise -- the BLT and
 the monotone banded parameterisations below keep c >= 0 non-increasing by construction:
 
@@ -42,7 +42,7 @@ import numpy as np
 from scipy import optimize, signal, special
 
 from dpaudit.core.validation import check_count
-from dpaudit.mechanisms.mf_sensitivity import Participation, mf_sensitivity
+from dpaudit.mechanisms.mf_participation import Participation, mf_sensitivity
 from dpaudit.mechanisms.mf_strategies import (
     BandedToeplitz,
     BLTStrategy,

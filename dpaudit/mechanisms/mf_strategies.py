@@ -6,7 +6,7 @@ step t has L2 norm at most the clip bound) as ``A x + B z`` with ``A = B C``, i.
 release is post-processing of ``C x + z`` (Denisov, McMahan, Rush, Smith, Thakurta 2022, Sec. 2;
 Choquette-Choo, McMahan, Rush, Thakurta 2023, arXiv:2211.06530, Sec. 2). ``z`` has i.i.d.
 N(0, sigma^2) entries, so the privacy is that of the Gaussian mechanism ``C x + z`` at sensitivity
-sens(C) (``dpaudit.mechanisms.mf_sensitivity``).
+sens(C) (``dpaudit.mechanisms.mf_participation``).
 
 Strategies here are lower-triangular n x n (n = ``steps``), so that ``(C^{-1} z)_t`` depends on
 z_1..z_t only and can be generated as a stream while training:

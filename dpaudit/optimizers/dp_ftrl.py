@@ -31,7 +31,7 @@ other strategies are refused with q < 1.
 
 White-box canary (Nasr et al. 2023): ``canary_gradient`` is one extra record of batch 0 (steps 0, b,
 2b, ...: the worst fixed-epoch pattern for a strategy with non-negative Toeplitz coefficients,
-:mod:`~dpaudit.mechanisms.mf_sensitivity`) whose per-example gradient is that constant vector, clipped
+:mod:`~dpaudit.mechanisms.mf_participation`) whose per-example gradient is that constant vector, clipped
 like any record. ``trace_coordinate=j`` records theta_t[j] after every step in ``run.extra["trace"]``
 (shape (trials, steps)): DP-FTRL releases every iterate, and :meth:`DPFTRL.canary_statistic` maps
 such a trace along the canary's coordinate to the likelihood-ratio statistic of the canary (module
@@ -49,7 +49,7 @@ from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import check_count, check_neighbouring
 from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
 from dpaudit.mechanisms.mf_optimize import optimize_banded_toeplitz, optimize_blt
-from dpaudit.mechanisms.mf_sensitivity import Participation
+from dpaudit.mechanisms.mf_participation import Participation
 from dpaudit.mechanisms.mf_strategies import IdentityStrategy, PrefixSumStrategy, Strategy
 from dpaudit.optimizers.base import (
     Optimizer,
