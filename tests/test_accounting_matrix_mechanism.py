@@ -253,3 +253,15 @@ def test_compare_strategies_at_the_same_epsilon():
     assert gaussian_epsilon(1 / mu, 1e-5) == pytest.approx(4.0, rel=1e-6)
     assert rows[1].ratio_to_identity < 1.0
     assert RDPAccountant().compose(MatrixFactorization(geometric_bands(16, n), rows[1].sigma, part)).epsilon(1e-5) >= 4.0
+
+
+def test_scipy_normal_quantile_used_by_mmcc_matches_mpmath():
+    # mmcc's Gaussian threshold is -ndtri(beta/2) (inflated by 1e-12 relative); beta/2 in [1e-300, 0.5]
+    import mpmath as mp
+
+    mp.mp.dps = 40
+    for e in np.linspace(-300, math.log10(0.5), 31):
+        p = 10.0 ** e
+        z = float(special.ndtri(p))
+        exact = mp.findroot(lambda x: mp.ncdf(x) - p, z)
+        assert abs(z - exact) <= 1e-14 * abs(exact)

@@ -284,45 +284,56 @@ def _mean_delta(losses: np.ndarray, eps: float) -> float:
 
 
 @dataclass(frozen=True)
-class MonteCarloDelta:
-    """delta(epsilon) <= ``delta`` with probability >= ``confidence`` over the sampling (PROBABILISTIC);
-    ``estimate`` is the empirical value (no guarantee)."""
+class _MonteCarloAnswer:
+    """What both answers share: the confidence, the samples per direction, the point estimate (no
+    guarantee), the method; ``probabilistic`` is always True."""
 
-    delta: float
-    epsilon: float
     confidence: float
     samples: int
     estimate: float
     method: str
-    probabilistic: bool = True
+
+    @property
+    def probabilistic(self) -> bool:
+        """Always True: the answer holds with probability ``confidence`` over the sampling."""
+        return True
+
+    def statement(self) -> str:  # pragma: no cover - each answer states itself
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        return {**self.__dict__, "probabilistic": True, "statement": self.statement()}
+
+
+@dataclass(frozen=True)
+class MonteCarloDelta(_MonteCarloAnswer):
+    """delta(epsilon) <= ``delta`` with probability >= ``confidence`` over the sampling (PROBABILISTIC);
+    ``estimate`` is the empirical value (no guarantee)."""
+
+    delta: float = math.nan
+    epsilon: float = math.nan
 
     def statement(self) -> str:
         return (f"delta({self.epsilon:g}) <= {self.delta:.4g} with confidence {self.confidence:g} "
                 f"(probabilistic: Monte Carlo, {self.samples} samples per direction)")
 
-    def to_dict(self) -> dict:
-        return {**self.__dict__, "statement": self.statement()}
-
 
 @dataclass(frozen=True)
-class MonteCarloEpsilon:
+class MonteCarloEpsilon(_MonteCarloAnswer):
     """epsilon(delta) <= ``epsilon`` with probability >= ``confidence`` over the sampling (PROBABILISTIC,
     never a deterministic upper bound); ``estimate`` is the epsilon of the empirical curves."""
 
-    epsilon: float
-    delta: float
-    confidence: float
-    samples: int
-    estimate: float
-    method: str
-    probabilistic: bool = True
+    epsilon: float = math.nan
+    delta: float = math.nan
 
     def statement(self) -> str:
         return (f"epsilon <= {self.epsilon:.4g} with confidence {self.confidence:g} at delta = {self.delta:g} "
                 f"(probabilistic: Monte Carlo, {self.samples} samples per direction)")
 
-    def to_dict(self) -> dict:
-        return {**self.__dict__, "statement": self.statement()}
+
+def _method(sampler) -> str:
+    what = sampler.describe() if isinstance(sampler, LossSampler) else "given losses"
+    return f"Monte Carlo (Wang et al. 2023), KL-Chernoff upper bound per direction; {what}"
 
 
 def _draws(sampler, samples, seed, losses):
@@ -344,9 +355,8 @@ def monte_carlo_delta(sampler: LossSampler, epsilon: float, *, samples: int = 10
     lp, lq = _draws(sampler, samples, seed, losses)
     mp, mq = _mean_delta(lp, epsilon), _mean_delta(lq, epsilon)
     up = max(kl_upper_bound(mp, lp.size, beta), kl_upper_bound(mq, lq.size, beta))
-    return MonteCarloDelta(up, epsilon, 1.0 - beta, int(lp.size), max(mp, mq),
-                           f"Monte Carlo (Wang et al. 2023), KL-Chernoff upper bound per direction; "
-                           f"{getattr(sampler, 'describe', lambda: 'given losses')()}")
+    return MonteCarloDelta(confidence=1.0 - beta, samples=int(lp.size), estimate=max(mp, mq),
+                           method=_method(sampler), delta=up, epsilon=epsilon)
 
 
 def monte_carlo_epsilon(sampler: LossSampler, delta: float, *, samples: int = 100_000, confidence: float = 0.95,
@@ -382,6 +392,5 @@ def monte_carlo_epsilon(sampler: LossSampler, delta: float, *, samples: int = 10
                 lo = mid
         return round_up(hi)
 
-    return MonteCarloEpsilon(solve(True), delta, 1.0 - beta, int(N), solve(False),
-                             f"Monte Carlo (Wang et al. 2023), KL-Chernoff upper bound per direction; "
-                             f"{getattr(sampler, 'describe', lambda: 'given losses')()}")
+    return MonteCarloEpsilon(confidence=1.0 - beta, samples=int(N), estimate=solve(False), method=_method(sampler),
+                             epsilon=solve(True), delta=delta)
