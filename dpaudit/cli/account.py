@@ -467,8 +467,9 @@ def _mf_strategy(args, steps: int, part):
     return optimize_blt(steps, 3 if args.buffers is None else args.buffers, part, error=args.error).strategy
 
 
-def _run_mf(args) -> int:
-    """``dpaudit account mf``: one release of the MF mechanism (or the amplified banded run)."""
+def _mf_arguments(args):
+    """The checked arguments of ``dpaudit account mf``: ``(delta, steps, clip sensitivity, sigma, sample rate,
+    participation)``; every bad one a one-line usage error before any work."""
     from dpaudit.core.validation import check_delta, check_positive
 
     for flag, value in (("--scale", args.scale), ("--epsilon", args.epsilon), ("--batch-size", args.batch_size),
@@ -509,10 +510,47 @@ def _run_mf(args) -> int:
         if (args.bands or 8) > steps // part.epochs and (args.strategy or "banded") == "banded":
             raise _UsageError(f"--sample-rate < 1 needs --bands <= steps/epochs = {steps // part.epochs} (participations "
                               "closer than the bands overlap)")
+    return delta, steps, sens_clip, sigma, q, part
+
+
+def _mf_results(names, mf, mech, count: int, sigma: float, delta: float, q: float) -> dict:
+    """Each requested accountant's row for the MF run (``exact``: the closed form where sens(C) is exact)."""
+    results = {}
+    for name in names:
+        if name == "exact":
+            if q < 1.0 or not mf.strategy_sensitivity.exact:
+                results[name] = {"skipped": NO_CLOSED_FORM if q < 1.0 else
+                                 "sensitivity is an upper bound here: no closed form"}
+            else:
+                from dpaudit.conversions import gaussian_epsilon
+
+                results[name] = {"epsilon": gaussian_epsilon(sigma, delta, mf.effective_sensitivity),
+                                 "note": "closed form (Balle-Wang) at the exact sens(C)"}
+            continue
+        results[name] = _account_one(name, mech, count, delta)
+    return results
+
+
+def _mf_error(strategy, part, steps: int, sigma: float, sens_clip: float) -> dict:
+    """The strategy's prefix-sum error beside DP-SGD's (the identity) at the same noise and at the same epsilon."""
+    from dpaudit.mechanisms.mf_optimize import strategy_error
+
+    err = strategy_error(strategy, part)
+    ident = strategy_error(_identity(steps), part)
+    scale = sigma / sens_clip
+    error = {"rmse": math.sqrt(err.mean / (err.sensitivity ** 2)) * scale,
+             "max": math.sqrt(err.max / (err.sensitivity ** 2)) * scale,
+             "rmse_same_noise_identity": math.sqrt(ident.mean / (ident.sensitivity ** 2)) * scale,
+             "rmse_ratio_to_identity_same_epsilon": math.sqrt(err.mean / ident.mean)}
+    return error
+
+
+def _run_mf(args) -> int:
+    """``dpaudit account mf``: one release of the MF mechanism (or the amplified banded run)."""
+    delta, steps, sens_clip, sigma, q, part = _mf_arguments(args)
     names = _accountant_names(args.accountant)
     strategy = _mf_strategy(args, steps, part)
     from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
-    from dpaudit.mechanisms.mf_optimize import strategy_error
 
     mf = MatrixFactorization(strategy, sigma, part, sens_clip)
     sens = mf.strategy_sensitivity
@@ -523,30 +561,12 @@ def _run_mf(args) -> int:
         mech, count = amp.mechanism, amp.count
     else:
         mech, count = mf, 1
-    results = {}
-    for name in names:
-        if name == "exact":
-            if q < 1.0 or not sens.exact:
-                results[name] = {"skipped": NO_CLOSED_FORM if q < 1.0 else
-                                 "sensitivity is an upper bound here: no closed form"}
-            else:
-                from dpaudit.conversions import gaussian_epsilon
-
-                results[name] = {"epsilon": gaussian_epsilon(sigma, delta, mf.effective_sensitivity),
-                                 "note": "closed form (Balle-Wang) at the exact sens(C)"}
-            continue
-        results[name] = _account_one(name, mech, count, delta)
-    err = strategy_error(strategy, part)
-    ident = strategy_error(_identity(steps), part)
-    scale = sigma / sens_clip
-    error = {"rmse": math.sqrt(err.mean / (err.sensitivity ** 2)) * scale,
-             "max": math.sqrt(err.max / (err.sensitivity ** 2)) * scale,
-             "rmse_same_noise_identity": math.sqrt(ident.mean / (ident.sensitivity ** 2)) * scale,
-             "rmse_ratio_to_identity_same_epsilon": math.sqrt(err.mean / ident.mean)}
+    results = _mf_results(names, mf, mech, count, sigma, delta, q)
+    error = _mf_error(strategy, part, steps, sigma, sens_clip)
     info = {"strategy": strategy.describe(), "participation": part.describe(), "steps": steps, "sigma": sigma,
             "sensitivity_per_step": sens_clip, "noise_multiplier": sigma / sens_clip,
             "strategy_sensitivity": sens.value, "sensitivity_exact": sens.exact, "sensitivity_method": sens.method,
-            "mu": mf.mu, "q": q, "compositions": count, "mechanism_description": _describe(mech),
+            "mu": mf.mu, "sample_rate": q, "compositions": count, "mechanism_description": _describe(mech),
             "prefix_sum_error": error}
     if args.json:
         emit_json("account", {"mechanism": "mf", "delta": delta, **info, "results": _public(results)})

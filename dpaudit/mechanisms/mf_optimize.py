@@ -47,7 +47,7 @@ from dpaudit.mechanisms.mf_strategies import (
     BandedToeplitz,
     BLTStrategy,
     Strategy,
-    _check_dense,
+    check_dense,
     geometric_bands,
     toeplitz_solve,
 )
@@ -107,7 +107,7 @@ def per_query_error(strategy: Strategy) -> np.ndarray:
     if c is not None:
         b = np.cumsum(strategy.solve(np.eye(1, n).ravel()))
         return np.cumsum(b * b)
-    _check_dense(n)
+    check_dense(n)
     B = np.cumsum(strategy.solve(np.eye(n)), axis=0)
     return np.sum(B * B, axis=1)
 
@@ -134,7 +134,7 @@ def tree_error(steps: int, participation: Participation | None = None) -> Strate
         s = math.sqrt(tree_depth(n))
         exact = True
     else:
-        _check_dense(n)
+        check_dense(n)
         res = mf_sensitivity(tree_node_matrix(n), part)
         s, exact = res.value, res.exact
     return StrategyError(f"binary tree, {n} steps", s, exact, float(s * s * np.mean(e)), float(s * s * np.max(e)))
@@ -145,7 +145,7 @@ def tree_node_matrix(steps: int) -> np.ndarray:
     j 2^k .. (j + 1) 2^k - 1 (0-based; nodes ordered by level, then position, as the columns of
     :func:`~dpaudit.mechanisms.tree_aggregation.prefix_noise_matrix`, so A = B C with that B)."""
     n = check_count("steps", steps, minimum=1)
-    _check_dense(n)
+    check_dense(n)
     out = np.zeros((prefix_noise_matrix(n).shape[1], n))
     row = 0
     for k in range(tree_depth(n)):

@@ -217,7 +217,7 @@ class Strategy:
         c = self.toeplitz()
         if c is None:  # pragma: no cover - non-Toeplitz strategies override
             raise NotImplementedError
-        _check_dense(self.steps)
+        check_dense(self.steps)
         return linalg.toeplitz(c, np.zeros(self.steps))
 
     def multiply(self, x) -> np.ndarray:
@@ -249,7 +249,7 @@ class Strategy:
         return f"{type(self).__name__}(steps={self.steps})"
 
 
-def _check_dense(steps: int) -> None:
+def check_dense(steps: int) -> None:
     if steps > MAX_DENSE_STEPS:
         raise ValueError(f"steps must be at most {MAX_DENSE_STEPS} to build the dense strategy matrix, got {steps}")
 
@@ -449,7 +449,7 @@ class DenseStrategy(Strategy):
         C = check_real_array("C", self.C)
         if C.ndim != 2 or C.shape[0] != C.shape[1] or C.shape[0] == 0:
             raise ValueError(f"C must be a non-empty square matrix, got shape {C.shape}")
-        _check_dense(C.shape[0])
+        check_dense(C.shape[0])
         if np.any(np.triu(C, 1) != 0.0):
             raise ValueError("C must be lower-triangular (the noise of step t may use z_1..z_t only)")
         if np.any(np.diag(C) == 0.0):
