@@ -88,8 +88,8 @@ _REFINE_BITS = 64
 _MAX_REFINE = 40
 #: rounds of the polar method's rejection loop (each keeps a fraction pi/4 of 4/3 of what is missing)
 _MAX_ROUNDS = 1000
-#: |S' - s| on a candidate's box: 2 (|v1| + |v2|) 2^-53 + 2^-105 + the roundings of s (< 2^-50.4)
-_DS = 2.0 ** -49
+#: |S' - s| on a candidate's box: 2 (|v1| + |v2|) 2^-52 + 2^-103 + the roundings of s (< 2^-48.5)
+_DS = 2.0 ** -48
 
 
 def noise_grid(scale: float) -> float:
@@ -120,25 +120,36 @@ def _frac_fraction(x: float, grid: float) -> Fraction:
     return Fraction(math.fmod(x, grid)) / Fraction(grid) if math.isfinite(x) else Fraction(0)
 
 
-# --- the fast path: enclosures (mid, half-width) of standard noise -----------------------------
+# --- the fast path: enclosures (mid, half-width) of scaled standard noise ----------------------
+#
+# Each returns ``(mid, hw, state)`` for n draws of c X (X standard Laplace or normal, c > 0): the exact
+# c X lies within ``hw`` of ``mid``, where ``hw`` includes the relative allowance for the errors of
+# ``mid`` and of adding a fraction |f| < 1 to it (RELATIVE_ALLOWANCE (1 + |mid| + hw)); ``state`` lets
+# the exact path recover each draw's uniforms.
 
-def _laplace_fast(rng: np.random.Generator, n: int):
-    """``(mid, hw, state)``: each of n standard Laplace draws S log(1/U) lies within ``hw`` of ``mid``
-    up to the relative error of ``mid`` (the allowance, added by the caller)."""
+_A = RELATIVE_ALLOWANCE
+
+
+def _laplace_fast(rng: np.random.Generator, n: int, c: float):
     u53 = rng.random(n)  # (next_uint64 >> 11) 2^-53: an exact multiple of 2^-53
     neg = u53 >= 0.5  # the first bit is the sign, the other 52 bits are U
-    u = u53 * 2.0 - neg  # exact multiple of 2^-52 in [0, 1): U in [u, u + 2^-52)
-    with np.errstate(divide="ignore"):
-        e = np.log(u)  # log U in [e, e + 2^-52/u]; u = 0: -inf, left to the exact path
-        hw = 2.0 ** -52 / u
-    mid = np.negative(e, out=e, where=~neg)
+    u = u53 * 2.0
+    u -= neg  # exact multiple of 2^-52 in [0, 1): U in [u, u + 2^-52)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.log(u)  # log U in [e, e + 2^-52/u] (e <= 0); u = 0: -inf, left to the exact path
+        # hw = c 2^-52/u (1 + A) + A (1 + c |e|) (+ A^2 terms, inside the 32x margin of A)
+        hw = np.divide(c * 2.0 ** -52 * (1.0 + _A), u)
+        hw -= (_A * c) * e
+        hw += _A
+        e *= c
+        mid = np.negative(e, out=e, where=~neg)
     return mid, hw, ("laplace", u, neg)
 
 
 def _polar_points(rng: np.random.Generator, m: int):
-    """m points (V1, V2) uniform on the unit disc (Marsaglia-Bray): the mids ``v1, v2`` of their
-    intervals (V = 2U - 1 with U in [u, u + 2^-53): V within 2^-53 of ``v = 2u - 1 + 2^-53``),
-    ``s = v1^2 + v2^2`` and the refined uniforms of the few accepted on the exact path."""
+    """m points (V1, V2) uniform on the unit disc (Marsaglia-Bray): ``v1, v2`` with V in
+    [v, v + 2^-52) (v = 2u - 1, exact), ``s = v1^2 + v2^2`` and the refined uniforms of the few
+    accepted on the exact path."""
     got = 0
     vs1, vs2, ss, refined = [], [], [], {}
     ctx = None
@@ -147,35 +158,35 @@ def _polar_points(rng: np.random.Generator, m: int):
         if need <= 0:
             break
         k = need + need // 3 + 16
-        v1 = rng.random(k)
-        v1 *= 2.0
-        v1 -= 1.0 - 2.0 ** -53  # exact: a multiple of 2^-53 in (-1, 1)
-        v2 = rng.random(k)
-        v2 *= 2.0
-        v2 -= 1.0 - 2.0 ** -53
+        v1 = rng.uniform(-1.0, 1.0, k)  # -1 + 2u: exact
+        v2 = rng.uniform(-1.0, 1.0, k)
         s = v1 * v1
         s += v2 * v2
-        acc = s < 1.0 - _DS
-        acc &= s > _DS
+        acc = s < 1.0 - _DS  # S' < 1 for sure; S' > 0 except on a null event (s tiny: exact path)
         rej = np.flatnonzero(~acc)
-        unsure = rej[np.abs(s[rej] - 0.5) >= 0.5 - _DS]  # within _DS of 0 or of 1
-        unsure = unsure[s[unsure] < 1.0 + _DS]
+        unsure = rej[s[rej] < 1.0 + _DS]  # S' may be either side of 1
         exact_acc = {}
         for i in unsure:  # probability about 2^-47 per candidate
             ctx = ctx or _iv_context()
-            pair = tuple(_Uniform(int((float(v[i]) + (1.0 - 2.0 ** -53)) * 2.0 ** 52), 53) for v in (v1, v2))
+            pair = tuple(_Uniform(int((float(v[i]) + 1.0) * 2.0 ** 52), 53) for v in (v1, v2))
             if _polar_accept_exact(ctx, pair[0], pair[1], rng):
                 acc[i] = True
                 exact_acc[int(i)] = pair
-        idx = np.flatnonzero(acc)[:need]
-        for i, pair in exact_acc.items():
-            pos = int(np.searchsorted(idx, i))
-            if pos < idx.size and idx[pos] == i:
-                refined[got + pos] = pair
-        vs1.append(v1[idx])
-        vs2.append(v2[idx])
-        ss.append(s[idx])
-        got += idx.size
+        if exact_acc or int(np.count_nonzero(acc)) < need:
+            idx = np.flatnonzero(acc)[:need]
+            for i, pair in exact_acc.items():
+                pos = int(np.searchsorted(idx, i))
+                if pos < idx.size and idx[pos] == i:
+                    refined[got + pos] = pair
+            vs1.append(v1[idx])
+            vs2.append(v2[idx])
+            ss.append(s[idx])
+            got += idx.size
+        else:
+            vs1.append(v1[acc][:need])
+            vs2.append(v2[acc][:need])
+            ss.append(s[acc][:need])
+            got += need
     else:  # pragma: no cover
         raise RuntimeError("float-safe Gaussian sampler exceeded its iteration bound")
     if len(ss) == 1:
@@ -183,58 +194,47 @@ def _polar_points(rng: np.random.Generator, m: int):
     return np.concatenate(vs1), np.concatenate(vs2), np.concatenate(ss), refined
 
 
-def _normal_fast(rng: np.random.Generator, n: int):
-    """``(mid, hw, state)`` of n standard normal draws: pair i of the polar method gives draw i
-    (V1 G) and draw m + i (V2 G), m = ceil(n/2), G = G(S') = sqrt(-2 log(S')/S')."""
+def _normal_fast(rng: np.random.Generator, n: int, c: float):
+    """Pair i of the polar method gives draw i (c V1 G) and draw m + i (c V2 G), m = ceil(n/2),
+    G = sqrt(h(S')), h(x) = -2 log(x)/x.
+
+    Width: |S' - s| <= _DS, and for s >= 2^-30, |h'(x)| = 2 (1 - log x)/x^2 <= 2.0001 (1.00001 -
+    log s)/s^2 on [s - _DS, s + _DS]; with |sqrt(a) - sqrt(b)| <= |a - b|/sqrt(b), G is within
+    r g of g = sqrt(h(s)), r = 1.00005 _DS (1.00001 - log s)/(-s log s) + 2^-49 (the error of g
+    itself), and (1 + L)(1 - e^{-L}) <= 2 L (L = -log s) gives r <= 2.01 _DS/(s (1 - s)) + 2^-49.
+    V is in [v, v + 2^-52) and |v| <= sqrt(s) (up to 2^-52), so |c V G - c v g| <= c g (sqrt(s) r +
+    2^-52 (1 + r)) <= c g (2.01 _DS/(sqrt(s) (1 - s)) + 2^-49 + 2^-51) (the r 2^-52 term is below
+    2^-37 of the first for s >= 2^-30); with the allowance A (1 + c |v| g + hw) <= A (1 + c g) + A hw
+    (hw < 1 where it matters) and a factor 1.0001 for the roundings of the width itself:
+    hw = c g 1.0001 (2.01 _DS/(sqrt(s) (1 - s)) + 2^-49 + 2^-51 + A) + 2A."""
     m = (n + 1) // 2
     v1, v2, s, refined = _polar_points(rng, m)
     mid = np.empty(2 * m)
     hw = np.empty(2 * m)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        ls = np.log(s)
-        h = ls * (-2.0)
-        h /= s  # h(s) = -2 log(s)/s, relative error < 2^-50 (log within 4 ulps)
-        g = np.sqrt(h)
-        # |S' - s| <= _DS; for s >= 2^-30, |h'| = 2 (1 - log x)/x^2 <= 2.1 (1.01 - log s)/s^2 on that
-        # interval, so |h(S') - h(s)| <= dh; |sqrt(h') - sqrt(h)| <= |h' - h|/sqrt(h); plus the
-        # relative error of g (2^-49 g)
-        dh = 1.01 - ls
-        dh *= 2.1 * _DS
-        dh /= s
-        dh /= s
-        hg = dh / g
-        hg += 2.0 ** -49 * g
-        # V within 2^-53 of v, G within hg of g: |V G - v g| <= |v| hg + 2^-53 (g + hg)
-        common = g + hg
-        common *= 2.0 ** -53
+        g = np.log(s)
+        g *= -2.0
+        g /= s
+        np.sqrt(g, out=g)  # relative error < 2^-50 (log within 4 ulps)
+        g *= c
         np.multiply(v1, g, out=mid[:m])
         np.multiply(v2, g, out=mid[m:])
-        np.abs(v1, out=hw[:m])
-        np.abs(v2, out=hw[m:])
-        hw[:m] *= hg
-        hw[m:] *= hg
-        hw[:m] += common
-        hw[m:] += common
+        t = hw[:m]
+        np.sqrt(s, out=t)
+        t *= 1.0 - s
+        np.divide(1.0001 * 2.01 * _DS, t, out=t)
+        t += 1.0001 * (2.0 ** -49 + 2.0 ** -51 + _A)
+        t *= g  # g already times c
+        t += 2.0 * _A
+        hw[m:] = t
     small = np.flatnonzero(s < 2.0 ** -30)  # (probability 3e-10 per pair: the exact path)
-    for p in list(refined) + [int(i) for i in small]:
-        hw[p] = hw[m + p] = math.inf
-    state = ("normal", v1, v2, m, refined)
-    return mid[:n], hw[:n], state
+    for i in list(refined) + [int(q) for q in small]:
+        hw[i] = hw[m + i] = math.inf
+    return mid[:n], hw[:n], ("normal", v1, v2, m, refined)
 
 
-def _fast(kind: str, rng: np.random.Generator, n: int):
-    return _laplace_fast(rng, n) if kind == "laplace" else _normal_fast(rng, n)
-
-
-def _with_allowance(mid, hw):
-    """The half-width plus the relative allowance (of ``1 + |mid| + hw``), in place on ``hw``."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        extra = np.abs(mid)
-        extra += hw
-        extra += 1.0
-        extra *= RELATIVE_ALLOWANCE
-        hw += extra
-        return hw
+def _fast(kind: str, rng: np.random.Generator, n: int, c: float = 1.0):
+    return _laplace_fast(rng, n, c) if kind == "laplace" else _normal_fast(rng, n, c)
 
 
 def _round_decided(w, hw):
@@ -360,13 +360,12 @@ def _decide_exact(state, undecided: np.ndarray, decide, rng, out) -> None:
                     out[i] = r
                     break
         return
-    _, v1, v2, m, refined = state  # U = (V + 1)/2 in [u, u + 2^-53), u = (v + 1 - 2^-53)/2
+    _, v1, v2, m, refined = state  # U = (V + 1)/2 in [u, u + 2^-53), u = (v + 1)/2
     pairs: dict[int, list[int]] = {}
     for i in undecided:
         pairs.setdefault(int(i) % m, []).append(int(i))
     for p in sorted(pairs):
-        a, b = refined.get(p) or tuple(_Uniform(int((float(v[p]) + (1.0 - 2.0 ** -53)) * 2.0 ** 52), 53)
-                                       for v in (v1, v2))
+        a, b = refined.get(p) or tuple(_Uniform(int((float(v[p]) + 1.0) * 2.0 ** 52), 53) for v in (v1, v2))
         todo = list(pairs[p])
         for x1, x2 in _exact_normal_pair(ctx, a, b, rng):
             for i in list(todo):
@@ -385,13 +384,17 @@ class _NoiseMap:
     def __init__(self, c: float = 1.0, asinh: tuple[float, float] | None = None):
         self.c, self.asinh = float(c), asinh
 
-    def fast(self, mid, hw):
-        """``(mid, hw)`` of the mapped noise (``a asinh(r x)`` is (a r)-Lipschitz)."""
+    def fast(self, kind: str, rng: np.random.Generator, n: int):
+        """``(mid, hw, state)`` of n mapped noises (``a asinh(r x)`` is (a r)-Lipschitz; the
+        allowance is added again for the errors of the map itself)."""
+        if self.asinh is None:
+            return _fast(kind, rng, n, self.c)
+        mid, hw, state = _fast(kind, rng, n, 1.0)
+        a, r = self.asinh
         with np.errstate(invalid="ignore", over="ignore"):
-            if self.asinh is None:
-                return self.c * mid, self.c * hw
-            a, r = self.asinh
-            return a * np.arcsinh(r * mid), (a * r) * hw
+            mid = a * np.arcsinh(r * mid)
+            hw = (a * r) * hw + _A * (1.0 + np.abs(mid))
+        return mid, hw, state
 
     def exact(self, ctx, x):
         if self.asinh is None:
@@ -408,14 +411,12 @@ def _rounded_noise(frac, kind: str, rng: np.random.Generator, shape: tuple, scal
         return np.zeros(shape)
     frac = np.asarray(frac, dtype=float)
     nmap = _NoiseMap(scale, asinh)
-    mid, hw, state = _fast(kind, rng, n)
-    mid, hw = nmap.fast(mid, hw)
-    hw = _with_allowance(mid, hw)
+    mid, hw, state = nmap.fast(kind, rng, n)
     w = mid
     if np.any(frac != 0.0):
         w = (mid.reshape(shape) + frac).reshape(-1)
     j, ok = _round_decided(w, hw)
-    undecided = np.flatnonzero(~ok)
+    undecided = np.zeros(0, dtype=np.int64) if ok.all() else np.flatnonzero(~ok)
     if undecided.size:
         if frac_exact is None:
             fb = np.broadcast_to(frac, shape).reshape(-1)
@@ -537,7 +538,7 @@ def grid_relative_gaussian(value, sigma: float, gamma: float, rng: np.random.Gen
     n = int(np.prod(shape)) if shape else 1
     if n == 0:
         return np.zeros(shape)
-    mid, hw, state = _normal_fast(rng, n)
+    mid, hw, state = _normal_fast(rng, n, 1.0)  # hw includes the allowance of the standard noise
     mid = mid.reshape(shape)
     hw = hw.reshape(shape)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -34,6 +34,14 @@ class Gaussian(Mechanism):
     ------
     rdp(alpha)  = alpha * sensitivity^2 / (2 sigma^2)            [exact]
     zcdp()      = sensitivity^2 / (2 sigma^2)                     [exact]
+
+    Sampling
+    --------
+    sample()          float-safe: the exact ``value + N(0, sigma^2)`` rounded to the grid
+                      2^(floor(log2 sigma) - 20), sampled exactly; post-processing of this
+                      mechanism, so the curves above (and ``privacy_loss``) hold for it as stated
+    sample_textbook() ``value + rng.normal(0, sigma)`` in doubles: leaks through its low-order
+                      bits (Mironov 2012), kept for demonstrations
     """
 
     sigma: float

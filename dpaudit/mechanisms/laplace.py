@@ -75,6 +75,14 @@ class Laplace(Mechanism):
     rdp(alpha)     Mironov 2017 Prop. 6, stable form (:func:`laplace_rdp`)     [exact]
     zcdp()         eps + e^{-eps} - 1 = sup_alpha r(alpha)/alpha (alpha -> 1)   [exact]
     pure_epsilon() eps                                                           [exact]
+
+    Sampling
+    --------
+    sample()          float-safe: the exact ``value + Lap(scale)`` rounded to the grid
+                      2^(floor(log2 scale) - 20), sampled exactly; post-processing of this
+                      mechanism, so the curves above hold for it as stated (no correction)
+    sample_textbook() ``value + rng.laplace(0, scale)`` in doubles: leaks through its low-order
+                      bits (Mironov 2012), kept for demonstrations
     """
 
     scale: float
