@@ -234,6 +234,17 @@ def test_the_exact_path_alone_samples_the_same_law(monkeypatch):
         assert stats.chisquare(obs, p / p.sum() * obs.sum()).pvalue > 1e-3
 
 
+def test_the_exact_path_of_the_sinh_normal(monkeypatch):
+    # the map a asinh(r X) with r = sigma/A as an exact Fraction on the exact path
+    monkeypatch.setattr(fs, "_A", 0.3)
+    m = dpaudit.SinhNormal(0.01, 2.0)
+    y = m.sample(0.0, np.random.default_rng(13), 1500)
+
+    def cdf(t):  # A asinh(Z/A) <= t  iff  Z <= A sinh(t/A), Z ~ N(0, sigma^2)
+        return stats.norm.cdf(m.A * np.sinh(t / m.A) / m.sigma)
+    assert stats.kstest(y, cdf).pvalue > 1e-3
+
+
 def test_same_seed_same_draws_and_shapes():
     for m in (LAP, GAU, dpaudit.SinhNormal(0.01, 2.0)):
         a = m.sample(np.array([0.0, 10.0]), np.random.default_rng(4), size=(3, 5))

@@ -381,8 +381,8 @@ class _NoiseMap:
     """The noise in grid units as a function of the standard noise X: ``c X``, or ``a asinh(r X)``
     (the sinh-normal); increasing in X."""
 
-    def __init__(self, c: float = 1.0, asinh: tuple[float, float] | None = None):
-        self.c, self.asinh = float(c), asinh
+    def __init__(self, c: float = 1.0, asinh=None):
+        self.c, self.asinh = float(c), asinh  # asinh: (a, r), r a float or an exact Fraction
 
     def fast(self, kind: str, rng: np.random.Generator, n: int):
         """``(mid, hw, state)`` of n mapped noises (``a asinh(r x)`` is (a r)-Lipschitz; the
@@ -390,7 +390,7 @@ class _NoiseMap:
         if self.asinh is None:
             return _fast(kind, rng, n, self.c)
         mid, hw, state = _fast(kind, rng, n, 1.0)
-        a, r = self.asinh
+        a, r = float(self.asinh[0]), float(self.asinh[1])  # r rounded: a relative 2^-53, in the allowance
         with np.errstate(invalid="ignore", over="ignore"):
             mid = a * np.arcsinh(r * mid)
             hw = (a * r) * hw + _A * (1.0 + np.abs(mid))
@@ -400,7 +400,7 @@ class _NoiseMap:
         if self.asinh is None:
             return ctx.mpf(self.c) * x
         a, r = self.asinh
-        return ctx.mpf(a) * _iv_asinh(ctx, ctx.mpf(r) * x)
+        return _iv_exact(ctx, a) * _iv_asinh(ctx, _iv_exact(ctx, r) * x)
 
 
 def _rounded_noise(frac, kind: str, rng: np.random.Generator, shape: tuple, scale: float, asinh,
@@ -435,7 +435,7 @@ def _rounded_noise(frac, kind: str, rng: np.random.Generator, shape: tuple, scal
 def rounded_noise(frac, kind: str, rng: np.random.Generator, *, shape, scale: float = 1.0, asinh=None,
                   frac_exact=None) -> np.ndarray:
     """The integers ``j = round(frac + noise)`` (int64, shape ``shape``) for independent exact real
-    noises ``scale * X`` (``asinh=(a, r)``: ``a * asinh(r * X)``), X standard Laplace
+    noises ``scale * X`` (``asinh=(a, r)``: ``a * asinh(r * X)``, r a float or an exact Fraction), X standard Laplace
     (``kind="laplace"``) or standard normal (``"normal"``); ``frac`` broadcasts to ``shape``.
     ``frac_exact(i)`` gives entry i of the flattened broadcast ``frac`` exactly (a Fraction or a
     float; default the float itself). Module docstring: the fast certified path, then the exact path
@@ -489,12 +489,7 @@ def grid_sinh_normal(value, sigma: float, a: float, rng: np.random.Generator, si
     """``value + a asinh(Z / a)``, Z ~ N(0, sigma^2) (the sinh-normal noise of Bun, Dwork, Rothblum,
     Steinke 2018): the exact real output rounded to the grid of ``min(sigma, a)``, sampled exactly."""
     sigma, a = float(sigma), float(a)
-    return _fixed_grid(value, rng, size, "normal", min(sigma, a), asinh=(a, sigma / a))
-
-
-def grid_gaussian_shifted(shift, sigma: float, rng: np.random.Generator):
-    """``shift + N(0, sigma^2)`` per entry of the array ``shift`` (one draw each), on the grid of sigma."""
-    return _fixed_grid(shift, rng, None, "normal", float(sigma))
+    return _fixed_grid(value, rng, size, "normal", min(sigma, a), asinh=(a, Fraction(sigma) / Fraction(a)))
 
 
 # --- value-dependent scale: the floating grid ---------------------------------------------------
