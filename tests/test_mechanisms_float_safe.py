@@ -22,6 +22,7 @@ from scipy import stats
 import dpaudit
 from dpaudit.audit.floating import check_floating_point
 from dpaudit.conversions import gaussian_epsilon
+from dpaudit.mechanisms import MixtureOfGaussians, TreeAggregation
 from dpaudit.mechanisms import float_safe as fs
 
 LAP = dpaudit.Laplace(1.0)
@@ -77,8 +78,8 @@ def test_textbook_samplers_stay_available_and_are_flagged(mech, eps, delta):
 def _safe_cases():
     sinh = dpaudit.SinhNormal(0.01, 2.0)
     rgm = dpaudit.RelativeGaussian(sigma=1.0, gamma=0.1, A=1.0, B=0.1, dim=1)
-    mix = dpaudit.mechanisms.MixtureOfGaussians(1.0, (0.0, 1.0), (0.5, 0.5))
-    tree = dpaudit.mechanisms.TreeAggregation(1.0, [1])
+    mix = MixtureOfGaussians(1.0, (0.0, 1.0), (0.5, 0.5))
+    tree = TreeAggregation(1.0, [1])
     return [
         ("laplace", LAP.sample, 0.0, 1.0, 1.0),
         ("gaussian", GAU.sample, 0.0, 1.0, (GAU_EPS, 1e-5)),
@@ -330,7 +331,7 @@ def test_relative_gaussian_sampler_scale_and_floating_grid():
 
 
 def test_tree_aggregation_nodes_are_exact_sums_on_the_grid():
-    tree = dpaudit.mechanisms.TreeAggregation(1.0, [3])
+    tree = TreeAggregation(1.0, [3])
     v = np.array([0.1, 0.2, 2.0 ** 40 + 0.7])
     nodes = fs.grid_node_sums(v, [(0, 2), (0, 3)], 1.0, np.random.default_rng(0), (20_000,))
     g = fs.noise_grid(1.0)
