@@ -75,7 +75,7 @@ def power_rows(seeds: int, trials: int):
 
 def _fmt(x) -> str:
     a = np.asarray(x)
-    return np.array2string(a, separator=", ") if a.ndim else f"{float(a):g}"
+    return np.array2string(a, separator=", ") if a.ndim else f"{float(a):.10g}"
 
 
 PAIRS_RATE = [(0.0, 1.0)]

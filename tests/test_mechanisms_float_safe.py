@@ -373,6 +373,18 @@ def test_false_alarm_rate_of_the_default_audit_on_own_samplers(mech, eps, delta)
 
 
 @pytest.mark.slow
+def test_power_is_kept_at_a_hundred_thousand_runs():
+    # the real-valued attacks certify about what they certify on the textbook sampler (same seed), and the
+    # default statistic (bit-level attack included) now gives the same verdict instead of a violation
+    safe = dpaudit.audit_mechanism(LAP.sample, 0.0, 1.0, epsilon=1.0, trials=100_000, seed=0, statistic="auto-real")
+    text = dpaudit.audit_mechanism(LAP.sample_textbook, 0.0, 1.0, epsilon=1.0, trials=100_000, seed=0,
+                                   statistic="auto-real")
+    assert 0.96 < safe.epsilon_lower < 1.0 and abs(safe.epsilon_lower - text.epsilon_lower) < 0.02
+    auto = dpaudit.audit_mechanism(LAP.sample, 0.0, 1.0, epsilon=1.0, trials=100_000, seed=0)
+    assert not auto.violation and 0.96 < auto.epsilon_lower < 1.0
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("x, xp", [(0.1, 1.1), (1e6, 1e6 + 1.0), (-3.7, -2.7), (np.zeros(3), np.array([1.0, 0.0, 0.0]))])
 def test_default_audit_at_a_million_runs_is_consistent(x, xp):
     r = dpaudit.audit_mechanism(LAP.sample, x, xp, epsilon=1.0, trials=1_000_000, seed=0)

@@ -372,7 +372,11 @@ def test_dask_accepts_closures(dask_executor):
     kw = dict(epsilon=1.0, trials=1000, seed=2, chunk_size=200, statistic=lambda o: o[:, 0])
     a = audit_mechanism(sampler, 0.0, 1.0, **kw)
     assert dumps(a) == dumps(audit_mechanism(sampler, 0.0, 1.0, executor=dask_executor, **kw))
-    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, executor=dask_executor, **kw))
+    # a mechanism's bound method travels too: the textbook sampler draws what the closure draws; the
+    # float-safe default gives its own in-process answer on Dask as well
+    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample_textbook, 0.0, 1.0, executor=dask_executor, **kw))
+    safe = audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, **kw)
+    assert dumps(safe) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, executor=dask_executor, **kw))
 
 
 # ------------------------------------------------------------------ inputs, executors, CLI

@@ -218,7 +218,8 @@ class TreeAggregation(Mechanism):
         for steps in self.step_counts:
             if steps == 0:
                 continue
-            groups, first = [], []
+            groups: list[tuple[int, int]] = []
+            first: list[int] = []
             for k in range(tree_depth(steps)):
                 first.append(len(groups))
                 groups += [(i << k, (i + 1) << k) for i in range(steps >> k)]
