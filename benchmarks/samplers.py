@@ -1,10 +1,14 @@
-"""Speed of the exact integer samplers beside the peers, in one run (issue 17).
+"""Speed of the exact integer samplers and the float-safe continuous samplers beside the peers, in one run (issues 17, 26).
 
 dpaudit's discrete Laplace (rational scale, Canonne-Kamath-Steinke 2020 in integer arithmetic) and discrete
 Gaussian samplers, against: numpy's difference of two float geometrics (fast, NOT exact: the float parameter
 rounds the distribution) and OpenDP's exact integer samplers (``make_laplace`` / ``make_gaussian`` on a
-vector of integers, one call for all draws) when OpenDP is installed. Prints draws per second (best of
-``--repeats``, wall clock) for ``--draws`` draws per call.
+vector of integers, one call for all draws) when OpenDP is installed. dpaudit's float-safe continuous samplers
+(``Laplace.sample``, ``Gaussian.sample``: the exact output rounded onto a 2^-20 grid, sampled exactly;
+``dpaudit.mechanisms.float_safe``) against numpy's float ``laplace`` and ``normal`` (what the textbook
+samplers ``sample_textbook`` call; they leak through their low-order bits). Prints draws per second (best of
+``--repeats``, wall clock) for ``--draws`` draws per call (``--draws 1000000`` for the numbers of
+docs/floating-point.md).
 
 Run from the repository root: ``python benchmarks/samplers.py [--draws N] [--repeats R]``.
 """
@@ -18,7 +22,7 @@ import time
 
 import numpy as np
 
-from dpaudit import DiscreteGaussian, DiscreteLaplace
+from dpaudit import DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace
 
 
 def _best(fn, repeats):
@@ -42,6 +46,15 @@ def rows(draws: int, repeats: int):
     for s in (1.0, 5.0):
         g = DiscreteGaussian(s)
         cases.append((f"dpaudit DiscreteGaussian(sigma {s:g}), exact", lambda g=g: g.sample(0, rng, draws)))
+    lap, gau = Laplace(1.0), Gaussian(1.0)
+    cases += [("dpaudit Laplace(1).sample, float-safe (exact, grid 2^-20), value 0",
+               lambda: lap.sample(0.0, rng, draws)),
+              ("dpaudit Laplace(1).sample, float-safe, value 0.1 (off the grid)", lambda: lap.sample(0.1, rng, draws)),
+              ("numpy laplace(0, 1), float, leaks", lambda: rng.laplace(0.0, 1.0, draws)),
+              ("dpaudit Gaussian(1).sample, float-safe (exact, grid 2^-20), value 0",
+               lambda: gau.sample(0.0, rng, draws)),
+              ("dpaudit Gaussian(1).sample, float-safe, value 0.1 (off the grid)", lambda: gau.sample(0.1, rng, draws)),
+              ("numpy normal(0, 1), float, leaks", lambda: rng.normal(0.0, 1.0, draws))]
     try:
         import opendp.prelude as dp
 

@@ -33,6 +33,7 @@ MODULES = [
     ("PyDP: `dpaudit.interop.pydp`", "dpaudit.interop.pydp", None),
     ("Tumult Core: `dpaudit.interop.tumult`", "dpaudit.interop.tumult", None),
     ("Floating point: `dpaudit.audit.floating`", "dpaudit.audit.floating", None),
+    ("Float-safe sampling: `dpaudit.mechanisms.float_safe`", "dpaudit.mechanisms.float_safe", None),
     ("Progress: `dpaudit.core.progress`", "dpaudit.core.progress", None),
 ]
 

@@ -29,7 +29,9 @@ def test_sampler_benchmark_runs_and_times_every_sampler(capsys):
 
     assert samplers.main(["--draws", "2000", "--repeats", "1"]) == 0
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| dpaudit") or l.startswith("| numpy")]
-    assert len(lines) == 8  # three discrete Laplace scales and two discrete Gaussian sigmas, three numpy rows
+    # three discrete Laplace scales and two discrete Gaussian sigmas, three numpy geometric rows; the float-safe
+    # Laplace and Gaussian (two values each) and numpy's laplace and normal
+    assert len(lines) == 14
     assert all(float(l.split("|")[2].replace(",", "")) > 0 for l in lines)
 
 

@@ -377,10 +377,15 @@ def test_dask_accepts_closures(dask_executor):
         return rng.laplace(x, scale, size)
 
     kw = dict(epsilon=1.0, trials=1000, seed=2, statistic=lambda o: o[:, 0])
-    a = audit_mechanism(sampler, 0.0, 1.0, execution=Execution(chunk_size=200), **kw)
+    here = Execution(chunk_size=200)
+    a = audit_mechanism(sampler, 0.0, 1.0, execution=here, **kw)
     on_dask = Execution(executor=dask_executor, chunk_size=200)
     assert dumps(a) == dumps(audit_mechanism(sampler, 0.0, 1.0, execution=on_dask, **kw))
-    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, execution=on_dask, **kw))
+    # a mechanism's bound method travels too: the textbook sampler draws what the closure draws; the
+    # float-safe default gives its own in-process answer on Dask as well
+    assert dumps(a) == dumps(audit_mechanism(Laplace(1.0).sample_textbook, 0.0, 1.0, execution=on_dask, **kw))
+    safe = audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, execution=here, **kw)
+    assert dumps(safe) == dumps(audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, execution=on_dask, **kw))
 
 
 # ------------------------------------------------------------------ inputs, executors, CLI

@@ -21,6 +21,7 @@ from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import grid_laplace
 from dpaudit.mechanisms.loss_pairs import LaplacePair, NonPrivatePair, PrivacyLoss
 
 __all__ = ["Laplace", "laplace_rdp"]
@@ -74,6 +75,14 @@ class Laplace(Mechanism):
     rdp(alpha)     Mironov 2017 Prop. 6, stable form (:func:`laplace_rdp`)     [exact]
     zcdp()         eps + e^{-eps} - 1 = sup_alpha r(alpha)/alpha (alpha -> 1)   [exact]
     pure_epsilon() eps                                                           [exact]
+
+    Sampling
+    --------
+    sample()          float-safe: the exact ``value + Lap(scale)`` rounded to the grid
+                      2^(floor(log2 scale) - 20), sampled exactly; post-processing of this
+                      mechanism, so the curves above hold for it as stated (no correction)
+    sample_textbook() ``value + rng.laplace(0, scale)`` in doubles: leaks through its low-order
+                      bits (Mironov 2012), kept for demonstrations
     """
 
     scale: float
@@ -119,7 +128,23 @@ class Laplace(Mechanism):
         return 0.0, sens, lambda y: (np.abs(y) - np.abs(y - sens)) / scale
 
     def sample(self, value, rng: np.random.Generator, size=None):
-        """``value + Lap(scale)`` draws, shape ``size + value.shape``."""
+        """``value + Lap(scale)`` draws, shape ``size + value.shape``, float-safe.
+
+        The exact real ``value + Lap(scale)`` rounded to the grid g = 2^(floor(log2 scale) - 20)
+        (between 2^-21 and 2^-20 times ``scale``), sampled exactly
+        (:func:`dpaudit.mechanisms.float_safe.grid_laplace`): post-processing of this mechanism, so
+        ``rdp``, ``zcdp``, ``privacy_loss`` and ``pure_epsilon`` bound what it releases, for every
+        pair of input doubles, with no correction (the accounted epsilon is exactly ``epsilon``).
+        The low-order bits of the outputs carry no information about ``value`` beyond that
+        (Mironov 2012's attack does not apply). :meth:`sample_textbook` is the leaky float sampler.
+        """
+        return grid_laplace(value, self.scale, rng, size)
+
+    def sample_textbook(self, value, rng: np.random.Generator, size=None):
+        """The textbook floating-point sampler ``value + rng.laplace(0, scale)``, kept to demonstrate
+        the leak: its low-order bits depend on ``value`` (Mironov, "On significance of the least
+        significant bits for differential privacy", CCS 2012), so it is NOT ``epsilon``-DP; dpaudit's
+        default audit certifies epsilon >= 7 against epsilon = 1 on it. Use :meth:`sample`."""
         value = np.asarray(value, dtype=float)
         shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
         return value + rng.laplace(0.0, self.scale, size=shape)

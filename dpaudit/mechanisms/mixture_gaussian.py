@@ -49,6 +49,7 @@ from scipy import special
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_real_array
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import exact_choice, grid_gaussian
 from dpaudit.mechanisms.loss_pairs import LossPair, PrivacyLoss, as_float_array
 
 __all__ = ["MixtureOfGaussians", "MixtureGaussianPair", "mixture_gaussian_rdp", "MAX_COMPONENTS"]
@@ -390,14 +391,19 @@ class MixtureOfGaussians(Mechanism):
         return 0, 1, lambda y: mix.log_m(np.asarray(y, dtype=float) / s)
 
     def sample(self, value, rng: np.random.Generator, size=None):
-        """``value`` 0 (D) or 1 (D'): N(0, sigma^2), or c_I + N(0, sigma^2), I ~ weights."""
+        """``value`` 0 (D) or 1 (D'): N(0, sigma^2), or c_I + N(0, sigma^2), I ~ weights.
+
+        Float-safe: I is drawn with probabilities exactly ``weights[i] / sum(weights)``
+        (:func:`dpaudit.mechanisms.float_safe.exact_choice`) and the exact real output is rounded to
+        the grid of sigma, sampled exactly (:func:`dpaudit.mechanisms.float_safe.grid_gaussian`):
+        post-processing of the mechanism."""
         v = np.asarray(value)
         if not np.all((v == 0) | (v == 1)):
             raise ValueError("value must be 0 (the record absent) or 1 (present)")
         shape = v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape
-        idx = rng.choice(len(self.weights), size=shape, p=np.asarray(self.weights))
-        shift = np.asarray(self.sensitivities)[idx] * np.broadcast_to(v, shape)
-        return shift + rng.normal(0.0, self.sigma, shape)
+        idx = exact_choice(self.weights, shape, rng)
+        shift = np.asarray(self.sensitivities)[idx] * np.broadcast_to(v, shape)  # exact: v is 0 or 1
+        return grid_gaussian(shift, self.sigma, rng)
 
     def describe(self) -> str:
         return (f"MixtureOfGaussians(sigma={self.sigma:g}, sensitivities={list(self.sensitivities)}, "

@@ -43,7 +43,7 @@ from typing import cast
 import numpy as np
 
 from dpaudit.core.gaussian_divergence import gaussian_variance_term
-from dpaudit.core.numeric import count_to_float, l2_norm, round_up
+from dpaudit.core.numeric import count_to_float, round_up
 from dpaudit.core.validation import (
     check_count,
     check_nonnegative,
@@ -51,6 +51,7 @@ from dpaudit.core.validation import (
     check_positive,
 )
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import grid_relative_gaussian
 
 __all__ = ["RelativeGaussian", "rgm_constants", "rgm_rdp_curve", "rgm_tcdp_pair", "rgm_norm_leakage",
            "rgm_finish_rdp"]
@@ -250,13 +251,16 @@ class RelativeGaussian(Mechanism):
         return rgm_tcdp_pair(sigma=self._sigma, gamma=self.gamma, A=self.A, B=self.B, dim=self.dim)
 
     def sample(self, value, rng: np.random.Generator, size=None):
-        """Draws of ``value + (sigma + gamma ||value||) xi``; ``value`` has last axis ``dim``."""
+        """Draws of ``value + (sigma + gamma ||value||) xi``; ``value`` has last axis ``dim``.
+
+        Float-safe: the exact real output (exact norm) rounded to a floating grid with 29 significant
+        bits and spacing at least 2^(floor(log2 sigma) - 20), sampled exactly
+        (:func:`dpaudit.mechanisms.float_safe.grid_relative_gaussian`; post-processing of the
+        mechanism, so its curves bound the sampler)."""
         value = np.asarray(value, dtype=float)
         if value.ndim == 0 or value.shape[-1] != self.dim:
             raise ValueError(f"value must have last axis of length dim={self.dim}, got shape {value.shape}")
-        scale = self.sigma + self.gamma * l2_norm(value, axis=-1, keepdims=True)
-        shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
-        return value + scale * rng.standard_normal(shape)
+        return grid_relative_gaussian(value, self._sigma, self.gamma, rng, size)
 
     def describe(self) -> str:
         return (f"RelativeGaussian(sigma={self.sigma:g}, gamma={self.gamma:g}, A={self.A:g}, "

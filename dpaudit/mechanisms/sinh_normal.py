@@ -28,6 +28,7 @@ import numpy as np
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import grid_sinh_normal
 
 __all__ = ["SinhNormal"]
 
@@ -100,10 +101,10 @@ class SinhNormal(Mechanism):
         return math.inf
 
     def sample(self, value, rng: np.random.Generator, size=None):
-        value = np.asarray(value, dtype=float)
-        shape = value.shape if size is None else tuple(np.atleast_1d(size)) + value.shape
-        z = rng.normal(0.0, self.sigma, size=shape)
-        return value + self.A * np.arcsinh(z / self.A)
+        """``value + A arsinh(Z/A)`` draws, shape ``size + value.shape``, float-safe: the exact real
+        output rounded to the grid of min(sigma, A), sampled exactly
+        (:func:`dpaudit.mechanisms.float_safe.grid_sinh_normal`; post-processing of the mechanism)."""
+        return grid_sinh_normal(value, self.sigma, self.A, rng, size)
 
     def describe(self) -> str:
         return f"SinhNormal(rho={self.rho:g}, omega={self.omega:g}, sensitivity={self.sensitivity:g})"

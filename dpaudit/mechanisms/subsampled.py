@@ -25,6 +25,7 @@ from dpaudit.core.validation import check_orders, check_probability
 from dpaudit.mechanisms import _subsampled_rdp as K
 from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import exact_bernoulli
 from dpaudit.mechanisms.gaussian import Gaussian
 from dpaudit.mechanisms.loss_pairs import PrivacyLoss
 
@@ -183,12 +184,14 @@ class PoissonSampled(_Subsampled):
         ``value`` is the query value on the dataset *containing* the record; the record's
         contribution is ``value`` against ``0 * value`` without it.  With probability ``q``
         (the record is sampled) the output is ``mechanism.sample(value)``, otherwise
-        ``mechanism.sample(0 * value)``; the choice is made per draw.
+        ``mechanism.sample(0 * value)``; the choice is made per draw, with probability exactly ``q``
+        (:func:`dpaudit.mechanisms.float_safe.exact_bernoulli`). Float-safe when the base sampler is
+        (every continuous mechanism of dpaudit's is).
         """
         value = np.asarray(value)
         with_rec = self.mechanism.sample(value, rng, size)
         without = self.mechanism.sample(np.zeros_like(value), rng, size)
-        mask = rng.random(() if size is None else tuple(np.atleast_1d(size))) < self.q
+        mask = exact_bernoulli(self.q, () if size is None else tuple(np.atleast_1d(size)), rng)
         return np.where(_mask_like(mask, with_rec), with_rec, without)
 
     def describe(self) -> str:
@@ -239,7 +242,7 @@ class SampledWithoutReplacement(_Subsampled):
         value = np.asarray(value)
         with_rec = self.mechanism.sample(value, rng, size)
         without = self.mechanism.sample(np.zeros_like(value), rng, size)
-        mask = rng.random(() if size is None else tuple(np.atleast_1d(size))) < self.q
+        mask = exact_bernoulli(self.q, () if size is None else tuple(np.atleast_1d(size)), rng)
         return np.where(_mask_like(mask, with_rec), with_rec, without)
 
     def describe(self) -> str:

@@ -47,6 +47,7 @@ import numpy as np
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_real_array
 from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.float_safe import grid_node_sums
 from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss
 
 __all__ = ["TreeAggregation", "tree_depth", "prefix_noise_matrix", "MAX_STEPS", "MAX_LLR_STEPS"]
@@ -201,8 +202,12 @@ class TreeAggregation(Mechanism):
     def sample(self, value, rng: np.random.Generator, size=None):
         """The noisy prefix sums of each tree for the per-step contributions ``value`` (shape
         (sum T_i,) + dims; the trees' steps one after the other), shape ``size + value.shape``:
-        within each tree, the exact prefix sum at t plus the noise of the nodes of the binary
-        decomposition of t (one fresh N(0, sigma^2) per node and coordinate)."""
+        within each tree, the sum of the noisy nodes of the binary decomposition of t (each node:
+        the exact sum of its steps plus a fresh N(0, sigma^2) per coordinate).
+
+        Float-safe: each node's exact real value is rounded to the grid of sigma, sampled exactly
+        (:func:`dpaudit.mechanisms.float_safe.grid_node_sums`), and the prefix sums are computed from
+        the released nodes: post-processing of the node release the curves describe."""
         v = check_real_array("value", value)
         total = sum(self.step_counts)
         if v.ndim == 0 or v.shape[0] != total:
@@ -213,15 +218,19 @@ class TreeAggregation(Mechanism):
         for steps in self.step_counts:
             if steps == 0:
                 continue
-            block = np.cumsum(v[start:start + steps], axis=0)
-            t = np.arange(1, steps + 1)
-            noise = np.zeros(lead + block.shape)
+            groups: list[tuple[int, int]] = []
+            first: list[int] = []
             for k in range(tree_depth(steps)):
-                nodes = rng.normal(0.0, self.sigma, lead + (steps >> k,) + block.shape[1:])
+                first.append(len(groups))
+                groups += [(i << k, (i + 1) << k) for i in range(steps >> k)]
+            nodes = grid_node_sums(v[start:start + steps], groups, self.sigma, rng, lead)
+            t = np.arange(1, steps + 1)
+            block = np.zeros(lead + (steps,) + v.shape[1:])
+            for k in range(tree_depth(steps)):
                 use = np.flatnonzero(((t >> k) & 1) == 1)
-                idx = (t[use] >> k) - 1
-                noise[(slice(None),) * len(lead) + (use,)] += nodes[(slice(None),) * len(lead) + (idx,)]
-            out[(slice(None),) * len(lead) + (slice(start, start + steps),)] = block + noise
+                idx = first[k] + (t[use] >> k) - 1
+                block[(slice(None),) * len(lead) + (use,)] += nodes[(slice(None),) * len(lead) + (idx,)]
+            out[(slice(None),) * len(lead) + (slice(start, start + steps),)] = block
             start += steps
         return out
 
