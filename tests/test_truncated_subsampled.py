@@ -121,7 +121,7 @@ def test_accountants_and_helpers():
     assert out["epsilon"] > PLDAccountant().compose(PoissonSampled(Gaussian(1.0), 0.05), 3).epsilon(1e-6)
 
 
-@pytest.mark.parametrize("kw,name", [({"sigma": 0.0}, "sigma"), ({"q": 1.5}, "q"), ({"dataset_size": 0}, "dataset_size"),
+@pytest.mark.parametrize("kw,name", [({"sigma": -1.0}, "sigma"), ({"q": 1.5}, "q"), ({"dataset_size": 0}, "dataset_size"),
                                      ({"dataset_size": 2.5}, "dataset_size"), ({"max_batch_size": 0}, "max_batch_size"),
                                      ({"max_batch_size": True}, "max_batch_size"), ({"neighbouring": "replace_one"}, "neighbouring")])
 def test_validation_names_the_argument(kw, name):

@@ -67,6 +67,7 @@ __all__ = [
     "gaussian_loss",
     "bounded_range_candidates",
     "statement_loss",
+    "nonprivate_loss",
 ]
 
 _U = float(np.finfo(float).eps)
@@ -825,7 +826,9 @@ class PrivacyLoss:
 
     def subsampled(self, q_up: float, q_lo: float) -> PrivacyLoss:
         """The step under Poisson subsampling with rate q (``q_up`` >= q >= ``q_lo``, the two
-        rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions."""
+        rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions. Exact when the step
+        is and the rate is known exactly (``q_up == q_lo``): the subsampled pairs are then the
+        sampled mechanism's own output laws on the worst neighbours."""
         if q_up == 0.0 or self.upper is None:
             return PrivacyLoss.nothing()
         if q_lo >= 1.0 and q_up >= 1.0:
@@ -835,7 +838,8 @@ class PrivacyLoss:
         gsub = None
         if self.gaussian is not None and q_lo > 0:
             gsub = (float(self.gaussian[0]), float(self.gaussian[1]), q_lo)
-        return PrivacyLoss(upper, lower, f"poisson-{self.label}", gaussian_sub=gsub)
+        return PrivacyLoss(upper, lower, f"poisson-{self.label}", exact=self.exact and q_up == q_lo,
+                           gaussian_sub=gsub)
 
 
 def _subsample(pair: LossPair, q: float) -> tuple[LossPair, LossPair]:
@@ -864,6 +868,13 @@ def gaussian_loss(sensitivity: float, sigma: float) -> PrivacyLoss:
 def bounded_range_candidates(eta: float) -> list[LossPair]:
     """Lower candidates of an eta-bounded-range mechanism (generalised randomized response)."""
     return [GeneralizedRRPair(eta, f * eta) for f in BR_LOWER_FRACTIONS]
+
+
+def nonprivate_loss() -> PrivacyLoss:
+    """The step of a release with no privacy (:meth:`Mechanism.non_private`): the non-private
+    pair in both directions, upper and lower (attained by the release itself), exact."""
+    pair = NonPrivatePair()
+    return PrivacyLoss.symmetric_pair(pair, [pair], "nonprivate", exact=True)
 
 
 def statement_loss(pure_epsilon: float, approx_dp) -> PrivacyLoss | None:

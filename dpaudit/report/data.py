@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
+from dpaudit.accounting.base import ACCOUNTANTS, NO_AMPLIFICATION, accountant_class
+from dpaudit.accounting.exact import exact_epsilon
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -31,23 +32,13 @@ from dpaudit.core.validation import (
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
 
-#: note shown wherever a notion gives a subsampled mechanism no amplification
-NO_AMPLIFICATION = "no amplification by sampling in this notion: the unsampled mechanism's value"
-
-
 def ignores_sampling(notion: str, mechanism) -> bool:
-    """True when ``mechanism`` is subsampled (0 < q < 1) and ``notion`` ("zcdp", "tcdp") gives it
-    no amplification: its per-step parameter is that of the unsampled mechanism (zCDP has no
-    amplification-by-subsampling theorem; dpaudit's tCDP has one only for sampling without
-    replacement under its conditions, Bun et al. 2018). Large numbers there are not alarming."""
-    base, q = getattr(mechanism, "mechanism", None), getattr(mechanism, "q", None)
-    if base is None or q is None or not 0.0 < float(q) < 1.0:
-        return False
-    if notion == "zcdp":
-        return float(mechanism.zcdp()) >= float(base.zcdp())
-    if notion == "tcdp":
-        return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
-    return False
+    """True when ``mechanism`` is subsampled (0 < q < 1) and the accountant ``notion`` (a registry
+    name) charges it as the unsampled mechanism: the accountant class's own
+    :meth:`~dpaudit.accounting.base.Accountant.ignores_subsampling` (zCDP has no
+    amplification-by-subsampling theorem; tCDP has one only for sampling without replacement under
+    its conditions, Bun et al. 2018). Large numbers there are not alarming."""
+    return accountant_class(notion).ignores_subsampling(mechanism)
 
 
 
@@ -80,17 +71,15 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         cls = accountant_class(key)
         label = cls.label
         try:
-            curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
-            if ignores_sampling(key, mechanism):
+            # quiet: a curve that ignores subsampling is labelled here (no NoAmplificationWarning)
+            curves[label] = [float(cls.quiet().compose(mechanism, t).epsilon(delta)) for t in steps]
+            if cls.ignores_subsampling(mechanism):
                 ignoring.append(label)
                 notes[label] = NO_AMPLIFICATION
         except UnsupportedMechanismError as exc:
             notes[label] = f"not applicable: {exc}"
     exact_label = None
     if exact:
-        # (imported here, like the audit below: the CLI imports this module to build its parser)
-        from dpaudit.testing.assertions import exact_epsilon
-
         values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
