@@ -27,6 +27,7 @@ from dpaudit.core.validation import (
     check_delta,
     check_nonnegative,
     check_positive,
+    check_probability,
 )
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
@@ -95,16 +96,21 @@ def dp_region_tpr(fpr, epsilon: float, delta: float):
     """Largest TPR = 1 - FNR reachable at ``fpr`` by any test against an (epsilon, delta)-DP mechanism.
 
     From FNR >= max(0, 1 - delta - e^eps FPR, e^-eps (1 - delta - FPR)) (Kairouz et al. 2015):
-    TPR <= min(1, delta + e^eps FPR, 1 - e^-eps (1 - delta - FPR)).
+    TPR <= min(1, delta + e^eps FPR, 1 - e^-eps (1 - delta - FPR)). Any epsilon in [0, inf] and
+    delta in [0, 1]: e^eps FPR is formed as exp(eps + log FPR) (inf above the float range, where the
+    minimum is 1 anyway), never as e^eps alone (an OverflowError at eps > 709.78), and the last term
+    as (1 - e^-eps) + e^-eps (delta + FPR) (no cancellation).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    delta = check_nonnegative("delta", delta)
+    delta = check_probability("delta", delta)
     fpr = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
     if math.isinf(epsilon):
         return np.ones_like(fpr)
-    with np.errstate(over="ignore"):
-        a = delta + math.exp(epsilon) * fpr
-    b = 1.0 - math.exp(-epsilon) * (1.0 - delta - fpr)
+    with np.errstate(over="ignore", divide="ignore"):
+        a = delta + np.exp(epsilon + np.log(fpr))
+    # 1 - e^-eps (1 - delta - FPR) = (1 - e^-eps) + e^-eps (delta + FPR): a sum of non-negative
+    # terms (no cancellation for small eps and FPR); at least 1 when delta + FPR >= 1
+    b = np.where(delta + fpr >= 1.0, 1.0, -math.expm1(-epsilon) + math.exp(-epsilon) * (delta + fpr))
     return np.minimum(1.0, np.minimum(a, b))
 
 

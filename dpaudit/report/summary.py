@@ -252,6 +252,8 @@ def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | No
     describe = getattr(mechanism, "describe", None)
     desc = describe() if callable(describe) else repr(mechanism)
     out = {"mechanism": desc, "steps": steps, "delta": delta}
+    if math.isfinite(delta) and delta >= 1.0:  # every mechanism is (0, 1)-DP
+        return {**out, "kind": "trivial at delta = 1", "lower": 0.0, "upper": 0.0}
     if not (math.isfinite(delta) and 0.0 < delta < 1.0):
         try:  # basic composition of the pure-DP epsilon, rounded up
             value = PureDPAccountant.quiet().compose(mechanism, steps).total
