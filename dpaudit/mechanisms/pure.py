@@ -192,6 +192,13 @@ class ExponentialMechanism(Mechanism):
     ``epsilon = inf`` is the exact argmax (no noise): a non-private release
     (:meth:`non_private`), every curve ``inf``.
 
+    Composition is that of bounded-range mechanisms, tighter than that of eps-DP ones: e.g.
+    ``ExponentialMechanism(1)`` then ``ExponentialMechanism(2)`` has epsilon(1e-12) in
+    [2.999753, 2.999764] (the best attained pair of generalised randomized responses and the exact
+    composition of the least dominating BR pairs, computed in mpmath by
+    proofs_checks/exponential_br_composition.py; the PLD accountant answers [2.99934, 2.99979]),
+    not the 3.0 of two eps-DP mechanisms (randomized response), which is what dp_accounting's own
+    test of ``ExponentialMechanismDpEvent`` expects.
     """
 
     epsilon: float
