@@ -33,14 +33,15 @@ from dpaudit import (
     make_accountant,
 )
 from dpaudit.accounting.base import ACCOUNTANTS
-from dpaudit.mechanisms import MixtureOfGaussians, TreeAggregation, TruncatedPoissonGaussian
+from dpaudit.mechanisms import MixtureOfGaussians, PermuteAndFlip, TreeAggregation, TruncatedPoissonGaussian
 
 ORDERS = np.array([1.5, 2.0, 10.0, math.inf])
 
 
 def _degenerate():
     return [NonPrivate(), Gaussian(0.0), Gaussian(0.0, 3.0), Laplace(0.0), DiscreteLaplace(0.0, 2),
-            DiscreteGaussian(0.0), PureDP(math.inf), ExponentialMechanism(math.inf), TreeAggregation(0.0, (5, 3)),
+            DiscreteGaussian(0.0), PureDP(math.inf), ExponentialMechanism(math.inf), PermuteAndFlip(math.inf),
+            TreeAggregation(0.0, (5, 3)),
             MixtureOfGaussians(0.0, (1.0, 2.0), (0.5, 0.5)), TruncatedPoissonGaussian(0.0, 1.0, 50, 50)]
 
 
@@ -84,6 +85,9 @@ def test_samplers_of_zero_noise_mechanisms():
     assert np.array_equal(DiscreteGaussian(0.0).sample(np.array([1, 2]), rng), [1, 2])
     assert np.all(PureDP(math.inf).sample(1, rng, 50) == 1)  # randomized response without noise: the truth
     assert np.all(ExponentialMechanism(math.inf).sample([0.0, 3.0, 1.0], rng, 50) == 1)  # the argmax
+    assert np.all(PermuteAndFlip(math.inf).sample([0.0, 3.0, 1.0], rng, 50) == 1)
+    with pytest.raises(ValueError, match="epsilon"):
+        PermuteAndFlip(math.inf).on([0.0, 1.0], [1.0, 0.0])
     ties = ExponentialMechanism(math.inf).sample([2.0, 0.0, 2.0], rng, 400)
     assert set(ties.tolist()) == {0, 2}  # ties broken at random
     assert np.array_equal(NonPrivate().sample(np.array([3.0]), rng, 2), [[3.0], [3.0]])
