@@ -96,7 +96,9 @@ def bisect(pred: Callable[[float], bool], lo: float, hi: float, *, midpoint: str
         if midpoint == "float":
             mid = float_midpoint(lo, hi)
         elif midpoint == "arithmetic":
-            mid = 0.5 * lo + 0.5 * hi
+            mid = 0.5 * (lo + hi)
+            if not math.isfinite(mid):  # (lo + hi beyond the float range)
+                mid = 0.5 * lo + 0.5 * hi
         else:
             mid = math.sqrt(lo) * math.sqrt(hi)
         if not lo < mid < hi:
