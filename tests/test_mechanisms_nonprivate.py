@@ -195,3 +195,9 @@ def test_dp_accounting_poisson_sampled_zero_noise():
         assert mine == pytest.approx(theirs.get_delta_for_epsilon(2.0), rel=1e-9)
         assert q * (1 - gap) < mine < q
     assert dpaudit.ExactAccountant().compose(PoissonSampled(Gaussian(0.0), q)).delta(2.0) == pytest.approx(q, rel=1e-12)
+
+
+def test_pld_interval_of_a_non_private_step_is_exact():
+    for m in (NonPrivate(), Gaussian(0.0), PureDP(math.inf)):
+        acc = make_accountant("pld").compose(Gaussian(1.0), 3).compose(m)
+        assert acc.delta_interval(1.0) == (1.0, 1.0) and acc.epsilon_interval(0.3) == (math.inf, math.inf)
