@@ -116,10 +116,9 @@ def test_brackets():
     assert bracket_up(f, 0.0, 1.0, limit=100.0) is None
     assert bracket_up(f, 0.0, 1.0, max_steps=5) is None
     assert bracket_up(lambda x: x > 1e308, 0.0, 1.0).hi == sys.float_info.max  # capped at the limit
-    br = bracket_down(lambda x: x >= 1e-3, 1.0)
-    assert br.lo == 2.0**-10 and br.hi == 2.0**-9
-    assert bracket_down(lambda x: True, 1.0, limit=1e-6).lo is None
-    assert bracket_down(lambda x: True, 1.0).hi == 5e-324  # every positive float passes: the smallest tried
+    assert bracket_down(lambda x: x >= 1e-3, 1.0) == (2.0**-10, 2.0**-9)
+    assert bracket_down(lambda x: True, 1.0, limit=1e-6)[0] is None
+    assert bracket_down(lambda x: True, 1.0) == (None, 5e-324)  # every positive float passes: the smallest tried
     with pytest.raises(ValueError):
         bracket_up(f, 0.0, 0.0)
     with pytest.raises(ValueError):

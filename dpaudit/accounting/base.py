@@ -220,6 +220,12 @@ class Accountant(abc.ABC):
         """``{"epsilon": ...}`` and what produced it (e.g. the RDP order, zCDP rho)."""
         return {"epsilon": self.epsilon(delta)}
 
+    def meets(self, epsilon, delta) -> bool:
+        """True when the composition is certified (epsilon, delta)-DP: ``epsilon(delta) <=
+        epsilon`` (an accountant with a cheaper certified test overrides it; it never answers True
+        where ``epsilon(delta) > epsilon``). Calibration's feasibility test."""
+        return self.epsilon(delta) <= epsilon
+
 
 def _describe(mechanism) -> str:
     describe = getattr(mechanism, "describe", None)

@@ -74,20 +74,19 @@ def _sqrt_count_up(steps: int) -> float:
     return count_to_float(r, "up")
 
 
-def _epsilon_of(accountant: str, step, steps: int, delta: float | None):
-    """scale -> epsilon of ``steps`` compositions of ``step(scale)`` under ``accountant`` (a quiet
-    instance; an accountant whose epsilon does not depend on delta is queried at any delta)."""
+def _accountant_of(accountant: str, step, steps: int):
+    """scale -> a quiet accountant ``accountant`` with ``steps`` compositions of ``step(scale)``
+    (an UnsupportedMechanismError names the accountant and the step)."""
     cls = accountant_class(accountant)
-    query = delta if delta else 0.5  # (delta None / 0 only for an accountant with needs_delta False)
 
-    def eps(scale: float) -> float:
+    def make(scale: float):
         try:
-            return cls.quiet().compose(step(scale), count=steps).epsilon(query)
+            return cls.quiet().compose(step(scale), count=steps)
         except UnsupportedMechanismError as exc:
             raise UnsupportedMechanismError(f"accountant={accountant!r} cannot calibrate {steps} step(s) of "
                                             f"{step(scale).describe()}: {exc}") from None
 
-    return eps
+    return make
 
 
 def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", sensitivity=1.0,
@@ -146,25 +145,33 @@ def calibrate_sigma(target_epsilon, delta, *, q=1.0, steps=1, accountant="rdp", 
         return PoissonSampled(mech, q) if q < 1.0 else mech
 
     start = min(sensitivity * _sqrt_count_up(steps), sys.float_info.max)
-    return _smallest_passing(_epsilon_of(accountant, step, steps, delta), target_epsilon, start, rtol,
+    return _smallest_passing(_accountant_of(accountant, step, steps), target_epsilon, delta, start, rtol,
                              lambda bound: (f"no sigma <= {bound:g} meets target_epsilon={target_epsilon:g} at "
                                             f"delta={delta:g} under accountant={accountant!r}"))
 
 
-def _smallest_passing(eps_of, target: float, start: float, rtol: float, message) -> float:
-    """The smallest noise scale ``s`` in [start * 1e-12, start * 1e15] with ``eps_of(s) <= target``:
-    bracket by doubling/halving from ``start`` (:func:`~dpaudit.core.roots.bracket_up` /
+def _smallest_passing(make, target: float, delta: float | None, start: float, rtol: float, message) -> float:
+    """The smallest noise scale ``s`` in [start * 1e-12, start * 1e15] whose accountant ``make(s)``
+    meets (target, delta) (:meth:`~dpaudit.accounting.base.Accountant.meets`): bracket by
+    doubling/halving from ``start`` (:func:`~dpaudit.core.roots.bracket_up` /
     :func:`~dpaudit.core.roots.bracket_down`, at most ~90 steps each), then bisection in log(s)
     (:func:`~dpaudit.core.roots.bisect`, at most 200 halvings) until the bracket is narrower than
     ``rtol`` and the epsilon at its upper end is within :data:`EPSILON_RTOL` below the target (or
-    its ends are adjacent floats). The result is the upper end: a point where ``eps_of`` was
-    evaluated and met the target. ``message(bound)`` is the ValueError text when no scale up to
-    the bound passes."""
-    seen: dict[float, float] = {}
+    its ends are adjacent floats). The result is the upper end: a point where the accountant was
+    evaluated and met the target (its epsilon(delta) is checked once more at the end). An
+    accountant whose epsilon does not depend on delta (``needs_delta`` False) is queried at
+    delta = 1/2 when ``delta`` is None. ``message(bound)`` is the ValueError text when no scale up
+    to the bound passes."""
+    query = delta if delta else 0.5
+    eps_seen: dict[float, float] = {}
 
     def ok(s: float) -> bool:
-        seen[s] = eps_of(s)
-        return seen[s] <= target
+        return make(s).meets(target, query)
+
+    def eps_at(s: float) -> float:
+        if s not in eps_seen:
+            eps_seen[s] = make(s).epsilon(query)
+        return eps_seen[s]
 
     sigma_min = start * _SIGMA_MIN
     sigma_max = min(start * _SIGMA_MAX, sys.float_info.max)
@@ -179,10 +186,17 @@ def _smallest_passing(eps_of, target: float, start: float, rtol: float, message)
         lo, hi = br
     floor = target * (1.0 - EPSILON_RTOL)
 
-    def done(lo: float, hi: float) -> bool:
-        return hi / lo - 1.0 <= rtol and seen[hi] >= floor
+    def done(lo: float, hi: float) -> bool:  # (the epsilon is computed only once the bracket is narrow)
+        return hi / lo - 1.0 <= rtol and eps_at(hi) >= floor
 
-    return bisect(ok, lo, hi, midpoint="geometric", stop=done, max_iter=_MAX_BISECTIONS).hi
+    hi = bisect(ok, lo, hi, midpoint="geometric", stop=done, max_iter=_MAX_BISECTIONS).hi
+    # the accountant's own epsilon at the returned scale (meets() never passes where it exceeds the
+    # target; a scale a few ulps up is taken should its rounding disagree, at most 64 steps)
+    for _ in range(64):
+        if eps_at(hi) <= target:
+            break
+        hi = math.nextafter(hi, math.inf)
+    return hi
 
 
 def _check_laplace_target(target_epsilon, delta, q, steps, accountant, rtol):
@@ -214,7 +228,7 @@ def _calibrate_scale(make, target_epsilon, delta, q, steps, accountant, sensitiv
         return PoissonSampled(mech, q) if q < 1.0 else mech
 
     start = min(next_up(count_to_float(steps, "up") * sensitivity / target_epsilon), sys.float_info.max)
-    return _smallest_passing(_epsilon_of(accountant, step, steps, delta), target_epsilon, start, rtol,
+    return _smallest_passing(_accountant_of(accountant, step, steps), target_epsilon, delta, start, rtol,
                              lambda bound: (f"no {what} scale <= {bound:g} meets target_epsilon={target_epsilon:g} "
                                             f"at delta={delta:g} under accountant={accountant!r}"))
 

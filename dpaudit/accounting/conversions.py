@@ -354,7 +354,8 @@ def _bisect_increasing(fun, lo: float, hi: float, iters: int = 200) -> tuple[flo
     """Bracket [lo, hi] of the sign change of an increasing function (fun(lo) < 0 <= fun(hi)),
     by at most ``iters`` bisections (:func:`dpaudit.core.roots.bisect`, arithmetic midpoints;
     stops when the midpoint is no longer strictly inside)."""
-    return tuple(bisect(lambda x: not fun(x) < 0.0, lo, hi, midpoint="arithmetic", max_iter=iters))
+    br = bisect(lambda x: not fun(x) < 0.0, lo, hi, midpoint="arithmetic", max_iter=iters)
+    return br.lo, br.hi
 
 
 def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
@@ -591,7 +592,7 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
     # start (rounding at the boundary), then an infeasible hi above it
     lo = max(rho_bs, _tv_rho_threshold(delta))
     if lo == 0.0 or infeasible(lo):
-        lo = bracket_down(infeasible, lo).lo if lo > 0.0 else None
+        lo = bracket_down(infeasible, lo)[0] if lo > 0.0 else None
         if lo is None:
             if infeasible(TINY):
                 return 0.0

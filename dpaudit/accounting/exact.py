@@ -118,16 +118,17 @@ class _RRCore:
 
     def __init__(self, eps: float, k: int):
         self.eps, self.k = eps, k
-        self._terms = None
+        self._terms: tuple[np.ndarray, np.ndarray] | None = None
         # relative error of each term: log C(k, i) <= k log 2 and the two log-probabilities, each
         # evaluated to a few ulps of its size; 64 ulps of the largest log (never below 1e-14)
         scale = k * (math.log(2.0) + abs(math.log1p(math.exp(-eps))) + eps) + 10.0
         self.rel = 64.0 * _EPS * scale + 1e-14
 
     def delta(self, t: float) -> float:
-        if self._terms is None:
-            self._terms = _rr_log_terms(self.eps, self.k)
-        log_w, losses = self._terms
+        terms = self._terms
+        if terms is None:
+            terms = self._terms = _rr_log_terms(self.eps, self.k)
+        log_w, losses = terms
         keep = losses > t
         if not np.any(keep):
             return 0.0
@@ -182,7 +183,7 @@ class ExactAccountant(Accountant):
         self._count = 1
         self._cache: dict = {}
 
-    def compose(self, mechanism, count=1) -> ExactAccountant:
+    def compose(self, mechanism, count=1) -> Accountant:
         self._count = check_count("count", count)
         return super().compose(mechanism, count)
 
@@ -356,6 +357,17 @@ class ExactAccountant(Accountant):
 
     def epsilon_details(self, delta) -> dict:
         return {"epsilon": self.epsilon(delta), "method": "closed form"}
+
+    def meets(self, epsilon, delta) -> bool:
+        """Gaussians only: the certified comparison delta(epsilon) <= delta of
+        :func:`dpaudit.accounting.gaussian_profile.delta_at_most`, the test :meth:`epsilon` bisects on
+        (so True implies ``epsilon(delta) <= epsilon``), at the cost of one curve evaluation instead
+        of a root search; otherwise ``epsilon(delta) <= epsilon``."""
+        if self._only_gaussian() and not self._nonprivate:
+            epsilon = check_epsilon("epsilon", epsilon)
+            delta = check_delta("delta", delta)
+            return gaussian_profile.delta_at_most(self._mu2(), epsilon, delta)
+        return super().meets(epsilon, delta)
 
     def __repr__(self) -> str:
         return f"ExactAccountant({len(self._events)} events)"

@@ -45,8 +45,7 @@ _FMAX = sys.float_info.max
 
 
 class Bracket(NamedTuple):
-    """``pred(lo)`` is False and ``pred(hi)`` is True (``lo`` may be ``None`` for a one-sided
-    result of :func:`bracket_down`)."""
+    """``pred(lo)`` is False and ``pred(hi)`` is True."""
 
     lo: float
     hi: float
@@ -143,13 +142,14 @@ def bracket_up(pred, lo: float, hi: float, *, factor: float = 2.0, limit: float 
     return None
 
 
-def bracket_down(pred, hi: float, *, factor: float = 2.0, limit: float = 0.0, max_steps: int = 2200) -> Bracket:
+def bracket_down(pred, hi: float, *, factor: float = 2.0, limit: float = 0.0,
+                 max_steps: int = 2200) -> tuple[float | None, float]:
     """Shrink ``lo`` geometrically until ``pred(lo)`` fails.
 
     ``pred(hi)`` holds (the caller's guarantee, not evaluated; ``hi > 0``). Tries ``lo = hi /
     factor, hi / factor^2, ...``; returns ``Bracket(lo, hi)`` with ``pred(lo)`` False and ``hi``
-    the smallest point tried where it held, or ``Bracket(None, hi)`` when ``pred`` holds at every
-    point tried down to ``limit`` (or 0, or after ``max_steps`` evaluations).
+    the smallest point tried where it held, or ``(None, hi)`` when ``pred`` holds at every point
+    tried down to ``limit`` (or 0, or after ``max_steps`` evaluations).
     """
     if not hi > 0.0 or not factor > 1.0:
         raise ValueError(f"bracket_down needs hi > 0 and factor > 1, got hi={hi!r}, factor={factor!r}")
@@ -160,4 +160,4 @@ def bracket_down(pred, hi: float, *, factor: float = 2.0, limit: float = 0.0, ma
         if not pred(lo):
             return Bracket(lo, hi)
         hi = lo
-    return Bracket(None, hi)
+    return (None, hi)
