@@ -128,6 +128,16 @@ class AccountantContract:
                 if math.isfinite(eps):
                     assert acc.delta(eps) <= d * (1 + 1e-6) + 1e-300, (m, d, eps)
 
+    def test_meets_agrees_with_epsilon(self):
+        for m in self.mechanisms():
+            acc = self.make().compose(m, 10)
+            for d in DELTAS:
+                eps = acc.epsilon(d)
+                if math.isfinite(eps):
+                    assert acc.meets(eps, d), (m, d, eps)
+                    if eps > 0:
+                        assert not acc.meets(min(eps * (1 - 1e-6), math.nextafter(eps, 0.0)), d), (m, d, eps)
+
     # -- neighbouring relation ---------------------------------------------------------------------
     def test_relation_is_recorded_and_cannot_mix(self):
         acc = self.make()
