@@ -33,7 +33,13 @@ from dpaudit import (
     make_accountant,
 )
 from dpaudit.accounting.base import ACCOUNTANTS
-from dpaudit.mechanisms import MixtureOfGaussians, PermuteAndFlip, TreeAggregation, TruncatedPoissonGaussian
+from dpaudit.mechanisms import (
+    MixtureOfGaussians,
+    PermuteAndFlip,
+    TreeAggregation,
+    TruncatedPoissonGaussian,
+    ZCDPMechanism,
+)
 
 ORDERS = np.array([1.5, 2.0, 10.0, math.inf])
 
@@ -42,7 +48,8 @@ def _degenerate():
     return [NonPrivate(), Gaussian(0.0), Gaussian(0.0, 3.0), Laplace(0.0), DiscreteLaplace(0.0, 2),
             DiscreteGaussian(0.0), PureDP(math.inf), ExponentialMechanism(math.inf), PermuteAndFlip(math.inf),
             TreeAggregation(0.0, (5, 3)),
-            MixtureOfGaussians(0.0, (1.0, 2.0), (0.5, 0.5)), TruncatedPoissonGaussian(0.0, 1.0, 50, 50)]
+            MixtureOfGaussians(0.0, (1.0, 2.0), (0.5, 0.5)), TruncatedPoissonGaussian(0.0, 1.0, 50, 50),
+            ZCDPMechanism(math.inf), ZCDPMechanism(0.5, math.inf)]
 
 
 def _quiet(name):
