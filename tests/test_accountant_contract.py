@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import dpaudit
-from dpaudit import ApproxDP, Gaussian, Laplace, PoissonSampled, PureDP
+from dpaudit import ApproxDP, ExponentialMechanism, Gaussian, Laplace, NonPrivate, PoissonSampled, PureDP
 from dpaudit.accounting.base import ACCOUNTANTS, Accountant, accountant_class, make_accountant
 from dpaudit.core.validation import UnsupportedMechanismError, check_orders
 from dpaudit.mechanisms.base import Mechanism
@@ -52,6 +52,18 @@ class AccountantContract:
 
     def mechanisms(self):
         return [Gaussian(1.3), Gaussian(0.8, 2.0), Laplace(2.0), PoissonSampled(Gaussian(1.1), 0.05)]
+
+    def two_mechanisms(self):
+        """Two different mechanisms the accountant composes together."""
+        return Gaussian(2.0), Laplace(3.0)
+
+    def relation_mechanism(self, relation: str):
+        """A mechanism stated under ``relation`` (the neighbouring-relation checks)."""
+        return Gaussian(1.0, neighbouring=relation)
+
+    def huge(self):
+        """(mechanism, count) whose guarantee lies beyond the float range."""
+        return Gaussian(1e-300), 1
 
     # -- registry and base class -------------------------------------------------------------------
     def test_registry(self):
@@ -102,7 +114,7 @@ class AccountantContract:
             assert parts == pytest.approx(whole, rel=self.composition_rtol), m
 
     def test_composition_costs_at_least_each_part(self):
-        a, b = Gaussian(2.0), Laplace(3.0)
+        a, b = self.two_mechanisms()
         both = self.make().compose(a, 4).compose(b, 2).epsilon(1e-5)
         assert both >= self.make().compose(a, 4).epsilon(1e-5)
         assert both >= self.make().compose(b, 2).epsilon(1e-5)
@@ -116,22 +128,44 @@ class AccountantContract:
                 if math.isfinite(eps):
                     assert acc.delta(eps) <= d * (1 + 1e-6) + 1e-300, (m, d, eps)
 
+    def test_meets_agrees_with_epsilon(self):
+        for m in self.mechanisms():
+            acc = self.make().compose(m, 10)
+            for d in DELTAS:
+                eps = acc.epsilon(d)
+                if math.isfinite(eps):
+                    assert acc.meets(eps, d), (m, d, eps)
+                    if eps > 0:
+                        assert not acc.meets(min(eps * (1 - 1e-6), math.nextafter(eps, 0.0)), d), (m, d, eps)
+
     # -- neighbouring relation ---------------------------------------------------------------------
     def test_relation_is_recorded_and_cannot_mix(self):
         acc = self.make()
         assert acc.neighbouring is None
-        acc.compose(Gaussian(1.0, neighbouring="replace_one"))
+        acc.compose(self.relation_mechanism("replace_one"))
         assert acc.neighbouring == "replace_one"
         with pytest.raises(ValueError, match="neighbouring"):
-            acc.compose(Gaussian(1.0))
+            acc.compose(self.relation_mechanism("add_remove"))
         # a refused composition leaves the accountant as it was
-        assert acc.events == [(Gaussian(1.0, neighbouring="replace_one"), 1)]
+        assert acc.events == [(self.relation_mechanism("replace_one"), 1)]
 
     # -- no guarantee ------------------------------------------------------------------------------
     def test_infinite_guarantee_is_inf_not_an_exception(self):
-        acc = self.make().compose(Gaussian(1e-300))  # rho beyond the float range: epsilon = inf
+        acc = self.make().compose(*self.huge())  # a guarantee beyond the float range: epsilon = inf
         assert acc.epsilon(1e-5) == math.inf
         assert acc.delta(1.0) == 1.0
+
+    def test_non_private_step_is_inf_not_an_exception(self):
+        # issue 27: a release with no guarantee (no noise) is answered, never refused
+        for m in (NonPrivate(), Gaussian(0.0), Laplace(0.0), PureDP(math.inf)):
+            acc = self.make().compose(self.mechanisms()[0], 2).compose(m)
+            assert acc.epsilon(1e-5) == math.inf and acc.epsilon(0.5) == math.inf
+            assert acc.delta(0.0) == 1.0 and acc.delta(10.0) == 1.0
+
+    def test_amplification_is_declared(self):
+        acc = self.make()
+        assert isinstance(type(acc).amplifies_subsampling, bool)
+        assert type(acc).ignores_subsampling(Gaussian(1.0)) is False
 
     def test_mechanism_without_a_guarantee_is_refused(self):
         acc = self.make()
@@ -187,6 +221,35 @@ class TestPLDAccountantContract(AccountantContract):
 
     def mechanisms(self):
         return [Gaussian(1.3), Laplace(2.0), PoissonSampled(Gaussian(1.1), 0.05), ApproxDP(0.5, 1e-7)]
+
+
+class TestExactAccountantContract(AccountantContract):
+    name = "exact"
+
+    def mechanisms(self):
+        # Gaussians (any count), k-fold randomized response (pure and (eps, delta)), and a
+        # non-private release sampled at a small rate (an exact (0, q) factor)
+        return [Gaussian(1.3), Gaussian(0.8, 2.0), PureDP(1.0), ApproxDP(0.5, 1e-7),
+                PoissonSampled(NonPrivate(), 1e-8)]
+
+    def two_mechanisms(self):
+        return Gaussian(2.0), PoissonSampled(NonPrivate(), 1e-7)
+
+
+class TestPureDPAccountantContract(AccountantContract):
+    name = "pure"
+
+    def mechanisms(self):
+        return [PureDP(1.0), Laplace(2.0), PoissonSampled(Laplace(1.1), 0.05), ExponentialMechanism(0.5)]
+
+    def two_mechanisms(self):
+        return PureDP(2.0), Laplace(3.0)
+
+    def relation_mechanism(self, relation: str):
+        return Laplace(1.0, neighbouring=relation)
+
+    def huge(self):
+        return PureDP(1e308), 10
 
 
 def test_every_registered_accountant_has_a_contract_test():

@@ -45,6 +45,48 @@ def test_no_upward_imports():
     assert not upward, "imports against the layering:\n" + "\n".join(upward)
 
 
+#: testing, report and interop are siblings of one layer: none imports another (issue 25; the report
+#: read exact_epsilon from testing until it moved to dpaudit.accounting.exact); the CLI, above them,
+#: may use report and interop but never the pytest helpers of testing
+SIBLINGS = ("testing", "report", "interop")
+#: (importing package, imported package) allowed with a reason: none at present
+SIBLING_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def sibling_imports(tree, layer: str, where: str = "") -> list[str]:
+    """Imports from a module of package ``layer`` of a sibling package (or, from the CLI, of testing)."""
+    banned = {"testing"} if layer == "cli" else set(SIBLINGS) - {layer} if layer in SIBLINGS else set()
+    found = []
+    for module, line in _imports(tree):
+        target = module.split(".")[1]
+        if target in banned and (layer, target) not in SIBLING_EXCEPTIONS:
+            found.append(f"{where}:{line} imports {module}")
+    return found
+
+
+def test_testing_report_interop_do_not_import_each_other_and_cli_not_testing():
+    found = []
+    for path in ROOT.rglob("*.py"):
+        layer = _layer(path)
+        found += sibling_imports(ast.parse(path.read_text()), layer, str(path.relative_to(ROOT)))
+    assert not found, "imports between sibling packages (or CLI -> testing):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("source, layer", [("from dpaudit.testing.assertions import exact_epsilon", "report"),
+                                           ("def f():\n    from dpaudit.testing import x\n", "cli"),
+                                           ("import dpaudit.report.data", "interop"),
+                                           ("from dpaudit.interop import from_dp_event", "testing")])
+def test_sibling_rule_refuses_a_bad_module(source, layer):
+    assert sibling_imports(ast.parse(source), layer, "bad.py")
+
+
+@pytest.mark.parametrize("source, layer", [("from dpaudit.accounting.exact import exact_epsilon", "report"),
+                                           ("from dpaudit.report import cli_support", "cli"),
+                                           ("from dpaudit.testing._config import x", "testing")])
+def test_sibling_rule_accepts_a_good_module(source, layer):
+    assert not sibling_imports(ast.parse(source), layer, "good.py")
+
+
 def test_every_module_is_in_a_known_layer():
     unknown = sorted({_layer(p) for p in ROOT.rglob("*.py")} - set(RANK) - {"__init__", "__main__", "_lazy"})
     assert not unknown, f"modules outside the documented layers: {unknown}"

@@ -155,7 +155,7 @@ def test_console_script_subprocess():
     assert proc.returncode == 0, proc.stderr
     obj = json.loads(proc.stdout)
     assert math.isfinite(obj["results"]["rdp"]["epsilon"])
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", "account", "gaussian", "--sigma", "0", "--delta", "1e-6"],
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "account", "gaussian", "--sigma", "-1", "--delta", "1e-6"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
 

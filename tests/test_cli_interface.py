@@ -112,9 +112,14 @@ def test_accountant_several_values_and_exact(capsys):
                                - mpmath.mpf("1e-5"), 10)
     assert d["results"]["pld"]["lower"] <= true <= d["results"]["pld"]["upper"]
     assert d["results"]["pld"]["lower"] <= exact and true <= exact
-    code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--sample-rate", "0.1", "--delta", "1e-5",
+    code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--sample-rate", "0.1", "--steps", "2", "--delta", "1e-5",
                                 "--accountant", "exact"])
     assert code == 0 and "no closed form" in out
+    # one sampled step has a closed form (its own pair): inside the PLD interval
+    code, out, _ = run(capsys, ["account", "gaussian", "--sigma", "1", "--sample-rate", "0.1", "--delta", "1e-5",
+                                "--accountant", "exact,pld", "--json"])
+    res = json.loads(out)["results"]
+    assert code == 0 and res["pld"]["lower"] <= res["exact"]["epsilon"] <= res["pld"]["upper"] * (1 + 1e-9)
     code, out, _ = run(capsys, ["account", "laplace", "--scale", "2", "--delta", "1e-5", "--accountant", "exact,all"])
     rows = [line.split()[0] for line in out.splitlines()[3:]]
     assert rows == ["exact", "rdp", "zcdp", "tcdp", "pld"]  # in the order asked, without repeats

@@ -176,7 +176,7 @@ def test_audit_flags_an_under_weighted_shift():
     assert res.violation and res.epsilon_lower > wrong  # measured 3.66 > 3.00
 
 
-@pytest.mark.parametrize("kw,name", [({"sigma": 0.0}, "sigma"),
+@pytest.mark.parametrize("kw,name", [({"sigma": -1.0}, "sigma"),
                                      ({"sigma": 1.0, "sensitivities": (-1.0,), "weights": (1.0,)}, "sensitivities"),
                                      ({"sigma": 1.0, "sensitivities": (1.0, 2.0), "weights": (1.0,)}, "weights"),
                                      ({"sigma": 1.0, "sensitivities": (1.0, 2.0), "weights": (0.5, 0.6)}, "weights"),

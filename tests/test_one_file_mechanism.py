@@ -160,7 +160,13 @@ def test_exact_epsilon_from_its_own_pair():
     m = _DiscreteLaplace(EPS)
     ref = mpmath.log(mpmath.e ** EPS - mpmath.mpf(DELTA) * (1 + mpmath.e ** EPS))
     assert exact_epsilon(m, DELTA) == pytest.approx(float(ref), rel=1e-12, abs=1e-15)
-    assert exact_epsilon(m, DELTA, count=2) is None  # no closed form claimed for compositions
+    # its pair is randomized response with eps (sensitivity 1): two steps compose as two randomized
+    # responses (Kairouz, Oh, Viswanath 2015, Thm. 3.3): delta(e) = p^2 (1 - e^{e - 2 eps}) for
+    # eps <= e < 2 eps, p = e^eps/(1 + e^eps)
+    p = mpmath.e ** EPS / (1 + mpmath.e ** EPS)
+    two = mpmath.findroot(lambda e: p ** 2 * (1 - mpmath.e ** (e - 2 * EPS)) - DELTA, 2 * EPS - 1e-4)
+    assert exact_epsilon(m, DELTA, count=2) == pytest.approx(float(two), rel=1e-12)
+    assert exact_epsilon(PoissonSampled(m, 0.1), DELTA, count=2) is None  # no closed form claimed
 
 
 def test_testing_helpers_accept_it():

@@ -17,6 +17,7 @@ from scipy import stats
 from dpaudit import PLDAccountant, make_accountant
 from dpaudit.accounting.base import ACCOUNTANTS
 from dpaudit.audit import audit_mechanism
+from dpaudit.core.validation import UnsupportedMechanismError
 from dpaudit.mechanisms import PermuteAndFlip
 from dpaudit.mechanisms.permute_and_flip import MAX_EXACT_CANDIDATES, permute_and_flip_log_pmf
 from dpaudit.testing import assert_accountant_sound, assert_audit_consistent, exact_epsilon
@@ -137,7 +138,11 @@ def test_accountants_are_above_the_exact_and_lower_values(k):
     lo, up = PLDAccountant().compose(m, k).epsilon_interval(1e-5)
     assert lo > 0.9 * k  # the two-candidate lower pair nearly attains eps per step at delta 1e-5
     for name in sorted(ACCOUNTANTS):
-        assert make_accountant(name).compose(m, k).epsilon(1e-5) >= lo * (1 - 1e-12)
+        try:
+            acc = make_accountant(name).compose(m, k)
+        except UnsupportedMechanismError:  # (the exact accountant: a dominating pair only)
+            continue
+        assert acc.epsilon(1e-5) >= lo * (1 - 1e-12)
     pair = m.on([0, 0], [1, -1])
     assert PLDAccountant().compose(pair, 1).epsilon(1e-5) >= exact_epsilon(pair, 1e-5) * (1 - 1e-9)
 

@@ -15,6 +15,7 @@ from dpaudit import PLDAccountant, RDPAccountant, make_accountant
 from dpaudit.accounting.base import ACCOUNTANTS
 from dpaudit.audit import audit_mechanism
 from dpaudit.conversions import gaussian_epsilon
+from dpaudit.core.validation import UnsupportedMechanismError
 from dpaudit.mechanisms import TreeAggregation
 from dpaudit.mechanisms.tree_aggregation import prefix_noise_matrix, tree_depth
 from dpaudit.testing import assert_accountant_sound, exact_epsilon
@@ -97,7 +98,11 @@ def test_pld_is_the_exact_gaussian_and_other_accountants_are_above():
     lo, up = PLDAccountant().compose(m, 4).epsilon_interval(1e-6)
     assert lo <= ref * (1 + 1e-12) and up >= ref * (1 - 1e-12) and up <= ref * 1.01
     for name in sorted(ACCOUNTANTS):
-        assert make_accountant(name).compose(m, 4).epsilon(1e-6) >= ref * (1 - 1e-12), name
+        try:
+            acc = make_accountant(name).compose(m, 4)
+        except UnsupportedMechanismError:  # (the pure-DP accountant: a Gaussian is not pure DP)
+            continue
+        assert acc.epsilon(1e-6) >= ref * (1 - 1e-12), name
 
 
 def test_empty_trees_release_nothing():
@@ -148,7 +153,7 @@ def test_audit_never_flags_the_true_curve_and_flags_an_under_counted_depth():
     assert res.violation and res.epsilon_lower > wrong
 
 
-@pytest.mark.parametrize("kw,name", [({"sigma": 0.0}, "sigma"), ({"sigma": 1.0, "step_counts": []}, "step_counts"),
+@pytest.mark.parametrize("kw,name", [({"sigma": -1.0}, "sigma"), ({"sigma": 1.0, "step_counts": []}, "step_counts"),
                                      ({"sigma": 1.0, "step_counts": [3, -1]}, "step_counts"),
                                      ({"sigma": 1.0, "step_counts": 2.5}, "step_counts"),
                                      ({"sigma": 1.0, "step_counts": [True]}, "step_counts"),

@@ -62,7 +62,7 @@ USAGE = [
     (["audit", "dp-gd", "--method", "one-run", "--workers", "2"], ["--workers"]),
     (["audit", "dp-gd", "--canaries", "10"], ["--canaries"]),
     # account
-    (["account", "gaussian", "--sigma", "0", "--delta", "1e-5"], ["sigma"]),
+    (["account", "gaussian", "--sigma", "-1", "--delta", "1e-5"], ["sigma"]),  # (sigma 0: non-private, inf)
     (["account", "gaussian", "--sigma", "1", "--delta", "1e-5", "--steps", HUGE], ["--steps", "2^53"]),
     (["account", "gaussian", "--sigma", "1", "--delta", "0"], ["delta"]),
     (["account", "gaussian", "--delta", "1e-5"], ["--sigma"]),

@@ -8,20 +8,35 @@ bound, at most 1). A subclass states what it reads of one step (:meth:`Accountan
 raises :class:`~dpaudit.core.validation.UnsupportedMechanismError` when the mechanism has no
 guarantee in its notion) and how ``count`` steps are added (:meth:`Accountant._add`).
 
-:func:`make_accountant` builds one by name (``"rdp"``, ``"zcdp"``, ``"tcdp"``, ``"pld"``);
-:data:`ACCOUNTANTS` lists the names. A new accountant subclasses :class:`Accountant`, sets
-``name`` and ``label`` and adds one line to :data:`_REGISTRY`; the contract tests
-(``tests/test_accountant_contract.py``) apply to it by inheriting their class.
+:func:`make_accountant` builds one by name (``"rdp"``, ``"zcdp"``, ``"tcdp"``, ``"pld"``,
+``"exact"``, ``"pure"``); :data:`ACCOUNTANTS` lists the names. A new accountant subclasses
+:class:`Accountant`, sets ``name``, ``label`` and ``amplifies_subsampling`` and adds one line to
+:data:`_REGISTRY`; the contract tests (``tests/test_accountant_contract.py``) apply to it by
+inheriting their class.
+
+Subsampling. Each class declares :attr:`Accountant.amplifies_subsampling`: whether it applies
+an amplification-by-subsampling theorem. zCDP has none (a subsampled Gaussian is no better than
+the Gaussian in zCDP: Bun & Steinke 2016 give no amplification, and the RDP of a Poisson-
+subsampled Gaussian is not of the form rho*alpha), and the tCDP amplification theorem (Bun,
+Dwork, Rothblum, Steinke 2018) covers sampling without replacement under its conditions only. Such
+an accountant *warns* (:class:`NoAmplificationWarning`) instead of refusing when it composes a
+sampled mechanism whose charge is that of the unsampled one (:meth:`Accountant.ignores_subsampling`):
+its number is a valid upper bound, only a loose one, and may be what the user wants (a zCDP
+budget); the warning names the accountants that amplify. Refusing would break ledgers that mix
+notions on purpose. Instances for internal use (:meth:`Accountant.quiet`: claims, calibration,
+the CLI and reports, which label the number themselves) do not warn.
 """
 
 from __future__ import annotations
 
 import abc
 import importlib
+import warnings
 
 from dpaudit.core.validation import UnsupportedMechanismError, check_count
 
-__all__ = ["Accountant", "ACCOUNTANTS", "accountant_class", "make_accountant", "join_relation"]
+__all__ = ["Accountant", "ACCOUNTANTS", "accountant_class", "make_accountant", "join_relation",
+           "NoAmplificationWarning", "NO_AMPLIFICATION", "amplifying_accountants", "non_private_step"]
 
 #: accountant name -> (module, class)
 _REGISTRY = {
@@ -29,20 +44,58 @@ _REGISTRY = {
     "zcdp": ("dpaudit.accounting.zcdp", "ZCDPAccountant"),
     "tcdp": ("dpaudit.accounting.tcdp", "TCDPAccountant"),
     "pld": ("dpaudit.accounting.pld.accountant", "PLDAccountant"),
+    "exact": ("dpaudit.accounting.exact", "ExactAccountant"),
+    "pure": ("dpaudit.accounting.exact", "PureDPAccountant"),
 }
 
 #: the accountant names understood by :func:`make_accountant`, the CLI, reports and interop
 ACCOUNTANTS = tuple(_REGISTRY)
 
+#: note shown wherever an accountant gives a subsampled mechanism no amplification
+NO_AMPLIFICATION = "no amplification by sampling in this notion: the unsampled mechanism's value"
+
+
+class NoAmplificationWarning(UserWarning):
+    """An accountant without an amplification-by-subsampling theorem composed a sampled mechanism:
+    its number ignores the sampling (it is that of the unsampled mechanism). Valid, but far
+    larger than what an accountant that amplifies gives (the message names them)."""
+
+
+def amplifying_accountants() -> list[str]:
+    """Names of the registered accountants that amplify subsampling."""
+    return [n for n in ACCOUNTANTS if accountant_class(n).amplifies_subsampling]
+
+
+def _sampled(mechanism):
+    """``(base, q)`` with 0 < q < 1 when ``mechanism`` runs ``base`` on a subsample, else None."""
+    method = getattr(mechanism, "subsampling", None)
+    sub = method() if callable(method) else None
+    if sub is None or not 0.0 < float(sub[1]) < 1.0:
+        return None
+    return sub
+
+
+def non_private_step(mechanism) -> bool:
+    """True when ``mechanism`` is non-private (``non_private()``), or runs a non-private mechanism
+    on a subsample: an accountant without amplification gives it no guarantee at all."""
+    method = getattr(mechanism, "non_private", None)
+    if callable(method) and method():
+        return True
+    sub = _sampled(mechanism)
+    return sub is not None and non_private_step(sub[0])
+
 
 def infinite_curvature(mechanism, accountant: str, guarantee: str, no_guarantee: str) -> None:
     """For a mechanism whose zCDP-type parameter is infinite: return when it states a guarantee beyond
-    the float range (``has_zcdp_guarantee()``: it composes to epsilon = inf); otherwise raise
+    the float range (``has_zcdp_guarantee()``: it composes to epsilon = inf) or is non-private
+    (:func:`non_private_step`: the answer inf is known, and exact); otherwise raise
     UnsupportedMechanismError -- naming an (epsilon, delta) statement with delta > 0 as such (it has
     no ``guarantee``; RDPAccountant carries its delta, PLDAccountant has its exact pair), and any
     other mechanism with ``no_guarantee``. Shared by the zCDP and tCDP accountants."""
     has = getattr(mechanism, "has_zcdp_guarantee", None)
     if callable(has) and has():
+        return
+    if non_private_step(mechanism):
         return
     approx = getattr(mechanism, "approx_dp", None)
     if callable(approx) and approx() is not None:
@@ -75,16 +128,53 @@ class Accountant(abc.ABC):
     #: registry name ("rdp", ...) and the label used in tables and plots
     name: str = ""
     label: str = ""
+    #: whether the accountant applies an amplification-by-subsampling theorem (module docstring)
+    amplifies_subsampling: bool = True
+    #: whether epsilon depends on delta (False: a pure-DP accountant, the same epsilon at every delta)
+    needs_delta: bool = True
 
     def __init__(self):
         self.neighbouring: str | None = None
         self._events: list[tuple[object, int]] = []
+        self._quiet = False
 
     @classmethod
     def quiet(cls, **options) -> Accountant:
-        """An instance for internal use (claims, calibration, the CLI): it emits no warnings of
-        its own (the RDP accountant's order-grid warning); the same numbers as ``cls()``."""
-        return cls(**options)
+        """An instance for internal use (claims, calibration, the CLI, reports): it emits no
+        warnings of its own (the RDP accountant's order-grid warning,
+        :class:`NoAmplificationWarning`); the same numbers as ``cls()``."""
+        acc = cls(**options)
+        acc._quiet = True
+        return acc
+
+    # -- subsampling -------------------------------------------------------------------------
+    @classmethod
+    def ignores_subsampling(cls, mechanism) -> bool:
+        """True when ``mechanism`` is sampled (0 < q < 1) and this accountant charges it as much as
+        the unsampled mechanism (it has no amplification for it). Always False for an accountant
+        that :attr:`amplifies_subsampling`."""
+        if cls.amplifies_subsampling:
+            return False
+        sub = _sampled(mechanism)
+        if sub is None:
+            return False
+        return cls._charge(mechanism) >= cls._charge(sub[0])
+
+    @classmethod
+    def _charge(cls, mechanism) -> float:
+        """What the accountant charges for one step (compared with the unsampled step's by
+        :meth:`ignores_subsampling`); accountants that do not amplify override it."""
+        return 0.0
+
+    def _warn_subsampling(self, mechanism) -> None:
+        if self._quiet or not self.ignores_subsampling(mechanism):
+            return
+        warnings.warn(
+            f"{type(self).__name__} composed {_describe(mechanism)} without amplification by subsampling: "
+            f"{self.label} has no amplification theorem for it, so the number ignores the sampling (it is that "
+            f"of the unsampled mechanism) and is far larger than it needs to be. Accountants that amplify "
+            f"subsampling: {', '.join(amplifying_accountants())} (make_accountant(name)).",
+            NoAmplificationWarning, stacklevel=3)
 
     # -- composition -------------------------------------------------------------------------
     def compose(self, mechanism, count=1) -> Accountant:
@@ -98,6 +188,7 @@ class Accountant(abc.ABC):
         count = check_count("count", count)
         step = self._step(mechanism)
         self.neighbouring = join_relation(self.neighbouring, mechanism)
+        self._warn_subsampling(mechanism)
         if count and self._add(mechanism, step, count):
             self._events.append((mechanism, count))
         return self
@@ -128,6 +219,17 @@ class Accountant(abc.ABC):
     def epsilon_details(self, delta) -> dict:
         """``{"epsilon": ...}`` and what produced it (e.g. the RDP order, zCDP rho)."""
         return {"epsilon": self.epsilon(delta)}
+
+    def meets(self, epsilon, delta) -> bool:
+        """True when the composition is certified (epsilon, delta)-DP: ``epsilon(delta) <=
+        epsilon`` (an accountant with a cheaper certified test overrides it; it never answers True
+        where ``epsilon(delta) > epsilon``). Calibration's feasibility test."""
+        return self.epsilon(delta) <= epsilon
+
+
+def _describe(mechanism) -> str:
+    describe = getattr(mechanism, "describe", None)
+    return describe() if callable(describe) else repr(mechanism)
 
 
 def accountant_class(name: str) -> type[Accountant]:

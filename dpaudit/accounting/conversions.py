@@ -36,7 +36,8 @@ from scipy import optimize
 from scipy.optimize import minimize_scalar
 
 from dpaudit.accounting import gaussian_profile
-from dpaudit.core.numeric import TINY, bisect_float, next_down, round_down, round_up, softplus
+from dpaudit.core.numeric import TINY, next_down, round_down, round_up, softplus
+from dpaudit.core.roots import bisect, bracket_down, bracket_up, largest_false
 from dpaudit.core.validation import (
     check_delta,
     check_epsilon,
@@ -351,16 +352,10 @@ def _t_cap(omega: float) -> float:
 
 def _bisect_increasing(fun, lo: float, hi: float, iters: int = 200) -> tuple[float, float]:
     """Bracket [lo, hi] of the sign change of an increasing function (fun(lo) < 0 <= fun(hi)),
-    by at most ``iters`` bisections (stops when the midpoint is no longer strictly inside)."""
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi:
-            break
-        if fun(mid) < 0.0:
-            lo = mid
-        else:
-            hi = mid
-    return lo, hi
+    by at most ``iters`` bisections (:func:`dpaudit.core.roots.bisect`, arithmetic midpoints;
+    stops when the midpoint is no longer strictly inside)."""
+    br = bisect(lambda x: not fun(x) < 0.0, lo, hi, midpoint="arithmetic", max_iter=iters)
+    return br.lo, br.hi
 
 
 def _cks_epsilon_at(t: float, rho: float, log_delta: float) -> float:
@@ -466,11 +461,9 @@ def _cks_log_delta(rho: float, omega: float, epsilon: float) -> float:
     else:
         # h(u) < 0 for u <= min(0, epsilon - 3 rho) - 1 ((1 + 2e^u) rho < 3 rho, softplus(-u) > -u);
         # found by doubling from -1 (at most ~1030 steps) so that the bisection bracket stays tight
-        u_lo = -1.0
-        for _ in range(1100):
-            if h(u_lo) < 0.0:
-                break
-            u_lo *= 2.0
+        # (bracket_up on -u: doubling from 1, at most 1100 steps)
+        br = bracket_up(lambda s: h(-s) < 0.0, 0.5, 1.0, max_steps=1100)
+        u_lo = -br.hi if br is not None else -sys.float_info.max
         _, u_star = _bisect_increasing(h, u_lo, min(u_hi, 0.5 * u_lo) if h(0.5 * u_lo) >= 0.0 else u_hi)
     t_cap = _t_cap(omega)
     t = math.exp(u_star)
@@ -592,29 +585,22 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
             rho = 0.0
         return max(rho, 0.0)
 
-    def feasible(r: float) -> bool:
-        return _tcdp_delta(r, math.inf, epsilon) <= delta
+    def infeasible(r: float) -> bool:
+        return not _tcdp_delta(r, math.inf, epsilon) <= delta
 
+    # bracket (core/roots, geometric steps of 2, at most 2200 each): a feasible lo below the
+    # start (rounding at the boundary), then an infeasible hi above it
     lo = max(rho_bs, _tv_rho_threshold(delta))
-    for _ in range(2200):  # rounding at the boundary
-        if lo == 0.0 or feasible(lo):
-            break
-        lo *= 0.5
-    if lo == 0.0 or not feasible(lo):
-        if not feasible(TINY):
-            return 0.0
-        lo = TINY
-    hi = 2.0 * lo
-    for _ in range(2200):
-        if hi == math.inf or not feasible(hi):
-            break
-        lo, hi = hi, 2.0 * hi
-    if hi == math.inf:
-        hi = sys.float_info.max
-        if feasible(hi):
-            return hi
-    lo, _ = bisect_float(lambda r: not feasible(r), lo, hi, rel=1e-13)
-    return lo
+    if lo == 0.0 or infeasible(lo):
+        lo = bracket_down(infeasible, lo)[0] if lo > 0.0 else None
+        if lo is None:
+            if infeasible(TINY):
+                return 0.0
+            lo = TINY
+    br = bracket_up(infeasible, lo, min(2.0 * lo, sys.float_info.max), max_steps=2200)
+    if br is None:  # feasible up to the largest float
+        return sys.float_info.max
+    return largest_false(infeasible, br.lo, br.hi, rtol=1e-13)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -740,5 +726,4 @@ def gdp_mu(epsilon, delta) -> float:
                 lo = cand
                 break
             w *= 64.0
-    lo, _ = bisect_float(bad, lo, hi)
-    return lo
+    return largest_false(bad, lo, hi, rtol=2.0**-46)

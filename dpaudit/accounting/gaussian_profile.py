@@ -40,7 +40,8 @@ import mpmath as mp
 import numpy as np
 from scipy import optimize, special
 
-from dpaudit.core.numeric import TINY, bisect_float, next_down, next_up
+from dpaudit.core.numeric import TINY, next_down, next_up
+from dpaudit.core.roots import bisect
 
 __all__ = ["mu_squared", "delta_bounds", "delta_at_most", "epsilon_bounds", "log_delta_estimate"]
 
@@ -462,7 +463,7 @@ def epsilon_bounds(mu2: Fraction, delta: float) -> tuple[float, float]:
     no finite float qualifies. ``lower``: the largest float at which delta(eps) > delta is certified
     (0 when delta(0) <= delta may hold). An approximate root (Brent's method on
     :func:`log_delta_estimate`) seeds a narrow bracket, which is then bisected on the float grid
-    (:func:`dpaudit.core.numeric.bisect_float`); every loop has a fixed iteration bound.
+    (:func:`dpaudit.core.roots.bisect`); every loop has a fixed iteration bound.
     """
     if mu2 == 0:
         return 0.0, 0.0
@@ -509,7 +510,7 @@ def epsilon_bounds(mu2: Fraction, delta: float) -> tuple[float, float]:
         cand = _widen(lambda e: not ok(e), e0, lo, up=False)
         if cand is not None:
             lo = cand
-    lo, hi = bisect_float(ok, lo, hi, rel=0.0, max_iter=80)
+    lo, hi = bisect(ok, lo, hi, max_iter=80)
     # lower end: the largest float with delta certified above the target, below the upper end
 
     def above(e: float) -> bool:
@@ -522,7 +523,7 @@ def epsilon_bounds(mu2: Fraction, delta: float) -> tuple[float, float]:
                 return 0.0, hi
             cand = 0.0
         lo = cand
-    low, _ = bisect_float(lambda e: not above(e), lo, hi, rel=0.0, max_iter=80)
+    low, _ = bisect(lambda e: not above(e), lo, hi, max_iter=80)
     return low, hi
 
 

@@ -15,17 +15,26 @@ every (epsilon, delta)-DP pair is a post-processing of R(eps, delta), whose laws
 neighbours are ``(1 - delta) RR_eps + delta E`` -- the SAME weight 1 - delta on randomized
 response RR_eps (the pointwise-largest RDP curve of any eps-DP pair, Mironov 2017, Prop. 5) and
 the rest on an event of mass delta (KOV 2015, Sec. 3 for the adaptive case). In an adaptive
-composition the "all good" event has the same probability prod(1 - delta_i) >= 1 - sum delta_i
-under both neighbours, and given it the transcript is an adaptive composition of RR_eps_i and
-the RDP steps, whose RDP curves add (Mironov 2017, Prop. 1); this is the composition of
-approximate zCDP/RDP of Bun & Steinke (TCC 2016, Sec. 8: the deltas add). Writing
-P = (1 - d0) P' + d0 A and Q = (1 - d0) Q' + d0 B with d0 = 1 - prod(1 - delta_i), any
-(eps, d')-DP bound for (P', Q') gives P(S) <= (1 - d0)(e^eps Q'(S) + d') + d0
-<= e^eps Q(S) + d' + d0. So the accountant keeps the RDP curve of the good part (the eps part
-charged as RR_eps) and the sum of the deltas (rounded up), and answers
-``epsilon(delta) = conversion(delta - sum delta_i)`` (``inf`` when delta <= sum delta_i) and
-``delta(epsilon) = conversion_delta(epsilon) + sum delta_i``. dp_accounting 0.6.0 has no
-``EpsilonDeltaDpEvent``; later versions accept it in the PLD accountant only.
+composition the "all good" event has the same probability prod(1 - delta_i) under both
+neighbours, and given it the transcript is an adaptive composition of RR_eps_i and the RDP steps,
+whose RDP curves add (Mironov 2017, Prop. 1); this is the composition of approximate zCDP/RDP of
+Bun & Steinke (TCC 2016, Sec. 8). Writing P = (1 - d0) P' + d0 A and Q = (1 - d0) Q' + d0 B with
+d0 = 1 - prod(1 - delta_i), any (eps, d')-DP bound for (P', Q') gives, for every event S,
+
+    P(S) <= (1 - d0)(e^eps Q'(S) + d') + d0 <= e^eps Q(S) + d' + d0 - d0 d'
+
+(Q >= (1 - d0) Q'). So the accountant keeps the RDP curve of the good part (the eps part charged
+as RR_eps) and log(1 - d0) = sum count log(1 - delta_i) (rounded down: d0 up), and answers
+
+    delta(epsilon)   = 1 - (1 - d0)(1 - conversion_delta(epsilon))  (= d' + d0 - d0 d'),
+    epsilon(delta)   = conversion(1 - (1 - delta)/(1 - d0))          (inf when delta <= d0),
+
+which is the exact composition with the (0, d0)-DP pair (the curve of P = d0 at +inf and 1 - d0
+at loss 0, i.e. the PLD accountant's treatment of the delta part: dp_accounting's
+``from_privacy_parameters``), never looser than charging d' + sum delta_i. dp_accounting 0.6.0
+has no ``EpsilonDeltaDpEvent``; later versions accept it in the PLD accountant only. A
+non-private step (``approx_dp() = (0, 1)``) gives d0 = 1: epsilon = inf, delta = 1; one sampled at
+rate q (exactly (0, q)-DP) gives d0 = q per step, the exact answer.
 """
 
 from __future__ import annotations
@@ -156,7 +165,7 @@ class RDPAccountant(Accountant):
         self.orders.flags.writeable = False
         self.warn_at_grid_end = bool(warn_at_grid_end)
         self._curve = np.zeros(self.orders.shape)
-        self._delta_sum = 0.0
+        self._log_good = 0.0  # log(1 - d0): sum count log(1 - delta_i), rounded down
         #: order that attained the last epsilon/delta query, and whether it was a grid end
         self.last_order: float | None = None
         self.at_grid_end: bool = False
@@ -164,7 +173,9 @@ class RDPAccountant(Accountant):
     @classmethod
     def quiet(cls, **options) -> RDPAccountant:
         """Without :class:`OrderGridWarning` (recorded in :attr:`at_grid_end` only)."""
-        return cls(warn_at_grid_end=False, **options)
+        acc = cls(warn_at_grid_end=False, **options)
+        acc._quiet = True
+        return acc
 
     # -- composition ---------------------------------------------------------------------
     def _step(self, mechanism):
@@ -195,13 +206,26 @@ class RDPAccountant(Accountant):
         curve, dl = step
         self._curve = _add_scaled(self._curve, count, curve)
         if dl > 0.0:
-            self._delta_sum = min(1.0, round_up(self._delta_sum + float(scale_by_count(count, dl))))
+            loss = math.inf if dl >= 1.0 else -math.log1p(-dl)  # -log(1 - delta) > 0
+            if loss > 0.0:
+                loss = float(scale_by_count(count, round_up(loss, ulps=2)))
+                self._log_good = round_down(self._log_good - loss)
+            else:  # delta below the float resolution of log1p: 1 - (1 - delta)^count <= count delta
+                self._log_good = round_down(self._log_good - float(scale_by_count(count, dl)))
         return True
 
     @property
+    def _delta_sum(self) -> float:
+        """d0 = 1 - prod(1 - delta_i)^count_i, rounded up (0 when no (epsilon, delta) step)."""
+        if self._log_good == 0.0:
+            return 0.0
+        return min(1.0, round_up(-math.expm1(self._log_good)))
+
+    @property
     def approx_delta(self) -> float:
-        """Sum of the deltas of the composed (epsilon, delta) steps (rounded up, at most 1):
-        added to every conversion's delta (module docstring)."""
+        """d0 = 1 - prod(1 - delta_i) over the composed (epsilon, delta) steps (rounded up, at most
+        1): the mass of the "bad" event, combined exactly with every conversion's delta (module
+        docstring)."""
         return self._delta_sum
 
     def approximate_rdp_curve(self) -> tuple[np.ndarray, float]:
@@ -242,9 +266,12 @@ class RDPAccountant(Accountant):
 
     def _epsilon_and_order(self, delta, stacklevel: int) -> tuple[float, float]:
         delta = check_delta("delta", delta)
-        if self._delta_sum > 0.0:
-            # the conversion gets what the (epsilon, delta) steps leave (module docstring)
-            rest = round_down(delta - self._delta_sum)
+        if self._log_good < 0.0:
+            # the conversion gets what the (epsilon, delta) steps leave (module docstring):
+            # 1 - (1 - delta)/(1 - d0) = -expm1(log(1 - delta) - log(1 - d0)), rounded down
+            with np.errstate(over="ignore"):
+                rest = round_down(-math.expm1(math.log1p(-delta) - self._log_good)) if \
+                    self._log_good > -math.inf else -math.inf
             if not rest > 0.0:  # nothing left for the conversion: no guarantee (as rdp_to_dp on an inf curve)
                 order = float(self.orders[0])
                 self._record(order, math.inf, trivial=True, stacklevel=stacklevel)
@@ -258,8 +285,9 @@ class RDPAccountant(Accountant):
         epsilon = check_epsilon("epsilon", epsilon)
         d, order = rdp_to_delta(self.orders, self._curve, epsilon)
         self._record(order, d, trivial=(d == 0.0 or d >= 1.0), stacklevel=stacklevel)
-        if self._delta_sum > 0.0:
-            d = min(1.0, round_up(d + self._delta_sum))
+        if self._log_good < 0.0:
+            # 1 - (1 - d0)(1 - d) (module docstring), rounded up
+            d = 1.0 if d >= 1.0 else min(1.0, round_up(-math.expm1(self._log_good + math.log1p(-d))))
         return d, order
 
     def epsilon_and_order(self, delta) -> tuple[float, float]:

@@ -44,10 +44,22 @@ def _mechanism_tcdp(mechanism) -> tuple[float, float]:
 
 
 class TCDPAccountant(Accountant):
-    """(rho, omega)-tCDP accountant: ``rho`` adds up (rounded up), ``omega`` is the minimum."""
+    """(rho, omega)-tCDP accountant: ``rho`` adds up (rounded up), ``omega`` is the minimum.
+
+    Amplification by subsampling only through the mechanisms' ``tcdp()`` (sampling without
+    replacement under the conditions of Bun et al. 2018; ``amplifies_subsampling = False``): a
+    Poisson-sampled mechanism is charged the unsampled one's (rho, omega), and composing one
+    warns with :class:`~dpaudit.accounting.base.NoAmplificationWarning` rather than refusing (the
+    number is valid, only loose). A non-private step composes to rho = inf: epsilon = inf.
+    """
 
     name = "tcdp"
     label = "tCDP"
+    amplifies_subsampling = False
+
+    @classmethod
+    def _charge(cls, mechanism) -> float:
+        return float(mechanism.tcdp()[0])
 
     def __init__(self):
         super().__init__()

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.roots import bracket_up, smallest_true
 from dpaudit.core.validation import check_delta, check_epsilon, check_positive, check_real
 
 __all__ = ["unequal_gaussian_delta", "unequal_gaussian_delta_lower", "unequal_gaussian_epsilon"]
@@ -201,9 +202,10 @@ def unequal_gaussian_delta_lower(epsilon, mu_p, sigma_p, mu_q, sigma_q) -> float
 
 def unequal_gaussian_epsilon(delta, mu_p, sigma_p, mu_q, sigma_q) -> float:
     """Upper bound on the smallest epsilon with delta(epsilon) <= ``delta``: a bracketed
-    bisection whose returned point is one where :func:`unequal_gaussian_delta` (the upper bound)
-    was evaluated and met ``delta`` (delta is non-increasing in epsilon). ``inf`` when no epsilon
-    up to 1e300 suffices. At most ~1100 + 200 evaluations."""
+    bisection (:mod:`dpaudit.core.roots`) whose returned point is one where
+    :func:`unequal_gaussian_delta` (the upper bound) was evaluated and met ``delta`` (delta is
+    non-increasing in epsilon). ``inf`` when no epsilon up to 1e300 suffices. At most ~1100 + 200
+    evaluations."""
     delta = check_delta("delta", delta)
     m_p, s_p, m_q, s_q = _check(mu_p, sigma_p, mu_q, sigma_q)
 
@@ -212,21 +214,7 @@ def unequal_gaussian_epsilon(delta, mu_p, sigma_p, mu_q, sigma_q) -> float:
 
     if ok(0.0):
         return 0.0
-    lo, hi = 0.0, 1.0
-    for _ in range(1100):
-        if ok(hi):
-            break
-        lo, hi = hi, hi * 2.0
-        if hi > 1e300:
-            return math.inf
-    else:  # pragma: no cover - 2^1100 > 1e300 ends the loop above
+    br = bracket_up(ok, 0.0, 1.0, limit=1e300, max_steps=1100)  # doubling from 1
+    if br is None:
         return math.inf
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if not lo < mid < hi or hi - lo <= 1e-15 * hi:
-            break
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_true(ok, br.lo, br.hi, midpoint="arithmetic", rtol=1e-15, max_iter=200)

@@ -46,10 +46,22 @@ class ZCDPAccountant(Accountant):
 
     ``epsilon(delta)`` uses the Canonne-Kamath-Steinke conversion (optimal for a generic
     rho-zCDP mechanism), ``delta(epsilon)`` its inverse :func:`zcdp_delta`.
+
+    No amplification by subsampling (``amplifies_subsampling = False``): a sampled mechanism is
+    charged the rho of the unsampled one (valid by quasi-convexity, but far from tight), and
+    composing one warns with :class:`~dpaudit.accounting.base.NoAmplificationWarning` (naming the
+    accountants that amplify) rather than refusing: a zCDP budget of a sampled step may be wanted.
+    A non-private step (``non_private()``, or one run on a subsample) composes to rho = inf:
+    epsilon = inf, delta = 1.
     """
 
     name = "zcdp"
     label = "zCDP"
+    amplifies_subsampling = False
+
+    @classmethod
+    def _charge(cls, mechanism) -> float:
+        return float(mechanism.zcdp())
 
     def __init__(self):
         super().__init__()

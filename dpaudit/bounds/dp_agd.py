@@ -25,7 +25,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpaudit.core.numeric import count_to_float, round_down, round_up
+from dpaudit.accounting.conversions import dp_to_zcdp
+from dpaudit.core.numeric import count_to_float, round_up
 from dpaudit.core.validation import (
     check_count,
     check_delta,
@@ -62,12 +63,6 @@ def _positive_batch(name: str, x):
     return arr
 
 
-def _bs_epsilon_pessimistic(rho: float, log_inv_delta: float) -> float:
-    """rho + 2 sqrt(rho log(1/delta)) (BS16 Prop. 1.3) rounded up, as an accountant would."""
-    # sqrt(rho) sqrt(L), not sqrt(rho L): a subnormal product would lose its relative precision
-    return round_up(rho + 2.0 * math.sqrt(rho) * math.sqrt(log_inv_delta))
-
-
 def dp_agd_budget(epsilon: float, delta: float) -> float:
     """Total zCDP budget rho of DP-AGD for a target (epsilon, delta) (Lee & Kifer 2018, eq. 5).
 
@@ -81,7 +76,8 @@ def dp_agd_budget(epsilon: float, delta: float) -> float:
     DOWN, and then stepped down further until the Bun-Steinke conversion evaluated with an
     upward rounding stays ``<= epsilon`` (so ``zcdp_to_dp(rho, delta, method="bs")`` never
     exceeds the target). The Canonne-Kamath-Steinke conversion would allow a larger rho; the
-    paper uses the simple bound, and so does this function.
+    paper uses the simple bound, and so does this function. This is the accounting layer's
+    inverse :func:`dpaudit.accounting.conversions.dp_to_zcdp` with ``method="bs"`` (one home).
 
     Parameters
     ----------
@@ -97,22 +93,7 @@ def dp_agd_budget(epsilon: float, delta: float) -> float:
     """
     epsilon = check_epsilon("epsilon", epsilon)
     delta = check_delta("delta", delta)
-    if epsilon == 0.0:
-        return 0.0
-    log_inv = -math.log(delta)
-    root = epsilon / (math.sqrt(log_inv + epsilon) + math.sqrt(log_inv))  # (no epsilon**2: overflow)
-    rho = round_down(root * root)
-    # Guard: the conversion, rounded up as an upper bound is, must not exceed the target.
-    # Bounded: the step grows geometrically (the closed form is within a few ulps).
-    step = 2.0**-50
-    for _ in range(64):
-        if not (rho > 0.0 and _bs_epsilon_pessimistic(rho, log_inv) > epsilon):
-            break
-        rho = round_down(rho * (1.0 - step))
-        step = min(2.0 * step, 0.5)
-    else:
-        rho = 0.0
-    return max(rho, 0.0)
+    return dp_to_zcdp(epsilon, delta, method="bs")
 
 
 @dataclass(frozen=True)

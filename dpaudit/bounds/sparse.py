@@ -25,6 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dpaudit.accounting.calibration import calibrate_sigma
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.core.numeric import count_to_float, next_up, product_ratio, round_up
 from dpaudit.core.validation import (
@@ -131,41 +132,20 @@ def sparse_mean_sensitivity(lipschitz: float, sparsity: int, n: int, norm: str =
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    """Smallest sigma (rounded up) with the exact Gaussian delta(epsilon) <= delta (Balle-Wang Thm. 8).
+    """Smallest sigma with the exact Gaussian delta(epsilon) <= delta (Balle & Wang 2018, Thm. 8).
 
-    Uses the accounting layer's ``gaussian_delta`` (an upper bound on the exact delta) and
-    bisects log sigma; the returned sigma always satisfies the constraint.
+    The exact accountant's calibration (:func:`dpaudit.accounting.calibration.calibrate_sigma`
+    with ``accountant="exact"``, to adjacent floats): the returned sigma was evaluated and meets
+    (epsilon, delta). ``inf`` when no sigma up to 1e15 * sensitivity does.
     """
-    from dpaudit.accounting.conversions import gaussian_delta
-
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta("delta", delta)
     sensitivity = check_positive("sensitivity", sensitivity)
-
-    def ok(sig: float) -> bool:
-        return gaussian_delta(sig, epsilon, sensitivity=sensitivity) <= delta
-
-    hi = sensitivity * (math.sqrt(2.0 * (math.log(1.25) - math.log(delta))) / epsilon + 1.0)
-    for _ in range(2100):  # bounded doubling/halving (the float range spans ~2100 binades)
-        if not math.isfinite(hi) or ok(hi):
-            break
-        hi *= 2.0
-    if not math.isfinite(hi):
-        return math.inf  # no finite sigma meets the target
-    lo = hi / 2.0
-    for _ in range(2100):
-        if lo < 1e-300 or not ok(lo):
-            break
-        hi, lo = lo, lo / 2.0
-    for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if mid <= lo or mid >= hi:
-            break
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return round_up(hi)
+    try:
+        # (rtol 1e-15: to adjacent floats, as this function always did)
+        return calibrate_sigma(epsilon, delta, accountant="exact", sensitivity=sensitivity, rtol=1e-15)
+    except ValueError:  # (inputs validated above: no sigma in the search range meets the target)
+        return math.inf
 
 
 def _gaussian_sigma(epsilon: float, delta: float, sensitivity: float, calibration: str,

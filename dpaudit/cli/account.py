@@ -24,7 +24,7 @@ import math
 import sys
 
 from dpaudit.accounting.base import ACCOUNTANTS as ACCOUNTANT_NAMES
-from dpaudit.accounting.base import make_accountant
+from dpaudit.accounting.base import NO_AMPLIFICATION, accountant_class, make_accountant
 from dpaudit.cli._args import count
 from dpaudit.cli._checks import UsageError
 from dpaudit.cli._output import emit_json
@@ -33,9 +33,10 @@ from dpaudit.core.validation import UnsupportedMechanismError, check_probability
 MECHANISMS = ("gaussian", "laplace", "pure", "exponential", "mf")
 #: strategies of ``dpaudit account mf``
 MF_STRATEGIES = ("banded", "blt", "identity", "prefix")
-#: what "all" means: every accountant of the registry, then the closed form
-ALL_ACCOUNTANTS = (*ACCOUNTANT_NAMES, "exact")
-ACCOUNTANTS = (*ALL_ACCOUNTANTS, "all")
+#: what "all" means: the approximate-DP accountants of the registry, then the closed form ("pure",
+#: basic composition of pure DP, is asked for by name)
+ALL_ACCOUNTANTS = ("rdp", "zcdp", "tcdp", "pld", "exact")
+ACCOUNTANTS = (*ALL_ACCOUNTANTS, *(n for n in ACCOUNTANT_NAMES if n not in ALL_ACCOUNTANTS), "all")
 
 
 _UsageError = UsageError  # bad command-line arguments (exit status 2)
@@ -218,7 +219,6 @@ def _account_one(name: str, mech, steps: int, delta: float) -> dict:
     """A result row: ``_account_row`` plus ``ignores_sampling``; an unexpected failure of one
     accountant becomes an ``error`` row (the command then exits 2 after printing the others)."""
     from dpaudit.cli import is_usage_error
-    from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
 
     try:
         row = _account_row(name, mech, steps, delta)
@@ -228,7 +228,7 @@ def _account_one(name: str, mech, steps: int, delta: float) -> dict:
         return {"error": f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
                 "_exception": exc}
     if "skipped" not in row:
-        row["ignores_sampling"] = ignores_sampling(name, mech)
+        row["ignores_sampling"] = accountant_class(name).ignores_subsampling(mech)
         if row["ignores_sampling"]:
             row["note"] = NO_AMPLIFICATION
     return row
@@ -242,6 +242,7 @@ def _account_row(name: str, mech, steps: int, delta: float) -> dict:
         return {"skipped": f"not supported: {exc}"}
     if row.pop("at_grid_end", False):
         row["note"] = "optimal order at the end of the grid"
+    row.pop("method", None)
     return row
 
 
@@ -358,21 +359,25 @@ def _run(args) -> int:
 #: the row of "exact" when no closed form is known
 NO_CLOSED_FORM = "no closed form for this mechanism (the PLD interval brackets the exact value)"
 
+#: what the closed form is, per MECHANISM (unsampled)
+_CLOSED_FORMS = {"gaussian": "closed form (Balle-Wang)", "laplace": "closed form (Laplace privacy profile)",
+                 "pure": "closed form (optimal composition, Kairouz-Oh-Viswanath)"}
+
 
 def _exact_row(args, mech, steps: int, delta: float) -> dict:
-    """The closed form where one exists: T Gaussians are one Gaussian with sigma/sqrt(T) (Balle & Wang
-    2018, Thm. 8); one Laplace release has epsilon(delta) = max(0, eps0 + 2 log(1 - delta))."""
+    """The exact accountant's row (:class:`dpaudit.accounting.exact.ExactAccountant`): T Gaussians
+    are one Gaussian with mu^2 = T (sensitivity/sigma)^2 (Balle & Wang 2018, Thm. 8); one Laplace
+    release has epsilon(delta) = max(0, eps0 + 2 log(1 - delta)); T pure-DP releases compose as T
+    randomized responses; otherwise no closed form (skipped)."""
+    from dpaudit.accounting.exact import exact_epsilon
     from dpaudit.cli import is_usage_error
-    from dpaudit.testing.assertions import exact_epsilon
 
-    if args.sample_rate != 1.0:
-        return {"skipped": NO_CLOSED_FORM}
     try:
         value = exact_epsilon(mech, delta, steps)
         if value is None:
             return {"skipped": NO_CLOSED_FORM}
-        return {"epsilon": value, "note": "closed form (Balle-Wang)" if args.mechanism == "gaussian"
-                else "closed form (Laplace privacy profile)"}
+        note = _CLOSED_FORMS.get(args.mechanism, "closed form") if args.sample_rate == 1.0 else "closed form (one sampled step)"
+        return {"epsilon": value, "note": note}
     except Exception as exc:  # noqa: BLE001 - reported as an internal error after the table
         if is_usage_error(exc):
             raise
@@ -385,27 +390,29 @@ def _describe(mech) -> str:
 
 
 def _calibrate(args, names, target, delta, steps, params) -> int:
-    from dpaudit.accounting.calibration import calibrate_sigma
+    from dpaudit.accounting.calibration import CALIBRATION_ACCOUNTANTS, calibrate_sigma
     q = check_probability("--sample-rate", args.sample_rate)
     if q == 0.0:
         raise _UsageError("--sample-rate must be > 0 to calibrate sigma (a rate of 0 releases nothing)")
     results = {}
     for name in names:
-        if name == "exact" and q != 1.0:
-            results[name] = {"skipped": "no closed form with sampling (q < 1)"}
-            continue
         try:
             sigma = calibrate_sigma(target, delta, sample_rate=q, steps=steps, accountant=name,
                                     sensitivity=args.sensitivity)
         except UnsupportedMechanismError as exc:
             results[name] = {"skipped": f"not supported: {exc}"}
             continue
+        except ValueError as exc:
+            if name not in CALIBRATION_ACCOUNTANTS:  # (e.g. "pure": no Gaussian is pure DP)
+                results[name] = {"skipped": f"not supported: {exc}"}
+                continue
+            raise
         results[name] = {"sigma": sigma, "noise_multiplier": sigma / args.sensitivity}
-        if name in ("zcdp", "tcdp") and q < 1.0:
+        cls = accountant_class(name)
+        if not cls.amplifies_subsampling and q < 1.0:
             from dpaudit.mechanisms import Gaussian
-            from dpaudit.report.data import NO_AMPLIFICATION, ignores_sampling
 
-            results[name]["ignores_sampling"] = ignores_sampling(name, _subsample(Gaussian(1.0), q))
+            results[name]["ignores_sampling"] = cls.ignores_subsampling(_subsample(Gaussian(1.0), q))
             if results[name]["ignores_sampling"]:
                 results[name]["note"] = NO_AMPLIFICATION
     if args.json:

@@ -9,7 +9,6 @@ relative error (a few 1e-16) of the closed forms evaluated here.
 from __future__ import annotations
 
 import math
-import struct
 import sys
 
 import numpy as np
@@ -19,7 +18,6 @@ __all__ = [
     "round_down",
     "next_up",
     "next_down",
-    "bisect_float",
     "count_to_float",
     "scale_by_count",
     "product_ratio",
@@ -120,40 +118,6 @@ def next_up(x: float) -> float:
 def next_down(x: float) -> float:
     """The next float below ``x``."""
     return math.nextafter(x, -math.inf)
-
-
-def _bits(x: float) -> int:
-    return struct.unpack("<q", struct.pack("<d", x))[0]
-
-
-def _from_bits(b: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", b))[0]
-
-
-def bisect_float(pred, lo: float, hi: float, *, rel: float = 2.0**-46, max_iter: int = 80):
-    """Bisection on the float grid between ``lo`` and ``hi`` (``0 <= lo < hi < inf``).
-
-    The caller guarantees ``pred(lo)`` is False and ``pred(hi)`` is True; the invariant is kept,
-    so the returned ``(lo, hi)`` still satisfy it (whatever ``pred`` does in between: it need
-    not be monotone). The midpoint is taken on the integer bit patterns of the floats, so the
-    bracket shrinks geometrically in *relative* terms even across hundreds of binades: at most
-    64 halvings reach adjacent floats. Stops when ``hi - lo <= rel * hi``, the floats are
-    adjacent, or after ``max_iter`` evaluations (a hard bound on the loop).
-    """
-    if not (0.0 <= lo < hi < math.inf):
-        raise ValueError(f"bisect_float needs 0 <= lo < hi < inf, got lo={lo!r}, hi={hi!r}")
-    for _ in range(max_iter):
-        if hi - lo <= rel * hi:
-            break
-        bl, bh = _bits(lo), _bits(hi)
-        if bh - bl <= 1:
-            break
-        mid = _from_bits((bl + bh) // 2)
-        if pred(mid):
-            hi = mid
-        else:
-            lo = mid
-    return lo, hi
 
 
 def count_to_float(count: int, direction: str = "up") -> float:

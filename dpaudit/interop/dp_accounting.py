@@ -52,7 +52,6 @@ ValueError naming the event attribute. Anything else raises
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from dpaudit.accounting.base import ACCOUNTANTS, make_accountant
 from dpaudit.core.validation import (
@@ -63,21 +62,11 @@ from dpaudit.core.validation import (
     check_probability,
 )
 from dpaudit.mechanisms import Gaussian, PoissonSampled, SampledWithoutReplacement
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.nonprivate import NonPrivate
 from dpaudit.mechanisms.zcdp import ZCDPMechanism
 
 __all__ = ["from_dp_event", "accountant_from_dp_event", "ZCDPMechanism", "NonPrivate", "ACCOUNTANTS"]
 
-
-
-@dataclass(frozen=True)
-class NonPrivate(Mechanism):
-    """A release with no privacy guarantee (every curve is ``inf``)."""
-
-    neighbouring: str = "add_remove"
-
-    def describe(self) -> str:
-        return "non-private release"
 
 
 def _name(event) -> str:

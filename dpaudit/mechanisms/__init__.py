@@ -16,6 +16,7 @@ _EXPORTS = {
     "MixtureOfGaussians": "dpaudit.mechanisms.mixture_gaussian",
     "TruncatedPoissonGaussian": "dpaudit.mechanisms.truncated_subsampled",
     "ApproxDP": "dpaudit.mechanisms.approx",
+    "NonPrivate": "dpaudit.mechanisms.nonprivate",
     "PoissonSampled": "dpaudit.mechanisms.subsampled",
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",

@@ -9,6 +9,12 @@ A mechanism (the public interface, docs/api.md) is a frozen description. It stat
 * ``zcdp()``: the smallest rho it is known to satisfy (``inf`` if it is not zCDP);
 * ``tcdp()``: a ``(rho, omega)`` truncated-CDP pair (``(zcdp(), inf)`` by default);
 * ``pure_epsilon()``: epsilon of pure DP (``inf`` if not pure DP);
+* ``non_private()``: True for a release with no guarantee at all (``delta(eps) = 1`` for every
+  eps: :class:`~dpaudit.mechanisms.nonprivate.NonPrivate`, or a noise-adding mechanism with zero
+  noise); every accountant composes it and answers ``epsilon = inf``, ``delta = 1``;
+* ``subsampling()``: ``(base, q)`` for a mechanism that runs ``base`` on a random subsample with
+  rate ``q`` (``None`` otherwise), so that accountants without an amplification theorem can say
+  when their number ignores the sampling;
 * ``sample(value, rng, size=None)``: draws of the output for query value ``value``;
 * ``privacy_loss()``: the dominating pairs of one step (add and remove directions) for the
   privacy-loss-distribution accountant (:class:`~dpaudit.mechanisms.loss_pairs.PrivacyLoss`),
@@ -28,7 +34,7 @@ import math
 import numpy as np
 
 from dpaudit.core.validation import check_orders
-from dpaudit.mechanisms.loss_pairs import PrivacyLoss, statement_loss
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, nonprivate_loss, statement_loss
 
 __all__ = ["Mechanism", "rdp_from_zcdp"]
 
@@ -88,9 +94,25 @@ class Mechanism:
         """epsilon such that the mechanism is epsilon-DP (``inf`` if not pure DP)."""
         return math.inf
 
-    def approx_dp(self) -> tuple[float, float] | None:
-        """A single ``(epsilon, delta)`` guarantee for mechanisms described only that way."""
+    def non_private(self) -> bool:
+        """True when the mechanism, as described, gives no guarantee at all: the output can
+        reveal the record (``delta(eps) = 1`` for every eps >= 0), e.g. a noise-adding mechanism
+        with zero noise. Accountants compose it (``epsilon = inf``, ``delta = 1``) instead of
+        refusing it: no notion can do better. Default False."""
+        return False
+
+    def subsampling(self) -> tuple[Mechanism, float] | None:
+        """``(base, q)`` when the mechanism runs ``base`` on a random subsample of rate ``q``
+        (Poisson or without replacement), else ``None`` (default). Read by accountants that have
+        no amplification-by-subsampling theorem, to say when their number ignores the sampling."""
         return None
+
+    def approx_dp(self) -> tuple[float, float] | None:
+        """A single ``(epsilon, delta)`` guarantee for mechanisms described only that way.
+
+        Default: ``(0, 1)`` for a :meth:`non_private` mechanism (the trivial statement, which a
+        sampler amplifies: Poisson sampling at rate q gives exactly (0, q)-DP), else ``None``."""
+        return (0.0, 1.0) if self.non_private() else None
 
     def privacy_loss(self) -> PrivacyLoss | None:
         """The dominating pairs of one step (add and remove directions), or ``None``.
@@ -98,8 +120,11 @@ class Mechanism:
         Default: the pair of the mechanism's own pure-DP statement (randomized response, the
         dominating pair of every eps-DP mechanism: Kairouz, Oh, Viswanath 2015, Thm. 2.1) or of
         its (epsilon, delta) statement (ibid.), upper end only; ``None`` without either.
-        Mechanisms with a tighter pair (Gaussian, Laplace, ...) override it.
+        Mechanisms with a tighter pair (Gaussian, Laplace, ...) override it. A
+        :meth:`non_private` mechanism: the non-private pair (mutually singular laws), exact.
         """
+        if self.non_private():
+            return nonprivate_loss()
         return statement_loss(self.pure_epsilon(), self.approx_dp())
 
     def likelihood_ratio_test(self):

@@ -52,11 +52,12 @@ from dpaudit.core.validation import (
     check_integer_sensitivity,
     check_integer_values,
     check_neighbouring,
+    check_nonnegative,
     check_orders,
-    check_positive,
 )
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.loss_pairs import DiscretePair, NonPrivatePair, PrivacyLoss
+from dpaudit.mechanisms.loss_pairs import DiscretePair, NonPrivatePair, PrivacyLoss, nonprivate_loss
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["DiscreteGaussian", "discrete_gaussian_rdp", "discrete_gaussian_log_normaliser",
            "discrete_gaussian_tail_bound", "MAX_SENSITIVITY", "MAX_SAMPLING_SIGMA", "PLD_TAIL",
@@ -231,6 +232,9 @@ class DiscreteGaussian(Mechanism):
     privacy_loss()    the pair over [-n, Delta + n] with the tails (P-mass <= 1e-25)
                       charged as distinguishing events (upper) / dropped into merged
                       atoms (lower); grouped beyond 2001 atoms                         [bracket]
+
+    ``sigma = 0`` (no noise) is a non-private release (:meth:`non_private`): every curve is
+    ``inf``, ``sample`` returns the value itself.
     """
 
     sigma: float
@@ -238,16 +242,22 @@ class DiscreteGaussian(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", check_nonnegative("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", check_integer_sensitivity("sensitivity", self.sensitivity, maximum=MAX_SENSITIVITY))
         check_neighbouring("neighbouring", self.neighbouring)
 
+    def non_private(self) -> bool:
+        """No noise (sigma = 0): the output is the query value."""
+        return self.sigma == 0.0
+
     @property
     def rho(self) -> float:
-        """sensitivity^2/(2 sigma^2), not rounded (inf on overflow)."""
-        return _ratio_sq(self.sensitivity, self.sigma)
+        """sensitivity^2/(2 sigma^2), not rounded (inf on overflow, and for sigma = 0)."""
+        return _ratio_sq(self.sensitivity, self.sigma) if self.sigma > 0 else math.inf
 
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         return discrete_gaussian_rdp(self.sigma, self.sensitivity, orders)
 
@@ -256,7 +266,7 @@ class DiscreteGaussian(Mechanism):
         return round_up(rho) if math.isfinite(rho) else math.inf
 
     def has_zcdp_guarantee(self) -> bool:
-        return True
+        return not self.non_private()
 
     def pure_epsilon(self) -> float:
         return math.inf
@@ -268,7 +278,10 @@ class DiscreteGaussian(Mechanism):
         to the tails) gives (P, Q) back, so it dominates; its delta exceeds the true one by at
         most P(tails) <= 1e-25. Beyond :data:`MAX_PAIR_ATOMS` atoms consecutive outcomes are
         grouped at their largest loss with the Q-deficit at -inf (again dominating). Lower pair:
-        the kept outcomes with the tails merged away (post-processing, attained)."""
+        the kept outcomes with the tails merged away (post-processing, attained). sigma = 0:
+        the non-private pair."""
+        if self.non_private():
+            return nonprivate_loss()
         if not self.rho <= _LOSS_MAX:
             return PrivacyLoss.symmetric_pair(NonPrivatePair(), [], "nonprivate")
         upper, lower, exact_atoms = _pairs(self.sigma, self.sensitivity)
@@ -276,7 +289,10 @@ class DiscreteGaussian(Mechanism):
         return PrivacyLoss.symmetric_pair(upper, [lower], label)
 
     def likelihood_ratio_test(self):
-        """On (0, sensitivity): log p(y | D)/p(y | 0) = D (2 y - D)/(2 sigma^2)."""
+        """On (0, sensitivity): log p(y | D)/p(y | 0) = D (2 y - D)/(2 sigma^2) (``None`` for
+        sigma = 0)."""
+        if self.non_private():
+            return None
         d, s = self.sensitivity, self.sigma
         return 0, d, lambda y: d * (2.0 * np.asarray(y, dtype=float) - d) / (2.0 * s * s)
 
@@ -288,6 +304,9 @@ class DiscreteGaussian(Mechanism):
         exact rational value of the float sigma squared, every Bernoulli is decided on integers.
         The noise does not depend on ``value``: draws for ``value`` are those for 0 shifted.
         """
+        if self.non_private():
+            v = check_integer_values("value", value, max_abs=_MAX_VALUE)
+            return np.broadcast_to(v, v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape).copy()
         if not MIN_SAMPLING_SIGMA <= self.sigma <= MAX_SAMPLING_SIGMA:
             raise ValueError(f"sigma must be in [2^-20, 2^40] to sample exactly, got {self.sigma!r}")
         v = check_integer_values("value", value, max_abs=_MAX_VALUE)

@@ -47,13 +47,21 @@ from dpaudit.core.validation import (
     check_integer_sensitivity,
     check_integer_values,
     check_neighbouring,
+    check_nonnegative,
     check_orders,
-    check_positive,
 )
 from dpaudit.mechanisms._subsampled_rdp import expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.discrete_gaussian import sample_discrete_laplace
-from dpaudit.mechanisms.loss_pairs import DiscretePair, LaplacePair, NonPrivatePair, PrivacyLoss, RandomizedResponsePair
+from dpaudit.mechanisms.loss_pairs import (
+    DiscretePair,
+    LaplacePair,
+    NonPrivatePair,
+    PrivacyLoss,
+    RandomizedResponsePair,
+    nonprivate_loss,
+)
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["DiscreteLaplace", "discrete_laplace_rdp", "discrete_laplace_loss_atoms", "MAX_SENSITIVITY",
            "MAX_SAMPLING_SCALE", "EXACT_PAIR_ATOMS"]
@@ -137,6 +145,8 @@ def discrete_laplace_rdp(eps: float, sensitivity: int, orders) -> np.ndarray:
 
 
 def _ratio(num: float, den: float) -> float:
+    if den == 0.0:
+        return math.inf
     try:
         return num / den
     except OverflowError:  # pragma: no cover - Python floats give inf on most platforms
@@ -160,6 +170,9 @@ class DiscreteLaplace(Mechanism):
     pure_epsilon()    sensitivity/scale                                             [exact]
     privacy_loss()    the finite pair with sensitivity + 1 atoms                    [exact]
                       (sensitivity >= 65: the pure-DP pair; lower end a merged pair)
+
+    ``scale = 0`` (no noise) is a non-private release (:meth:`non_private`): every curve is
+    ``inf``, ``sample`` returns the value itself.
     """
 
     scale: float
@@ -167,9 +180,13 @@ class DiscreteLaplace(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(self, "scale", check_nonnegative("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_integer_sensitivity("sensitivity", self.sensitivity, maximum=MAX_SENSITIVITY))
         check_neighbouring("neighbouring", self.neighbouring)
+
+    def non_private(self) -> bool:
+        """No noise (scale = 0): the output is the query value."""
+        return self.scale == 0.0
 
     @property
     def epsilon(self) -> float:
@@ -181,6 +198,8 @@ class DiscreteLaplace(Mechanism):
         return _ratio(1.0, self.scale)
 
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         if not math.isfinite(self.epsilon):
             return np.full(orders.shape, math.inf)
@@ -195,13 +214,16 @@ class DiscreteLaplace(Mechanism):
         return round_up(eps * eps / 2.0)
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # pure DP for every scale > 0
+        return not self.non_private()  # pure DP for every scale > 0
 
     def pure_epsilon(self) -> float:
         return round_up(self.epsilon) if math.isfinite(self.epsilon) else math.inf
 
     def privacy_loss(self) -> PrivacyLoss:
-        """The exact finite pair (module docstring), symmetric, attained by the mechanism itself."""
+        """The exact finite pair (module docstring), symmetric, attained by the mechanism itself
+        (scale = 0: the non-private pair)."""
+        if self.non_private():
+            return nonprivate_loss()
         eps = self._unit_eps
         if not self.epsilon <= _EPS_PAIR_MAX:
             # losses beyond 1e150 (their squares overflow the pair's moments): upper end the
@@ -225,7 +247,10 @@ class DiscreteLaplace(Mechanism):
         return PrivacyLoss.symmetric_pair(RandomizedResponsePair(self.epsilon), [merged], "discrete-laplace-merged")
 
     def likelihood_ratio_test(self):
-        """On (0, sensitivity): log p(y | D)/p(y | 0) = (|y| - |y - D|)/scale."""
+        """On (0, sensitivity): log p(y | D)/p(y | 0) = (|y| - |y - D|)/scale (``None`` for
+        scale = 0)."""
+        if self.non_private():
+            return None
         sens, scale = self.sensitivity, self.scale
         return 0, sens, lambda y: (np.abs(np.asarray(y, dtype=float)) - np.abs(np.asarray(y, dtype=float) - sens)) / scale
 
@@ -243,6 +268,8 @@ class DiscreteLaplace(Mechanism):
             raise ValueError(f"scale must be at most {MAX_SAMPLING_SCALE:g} to sample in int64, got {self.scale!r}")
         v = check_integer_values("value", value, max_abs=_MAX_VALUE)
         shape = v.shape if size is None else tuple(np.atleast_1d(size)) + v.shape
+        if self.non_private():
+            return np.broadcast_to(v, shape).copy()
         n = int(np.prod(shape)) if shape else 1
         noise = sample_discrete_laplace(Fraction(self.scale), n, rng).reshape(shape)
         return v + noise

@@ -455,6 +455,9 @@ def _fixed_grid(value, rng, size, kind: str, scale: float, asinh=None):
     """``value + noise`` rounded to the grid of ``scale`` (module docstring), shape ``size + value.shape``."""
     v = np.asarray(value, dtype=float)
     shape = _shape(v, size)
+    if scale == 0.0:  # no noise: a non-private release of the value itself
+        out = np.array(np.broadcast_to(v, shape), dtype=float)
+        return out[()] if shape == () else out
     g = noise_grid(scale)
     base, frac = split_on_grid(v, g)  # on the value itself, broadcast afterwards
     vflat = v.ravel()
@@ -587,6 +590,10 @@ def grid_node_sums(values, groups, sigma: float, rng: np.random.Generator, lead=
     are post-processing of the exact Gaussian mechanism on them.)"""
     v = np.asarray(values, dtype=float)
     inner = v.shape[1:]
+    if sigma == 0.0:  # no noise: the exact sums themselves, each rounded once (a non-private release)
+        sums = np.array([[math.fsum(col) for col in v[a:b].reshape(b - a, -1).T] for a, b in groups], dtype=float)
+        out = sums.reshape((len(groups),) + inner)
+        return np.array(np.broadcast_to(out, tuple(lead) + out.shape), dtype=float)
     g = noise_grid(sigma)
     lg = int(math.log2(g))
     flat = v.reshape(v.shape[0], -1)

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import next_up, round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
+from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders, check_positive
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.float_safe import grid_gaussian
-from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss, nonprivate_loss
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["Gaussian"]
 
@@ -42,6 +43,9 @@ class Gaussian(Mechanism):
                       mechanism, so the curves above (and ``privacy_loss``) hold for it as stated
     sample_textbook() ``value + rng.normal(0, sigma)`` in doubles: leaks through its low-order
                       bits (Mironov 2012), kept for demonstrations
+
+    ``sigma = 0`` (no noise) is a non-private release (:meth:`non_private`): every curve is
+    ``inf``, its pair the non-private one (:mod:`dpaudit.mechanisms.nonprivate`).
     """
 
     sigma: float
@@ -49,7 +53,7 @@ class Gaussian(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", check_nonnegative("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         check_neighbouring("neighbouring", self.neighbouring)
 
@@ -60,10 +64,16 @@ class Gaussian(Mechanism):
 
     @property
     def mu(self) -> float:
-        """The GDP parameter sensitivity / sigma (Dong, Roth, Su 2019)."""
-        return self.sensitivity / self.sigma
+        """The GDP parameter sensitivity / sigma (Dong, Roth, Su 2019); inf for sigma = 0."""
+        return self.sensitivity / self.sigma if self.sigma > 0 else math.inf
+
+    def non_private(self) -> bool:
+        """No noise (sigma = 0): the output is the query value."""
+        return self.sigma == 0.0
 
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         # alpha mu^2 / 2 evaluated as (alpha mu) mu / 2: mu^2 alone can be subnormal (mu < 1.5e-154)
         # and lose its relative precision before being multiplied by a large order
@@ -74,20 +84,26 @@ class Gaussian(Mechanism):
         return np.where(fin, out, math.inf)  # D_inf of two distinct Gaussians is infinite
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # rho = D^2/(2 sigma^2) is finite for every sigma > 0 (inf only by overflow)
+        return not self.non_private()  # rho = D^2/(2 sigma^2) is finite for every sigma > 0 (inf only by overflow)
 
     def zcdp(self) -> float:
+        if self.non_private():
+            return math.inf
         with np.errstate(over="ignore"):
             return round_up(np.float64(self.sensitivity / self.sigma) ** 2 / 2.0, ulps=2)
 
     def privacy_loss(self) -> PrivacyLoss:
         """P = N(0, 1), Q = N(mu, 1) with mu = sensitivity/sigma, symmetric (Balle & Wang 2018,
-        Thm. 8); composed exactly by the PLD accountant."""
+        Thm. 8); composed exactly by the PLD accountant. sigma = 0: the non-private pair."""
+        if self.non_private():
+            return nonprivate_loss()
         return gaussian_loss(self.sensitivity, self.sigma)
 
     def likelihood_ratio_test(self):
         """On (0, sensitivity): log p(y | D)/p(y | 0) = D y / sigma^2 - D^2/(2 sigma^2); the
-        constant is dropped."""
+        constant is dropped. ``None`` for sigma = 0 (no finite ratio)."""
+        if self.non_private():
+            return None
         sens, var = float(self.sensitivity), self.sigma ** 2
         return 0.0, sens, lambda y: y * (sens / var)
 

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive
+from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders, check_positive
 from dpaudit.mechanisms._subsampled_rdp import expm1mx, expm1mx_over_x2
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.float_safe import grid_laplace
-from dpaudit.mechanisms.loss_pairs import LaplacePair, NonPrivatePair, PrivacyLoss
+from dpaudit.mechanisms.loss_pairs import LaplacePair, NonPrivatePair, PrivacyLoss, nonprivate_loss
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["Laplace", "laplace_rdp"]
 
@@ -83,6 +84,9 @@ class Laplace(Mechanism):
                       mechanism, so the curves above hold for it as stated (no correction)
     sample_textbook() ``value + rng.laplace(0, scale)`` in doubles: leaks through its low-order
                       bits (Mironov 2012), kept for demonstrations
+
+    ``scale = 0`` (no noise) is a non-private release (:meth:`non_private`): every curve is
+    ``inf``, its pair the non-private one (:mod:`dpaudit.mechanisms.nonprivate`).
     """
 
     scale: float
@@ -90,25 +94,33 @@ class Laplace(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", check_positive("scale", self.scale))
+        object.__setattr__(self, "scale", check_nonnegative("scale", self.scale))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         check_neighbouring("neighbouring", self.neighbouring)
 
     @property
     def epsilon(self) -> float:
-        """sensitivity / scale."""
-        return self.sensitivity / self.scale
+        """sensitivity / scale (inf for scale = 0)."""
+        return self.sensitivity / self.scale if self.scale > 0 else math.inf
+
+    def non_private(self) -> bool:
+        """No noise (scale = 0): the output is the query value."""
+        return self.scale == 0.0
 
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         return round_up(laplace_rdp(self.epsilon, orders))
 
     def zcdp(self) -> float:
         """rho = eps + e^{-eps} - 1 (the KL divergence), computed as expm1mx(-eps)."""
+        if self.non_private():
+            return math.inf
         return round_up(float(expm1mx(-self.epsilon)))
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # pure DP for every scale > 0
+        return not self.non_private()  # pure DP for every scale > 0
 
     def pure_epsilon(self) -> float:
         return round_up(self.epsilon) if self.epsilon != math.inf else math.inf
@@ -116,6 +128,8 @@ class Laplace(Mechanism):
     def privacy_loss(self) -> PrivacyLoss:
         """P = Lap(0, 1), Q = Lap(eps0, 1) with eps0 = sensitivity/scale, symmetric; the
         mechanism's own pair (exact). eps0 = inf: the non-private pair."""
+        if self.non_private():
+            return nonprivate_loss()
         eps0 = self.sensitivity / self.scale
         if not math.isfinite(eps0):
             return PrivacyLoss.symmetric_pair(NonPrivatePair(), [LaplacePair(1e300)], "nonprivate")
@@ -123,7 +137,10 @@ class Laplace(Mechanism):
         return PrivacyLoss.symmetric_pair(pair, [pair], "laplace", exact=True)
 
     def likelihood_ratio_test(self):
-        """On (0, sensitivity): log p(y | D)/p(y | 0) = (|y| - |y - D|)/scale."""
+        """On (0, sensitivity): log p(y | D)/p(y | 0) = (|y| - |y - D|)/scale (``None`` for
+        scale = 0)."""
+        if self.non_private():
+            return None
         sens, scale = float(self.sensitivity), self.scale
         return 0.0, sens, lambda y: (np.abs(y) - np.abs(y - sens)) / scale
 

@@ -47,6 +47,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.core.numeric import log_expm1, softplus
+from dpaudit.core.roots import bracket_up, largest_false
 
 __all__ = [
     "LossPair",
@@ -67,6 +68,7 @@ __all__ = [
     "gaussian_loss",
     "bounded_range_candidates",
     "statement_loss",
+    "nonprivate_loss",
 ]
 
 _U = float(np.finfo(float).eps)
@@ -158,30 +160,25 @@ class LossPair(abc.ABC):
 
     def epsilon(self, delta: float) -> float:
         """The smallest e >= 0 with curve (1) at most ``delta`` (``inf`` when the mass at +inf
-        exceeds it), by bisection (at most 2200 halvings/doublings); returned from below, so it
-        never exceeds the pair's epsilon(delta) by more than the evaluation error of (1)."""
+        exceeds it), by a bracketed bisection (:mod:`dpaudit.core.roots`: doubling from 1, then
+        halving to adjacent floats, at most 1100 steps each); returned from below (the largest e
+        found where the curve exceeds delta), so it never exceeds the pair's epsilon(delta) by
+        more than the evaluation error of (1)."""
         delta = float(delta)
         if not 0.0 <= delta < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {delta}")
-        def over(e: float) -> bool:
-            return float(self.delta(e)[0][0]) > delta
-        if not over(0.0):
+
+        def within(e: float) -> bool:
+            return not float(self.delta(e)[0][0]) > delta
+
+        if within(0.0):
             return 0.0
         if self.inf_mass > delta:
             return math.inf
-        lo, hi = 0.0, 1.0
-        for _ in range(1100):
-            if not over(hi) or hi > 1e300:
-                break
-            lo, hi = hi, 2.0 * hi
-        if over(hi):
+        br = bracket_up(within, 0.0, 1.0, limit=2e300, max_steps=1100)
+        if br is None:
             return math.inf
-        for _ in range(1100):
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            lo, hi = (mid, hi) if over(mid) else (lo, mid)
-        return lo
+        return largest_false(within, br.lo, br.hi, midpoint="arithmetic", max_iter=1100)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -208,7 +205,7 @@ def _expm1_times_ndtr(e: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndar
         direct = np.expm1(np.minimum(e, 700.0)) * special.ndtr(z)
         ok = (e < 700.0) & (special.ndtr(z) > 1e-290)
         ep = np.maximum(e, 1e-300)
-        log_em1 = np.where(ep > 30.0, ep + np.log1p(-np.exp(-np.minimum(ep, 745.0))), np.log(np.expm1(np.minimum(ep, 30.0))))
+        log_em1 = log_expm1(ep)
         lz = special.log_ndtr(z)
         via_log = np.exp(log_em1 + lz)
         val = np.where(ok | (e <= 0), direct, via_log)
@@ -553,8 +550,7 @@ class BoundedRangePair(LossPair):
         e = as_float_array(e)
         a = self.eta
         x = 0.5 * (a - np.clip(e, -a, a))
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            lx = np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 745.0))), np.log(np.expm1(np.minimum(x, 30.0))))
+        lx = log_expm1(x)  # (-inf at x = 0)
         return np.where(e < -a, 0.0, np.where(e < a, lx - log_expm1(a), -np.inf))
 
     def log_p_sf(self, e):
@@ -765,8 +761,11 @@ class SubsampledPair(LossPair):
 
 #: fractions t/eta of the generalised-randomized-response pairs tried for the lower end of an
 #: exponential (bounded-range) mechanism; each is a valid lower bound (realised by a
-#: two-candidate exponential mechanism), the best one is reported
-BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+#: two-candidate exponential mechanism), the best one is reported. Fractions near 1 serve small
+#: delta: the worst pairs then put little mass on the largest losses (proofs_checks/
+#: exponential_br_composition.py: eta = 1 then 2 at delta = 1e-12, lower end 2.8498 -> 2.99934,
+#: the worst case lying in [2.99975, 2.99976])
+BR_LOWER_FRACTIONS = (0.25, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99, 0.999, 0.9999)
 
 
 @dataclass(frozen=True)
@@ -825,7 +824,9 @@ class PrivacyLoss:
 
     def subsampled(self, q_up: float, q_lo: float) -> PrivacyLoss:
         """The step under Poisson subsampling with rate q (``q_up`` >= q >= ``q_lo``, the two
-        rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions."""
+        rounded outwards; Zhu, Dong, Wang 2022, Thm. 10), both directions. Exact when the step
+        is and the rate is known exactly (``q_up == q_lo``): the subsampled pairs are then the
+        sampled mechanism's own output laws on the worst neighbours."""
         if q_up == 0.0 or self.upper is None:
             return PrivacyLoss.nothing()
         if q_lo >= 1.0 and q_up >= 1.0:
@@ -835,7 +836,8 @@ class PrivacyLoss:
         gsub = None
         if self.gaussian is not None and q_lo > 0:
             gsub = (float(self.gaussian[0]), float(self.gaussian[1]), q_lo)
-        return PrivacyLoss(upper, lower, f"poisson-{self.label}", gaussian_sub=gsub)
+        return PrivacyLoss(upper, lower, f"poisson-{self.label}", exact=self.exact and q_up == q_lo,
+                           gaussian_sub=gsub)
 
 
 def _subsample(pair: LossPair, q: float) -> tuple[LossPair, LossPair]:
@@ -864,6 +866,13 @@ def gaussian_loss(sensitivity: float, sigma: float) -> PrivacyLoss:
 def bounded_range_candidates(eta: float) -> list[LossPair]:
     """Lower candidates of an eta-bounded-range mechanism (generalised randomized response)."""
     return [GeneralizedRRPair(eta, f * eta) for f in BR_LOWER_FRACTIONS]
+
+
+def nonprivate_loss() -> PrivacyLoss:
+    """The step of a release with no privacy (:meth:`Mechanism.non_private`): the non-private
+    pair in both directions, upper and lower (attained by the release itself), exact."""
+    pair = NonPrivatePair()
+    return PrivacyLoss.symmetric_pair(pair, [pair], "nonprivate", exact=True)
 
 
 def statement_loss(pure_epsilon: float, approx_dp) -> PrivacyLoss | None:

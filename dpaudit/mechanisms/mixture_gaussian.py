@@ -42,15 +42,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import special
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_real_array
+from dpaudit.core.validation import check_neighbouring, check_nonnegative, check_orders, check_real_array
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.float_safe import exact_choice, grid_gaussian
-from dpaudit.mechanisms.loss_pairs import LossPair, PrivacyLoss, as_float_array
+from dpaudit.mechanisms.loss_pairs import LossPair, PrivacyLoss, as_float_array, nonprivate_loss
 
 __all__ = ["MixtureOfGaussians", "MixtureGaussianPair", "mixture_gaussian_rdp", "MAX_COMPONENTS"]
 
@@ -332,6 +333,12 @@ class MixtureOfGaussians(Mechanism):
     zcdp()          inf unless every shift is 0 (sup_alpha D_alpha/alpha may be finite, not derived here)
     pure_epsilon()  inf (0 when every shift is 0)
     privacy_loss()  the ADD and REMOVE pairs of the module docstring                  [exact]
+
+    ``sigma = 0`` (no noise): the output is the shift itself, so D' is told apart from D
+    exactly when a positive shift is drawn, with probability q = sum of the weights of the
+    positive shifts: the curves are those of a non-private release Poisson-sampled at rate q
+    (:mod:`dpaudit.mechanisms.nonprivate`): ``delta(eps) = q`` for eps >= 0, RDP and zCDP
+    ``inf``, ``approx_dp() = (0, q)``; non-private when q = 1.
     """
 
     sigma: float
@@ -340,7 +347,7 @@ class MixtureOfGaussians(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", check_nonnegative("sigma", self.sigma))
         c, w = _check_mixture(self.sensitivities, self.weights)
         object.__setattr__(self, "sensitivities", c)
         object.__setattr__(self, "weights", w)
@@ -348,17 +355,58 @@ class MixtureOfGaussians(Mechanism):
 
     @property
     def mu(self) -> np.ndarray:
-        """The standardised shifts c_i/sigma."""
-        return np.asarray(self.sensitivities) / self.sigma
+        """The standardised shifts c_i/sigma (inf for sigma = 0 and c_i > 0)."""
+        c = np.asarray(self.sensitivities)
+        if self.sigma == 0.0:
+            return np.where(c > 0, math.inf, 0.0)
+        return c / self.sigma
 
     @property
     def _trivial(self) -> bool:
         return max(self.sensitivities) == 0.0
 
+    @property
+    def _revealed(self) -> float:
+        """sigma = 0: the probability q of a positive shift (the record revealed), else 0."""
+        if self.sigma > 0.0 or self._trivial:
+            return 0.0
+        return float(sum(w for c, w in zip(self.sensitivities, self.weights) if c > 0))
+
+    def _revealed_bounds(self) -> tuple[float, float]:
+        """Floats (q_up, q_lo) around the exact sum q of the weights of the positive shifts (equal
+        when that sum is a float)."""
+        parts = [Fraction(w) for c, w in zip(self.sensitivities, self.weights) if c > 0]
+        exact = sum(parts, Fraction(0))
+        q = float(exact)
+        if Fraction(q) == exact:
+            return q, q
+        return (min(q if Fraction(q) > exact else math.nextafter(q, 2.0), 1.0),
+                q if Fraction(q) < exact else math.nextafter(q, -1.0))
+
+    def non_private(self) -> bool:
+        """sigma = 0 and every shift positive: the output reveals the record."""
+        return self.sigma == 0.0 and not self._trivial and min(self.sensitivities) > 0.0
+
+    def subsampling(self):
+        """sigma = 0 with some zero shifts: a non-private release sampled at rate q (above)."""
+        q = self._revealed_bounds()[0] if self._revealed > 0.0 else 0.0
+        if 0.0 < q < 1.0 and not self.non_private():
+            from dpaudit.mechanisms.nonprivate import NonPrivate
+
+            return (NonPrivate(self.neighbouring), q)
+        return None
+
+    def approx_dp(self):
+        if self.sigma == 0.0 and not self._trivial:
+            return (0.0, self._revealed_bounds()[0])
+        return None
+
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders("orders", orders)
         if self._trivial:
             return np.zeros(orders.shape)
+        if self.sigma == 0.0:
+            return np.full(orders.shape, math.inf)
         if float(np.max(self.mu)) > 1e3:
             return np.full(orders.shape, math.inf)  # beyond the quadrature's range: no bound stated
         out = mixture_gaussian_rdp(self.mu, np.asarray(self.weights), orders).ravel()
@@ -380,12 +428,20 @@ class MixtureOfGaussians(Mechanism):
     def privacy_loss(self) -> PrivacyLoss:
         if self._trivial:
             return PrivacyLoss.nothing()
+        if self.sigma == 0.0:
+            loss = nonprivate_loss()
+            if self.non_private():
+                return loss
+            return loss.subsampled(*self._revealed_bounds())
         add = MixtureGaussianPair(self.mu, np.asarray(self.weights), "add")
         rem = add.reversed()
         return PrivacyLoss((add, rem), ((add, rem),), "mixture-of-gaussians", exact=True)
 
     def likelihood_ratio_test(self):
-        """On (0, 1) (record absent / present): log q(y)/p(y) = log m(y/sigma)."""
+        """On (0, 1) (record absent / present): log q(y)/p(y) = log m(y/sigma) (``None`` for
+        sigma = 0)."""
+        if self.sigma == 0.0:
+            return None
         mix = _Mixture(self.mu, np.asarray(self.weights))
         s = self.sigma
         return 0, 1, lambda y: mix.log_m(np.asarray(y, dtype=float) / s)

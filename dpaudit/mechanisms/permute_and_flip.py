@@ -42,7 +42,8 @@ from scipy import special
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_real_array
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.loss_pairs import DiscretePair, PrivacyLoss, RandomizedResponsePair
+from dpaudit.mechanisms.loss_pairs import DiscretePair, PrivacyLoss, RandomizedResponsePair, nonprivate_loss
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 from dpaudit.mechanisms.pure import randomized_response_rdp
 
 __all__ = ["PermuteAndFlip", "permute_and_flip_log_pmf", "MAX_EXACT_CANDIDATES"]
@@ -123,6 +124,9 @@ class PermuteAndFlip(Mechanism):
     pure_epsilon()  eps                           [tight]            max |log P/Q|          [exact]
     privacy_loss()  randomized response (upper); the two-candidate  the pair of eq. (1)    [exact]
                     pair (0, 0) vs (D, -D) (lower, attained)
+
+    ``epsilon = inf`` is the exact argmax (no noise): a non-private release (:meth:`non_private`),
+    every curve ``inf`` (class only: a concrete pair needs a finite epsilon).
     """
 
     epsilon: float
@@ -132,11 +136,13 @@ class PermuteAndFlip(Mechanism):
     scores_prime: tuple | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon))
+        object.__setattr__(self, "epsilon", check_positive("epsilon", self.epsilon, allow_inf=True))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         check_neighbouring("neighbouring", self.neighbouring)
         if (self.scores is None) != (self.scores_prime is None):
             raise ValueError("scores and scores_prime must be given together (a concrete neighbouring pair)")
+        if self.scores is not None and math.isinf(self.epsilon):
+            raise ValueError("epsilon must be finite for a concrete pair of score vectors (inf: the argmax)")
         if self.scores is not None:
             q, qp = _as_scores("scores", self.scores), _as_scores("scores_prime", self.scores_prime)
             if len(q) != len(qp):
@@ -164,7 +170,13 @@ class PermuteAndFlip(Mechanism):
         return (permute_and_flip_log_pmf(self.scores, self.epsilon, self.sensitivity),
                 permute_and_flip_log_pmf(self.scores_prime, self.epsilon, self.sensitivity))
 
+    def non_private(self) -> bool:
+        """epsilon = inf: the argmax itself (no noise)."""
+        return math.isinf(self.epsilon)
+
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         rr = round_up(randomized_response_rdp(self.epsilon, orders))
         if not self.concrete:
@@ -179,10 +191,12 @@ class PermuteAndFlip(Mechanism):
     def zcdp(self) -> float:
         """eps tanh(eps/2): the tight rho of eps-DP (sup_alpha of the randomized-response curve
         over alpha; Bun & Steinke 2016, Prop. 3.3 gives eps^2/2)."""
+        if self.non_private():
+            return math.inf
         return round_up(self.epsilon * math.tanh(self.epsilon / 2.0))
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # pure DP
+        return not self.non_private()  # pure DP
 
     def pure_epsilon(self) -> float:
         if not self.concrete:
@@ -196,7 +210,10 @@ class PermuteAndFlip(Mechanism):
 
     def privacy_loss(self) -> PrivacyLoss:
         """Class: randomized response with eps (upper; Kairouz et al. 2015, Thm. 2.1) and the
-        two-candidate pair (lower, attained). Concrete pair: (P, Q) and (Q, P), exact."""
+        two-candidate pair (lower, attained). Concrete pair: (P, Q) and (Q, P), exact. epsilon =
+        inf: the non-private pair."""
+        if self.non_private():
+            return nonprivate_loss()
         if self.concrete:
             pair = self._pair()
             rev = pair.reversed()
@@ -208,7 +225,9 @@ class PermuteAndFlip(Mechanism):
 
     def likelihood_ratio_test(self):
         """On the concrete pair (or the two-candidate pair (0, 0) vs (D, -D)): the log-likelihood
-        ratio log Q(r)/P(r) of the selected index r."""
+        ratio log Q(r)/P(r) of the selected index r (``None`` for epsilon = inf)."""
+        if self.non_private():
+            return None
         m = self if self.concrete else replace(self, scores=(0.0, 0.0), scores_prime=(self.sensitivity, -self.sensitivity))
         log_p, log_q = m.output_log_pmfs()
         table = log_q - log_p
@@ -223,6 +242,9 @@ class PermuteAndFlip(Mechanism):
         if u.ndim == 0 or u.shape[-1] == 0:
             raise ValueError("value must be a score vector (at least one candidate)")
         shape = u.shape if size is None else tuple(np.atleast_1d(size)) + u.shape
+        if self.non_private():  # the argmax, ties broken uniformly at random (a random order)
+            top = np.broadcast_to(u == np.max(u, axis=-1, keepdims=True), shape)
+            return np.argmin(np.where(top, rng.random(shape), 2.0), axis=-1)
         log_p = np.broadcast_to(_probabilities_log(u, self.epsilon, self.sensitivity), shape)
         arrival = rng.random(shape)
         with np.errstate(under="ignore"):

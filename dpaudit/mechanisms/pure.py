@@ -33,7 +33,9 @@ from dpaudit.mechanisms.loss_pairs import (
     PrivacyLoss,
     RandomizedResponsePair,
     bounded_range_candidates,
+    nonprivate_loss,
 )
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["PureDP", "ExponentialMechanism", "randomized_response_rdp", "bounded_range_rdp",
            "bounded_range_kl_max"]
@@ -110,16 +112,25 @@ class PureDP(Mechanism):
 
     ``sample`` is randomized response on a bit: the input bit ``value`` in {0, 1} is reported
     truthfully with probability e^eps/(1+e^eps).
+
+    ``epsilon = inf`` is randomized response without noise (the bit always reported
+    truthfully): a non-private release (:meth:`non_private`), every curve ``inf``.
     """
 
     epsilon: float
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon, allow_inf=True))
         check_neighbouring("neighbouring", self.neighbouring)
 
+    def non_private(self) -> bool:
+        """epsilon = inf: the truthful bit (no noise)."""
+        return math.isinf(self.epsilon)
+
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         if self.epsilon == 0.0:  # 0-DP: both output laws equal, every divergence is exactly 0
             return np.zeros(orders.shape)
@@ -128,20 +139,25 @@ class PureDP(Mechanism):
     def zcdp(self) -> float:
         if self.epsilon == 0.0:
             return 0.0
+        if self.non_private():
+            return math.inf
         return round_up(self.epsilon * math.tanh(self.epsilon / 2.0))
 
     def pure_epsilon(self) -> float:
         return self.epsilon  # the parameter itself: exact, nothing to round
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
+        return not self.non_private()  # pure DP (rho may overflow to inf for epsilon > ~1e154)
 
     def privacy_loss(self) -> PrivacyLoss:
         """Randomized response, the dominating pair of every eps-DP mechanism and attained by
-        randomized response itself (Kairouz, Oh, Viswanath 2015, Thm. 2.1)."""
+        randomized response itself (Kairouz, Oh, Viswanath 2015, Thm. 2.1); eps = inf: the
+        non-private pair."""
         eps = float(self.epsilon)
         if eps == 0.0:
             return PrivacyLoss.nothing()
+        if self.non_private():
+            return nonprivate_loss()
         pair = RandomizedResponsePair(eps)
         return PrivacyLoss.symmetric_pair(pair, [pair], "pure")
 
@@ -172,16 +188,33 @@ class ExponentialMechanism(Mechanism):
                    and at most the eps-DP randomized-response curve (it is eps-DP)
     zcdp()         eps^2/8
     pure_epsilon() eps
+
+    ``epsilon = inf`` is the exact argmax (no noise): a non-private release
+    (:meth:`non_private`), every curve ``inf``.
+
+    Composition is that of bounded-range mechanisms, tighter than that of eps-DP ones: e.g.
+    ``ExponentialMechanism(1)`` then ``ExponentialMechanism(2)`` has epsilon(1e-12) in
+    [2.999753, 2.999764] (the best attained pair of generalised randomized responses and the exact
+    composition of the least dominating BR pairs, computed in mpmath by
+    proofs_checks/exponential_br_composition.py; the PLD accountant answers [2.99934, 2.99979]),
+    not the 3.0 of two eps-DP mechanisms (randomized response), which is what dp_accounting's own
+    test of ``ExponentialMechanismDpEvent`` expects.
     """
 
     epsilon: float
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "epsilon", check_nonnegative("epsilon", self.epsilon, allow_inf=True))
         check_neighbouring("neighbouring", self.neighbouring)
 
+    def non_private(self) -> bool:
+        """epsilon = inf: the argmax itself (no noise)."""
+        return math.isinf(self.epsilon)
+
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         if self.epsilon == 0.0:  # 0-bounded range: the output law does not depend on the data
             return np.zeros(orders.shape)
@@ -191,21 +224,25 @@ class ExponentialMechanism(Mechanism):
     def zcdp(self) -> float:
         if self.epsilon == 0.0:
             return 0.0
+        if self.non_private():
+            return math.inf
         return round_up(self.epsilon * self.epsilon / 8.0)  # (epsilon**2 raises OverflowError)
 
     def pure_epsilon(self) -> float:
         return self.epsilon  # the parameter itself: exact, nothing to round
 
     def has_zcdp_guarantee(self) -> bool:
-        return True  # pure DP (rho may overflow to inf for epsilon > ~1e154)
+        return not self.non_private()  # pure DP (rho may overflow to inf for epsilon > ~1e154)
 
     def privacy_loss(self) -> PrivacyLoss:
         """The least pair dominating every eta-bounded-range pair (upper), and generalised
         randomized-response pairs attained by two-candidate exponential mechanisms (lower;
-        Dong, Durfee, Rogers 2020, Def. 4.1)."""
+        Dong, Durfee, Rogers 2020, Def. 4.1); eps = inf: the non-private pair."""
         eta = float(self.epsilon)
         if eta == 0.0:
             return PrivacyLoss.nothing()
+        if self.non_private():
+            return nonprivate_loss()
         return PrivacyLoss.symmetric_pair(BoundedRangePair(eta), bounded_range_candidates(eta), "bounded-range")
 
     def sample(self, value, rng: np.random.Generator, size=None):
@@ -218,6 +255,9 @@ class ExponentialMechanism(Mechanism):
         if u.ndim == 0:
             raise ValueError("value must be a score vector (at least one candidate)")
         shape = u.shape if size is None else tuple(np.atleast_1d(size)) + u.shape
+        if self.non_private():  # the argmax, ties broken uniformly at random
+            top = np.broadcast_to(u == np.max(u, axis=-1, keepdims=True), shape)
+            return np.argmax(np.where(top, rng.gumbel(size=shape), -np.inf), axis=-1)
         logits = np.broadcast_to(self.epsilon * u / 2.0, shape)
         return np.argmax(logits + rng.gumbel(size=shape), axis=-1)
 

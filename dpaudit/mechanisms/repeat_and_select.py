@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import round_up
+from dpaudit.core.roots import largest_false
 from dpaudit.core.validation import check_neighbouring, check_orders
 from dpaudit.mechanisms.base import Mechanism
 
@@ -88,15 +89,10 @@ def tnb_gamma(mean: float, shape: float) -> float:
     if mean == 1.0:
         return 1.0
     target = mean * (1.0 + 1e-12)
-    lo, hi = 0.0, 1.0  # mean(lo) >= target (mean -> inf as gamma -> 0), mean(hi) = 1 < target
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if mid > 0 and tnb_mean(mid, shape) >= target:
-            lo = mid
-        else:
-            hi = mid
+    # mean(0+) = inf >= target, mean(1) = 1 < target: the largest gamma whose mean reaches the
+    # target (core/roots, arithmetic midpoints, at most 200 halvings)
+    lo = largest_false(lambda g: not (g > 0 and tnb_mean(g, shape) >= target), 0.0, 1.0,
+                       midpoint="arithmetic", max_iter=200)
     if lo <= 0.0:  # pragma: no cover - mean is capped at MAX_MEAN, far from gamma underflow
         raise ValueError(f"mean {mean!r} is too large for the truncated negative binomial")
     return lo

@@ -10,7 +10,13 @@ subsampled mechanism is rho-zCDP whenever the base is, so ``zcdp()`` returns the
 
 References: see :mod:`dpaudit.mechanisms._subsampled_rdp` ([MTZ], [ZW], [WBK], [KOV]) and
 Balle, Barthe, Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018, Thm. 8
-(Poisson subsampling of (eps, delta)-DP gives (log(1 + q(e^eps - 1)), q delta)).
+(Poisson subsampling of (eps, delta)-DP gives (log(1 + q(e^eps - 1)), q delta)) and Thm. 9 (the
+same for sampling m of n without replacement, q = m/n, under replace-one neighbours).
+
+A non-private base (:meth:`~dpaudit.mechanisms.base.Mechanism.non_private`, e.g. zero noise)
+states ``approx_dp() = (0, 1)``; both samplers turn it into exactly (0, q)-DP (derivation in
+:mod:`dpaudit.mechanisms.nonprivate`), which the RDP accountant carries as a delta and the PLD
+accountant composes through the exact pairs.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from dpaudit.mechanisms._tcdp_amplification import subsampled_tcdp
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.float_safe import exact_bernoulli
 from dpaudit.mechanisms.gaussian import Gaussian
-from dpaudit.mechanisms.loss_pairs import PrivacyLoss
+from dpaudit.mechanisms.loss_pairs import ApproxDPPair, PrivacyLoss
 
 __all__ = ["PoissonSampled", "SampledWithoutReplacement"]
 
@@ -114,6 +120,22 @@ class _Subsampled(Mechanism):
     def has_zcdp_guarantee(self) -> bool:
         return self.q == 0.0 or self.mechanism.has_zcdp_guarantee()
 
+    def non_private(self) -> bool:
+        return self.q == 1.0 and self.mechanism.non_private()
+
+    def subsampling(self) -> tuple[Mechanism, float]:
+        return (self.mechanism, self.q)
+
+    def approx_dp(self):
+        """(log(1 + q(e^eps - 1)), q delta) from the base's (eps, delta) statement (Balle et al.
+        2018, Thm. 8 for Poisson, Thm. 9 without replacement); ``None`` without one."""
+        pair = self.mechanism.approx_dp()
+        if pair is None:
+            return None
+        eps, delta = pair
+        d = 0.0 if (self.q == 0.0 or delta == 0.0) else min(round_up(self.q * delta), 1.0)
+        return (_amplified_pure_up(self.q, eps), d)
+
 
 @dataclass(frozen=True)
 class PoissonSampled(_Subsampled):
@@ -130,6 +152,7 @@ class PoissonSampled(_Subsampled):
       always capped by the base curve; q = 0 -> 0, q = 1 -> base.
     zcdp(): base rho (quasi-convexity). tcdp(): base (rho, omega).
     pure_epsilon(): log(1 + q(e^eps - 1)). approx_dp(): (log(1 + q(e^eps - 1)), q delta).
+    A non-private base gives exactly (0, q)-DP (rdp inf; approx_dp (0, q); the exact pairs).
     """
 
     neighbouring = "add_remove"
@@ -151,14 +174,6 @@ class PoissonSampled(_Subsampled):
 
     def pure_epsilon(self) -> float:
         return _amplified_pure_up(self.q, self.mechanism.pure_epsilon())
-
-    def approx_dp(self):
-        pair = self.mechanism.approx_dp()
-        if pair is None:
-            return None
-        eps, delta = pair
-        d = 0.0 if (self.q == 0.0 or delta == 0.0) else round_up(self.q * delta)
-        return (_amplified_pure_up(self.q, eps), d)
 
     def privacy_loss(self) -> PrivacyLoss | None:
         """The base step's pairs subsampled in both directions (Zhu, Dong, Wang 2022, Thm. 10);
@@ -211,7 +226,8 @@ class SampledWithoutReplacement(_Subsampled):
     by [WBK] Cor. 10; capped by the base curve.  zcdp(): base rho.  tcdp(): the tCDP
     amplification theorem (``dpaudit.mechanisms._tcdp_amplification.subsampled_tcdp``) when its
     conditions hold, else the base pair.  pure_epsilon(): base epsilon (no amplification is
-    claimed under replace-one here).
+    claimed under replace-one here).  approx_dp(): (log(1 + q(e^eps - 1)), q delta) of the
+    base's statement (Balle et al. 2018, Thm. 9); a non-private base gives exactly (0, q)-DP.
     """
 
     neighbouring = "replace_one"
@@ -235,6 +251,17 @@ class SampledWithoutReplacement(_Subsampled):
 
     def pure_epsilon(self) -> float:
         return 0.0 if self.q == 0.0 else self.mechanism.pure_epsilon()
+
+    def privacy_loss(self) -> PrivacyLoss | None:
+        """A non-private base: the (0, q)-DP pair, exact (module docstring of
+        :mod:`dpaudit.mechanisms.nonprivate`); otherwise the pair of the pure-DP or (epsilon,
+        delta) statement (:meth:`Mechanism.privacy_loss`)."""
+        if self.q == 0.0:
+            return PrivacyLoss.nothing()
+        if self.mechanism.non_private() and self.q < 1.0:
+            pair = ApproxDPPair(0.0, float(self.q))
+            return PrivacyLoss.symmetric_pair(pair, [pair], "wor-nonprivate", exact=True)
+        return super().privacy_loss()
 
     def sample(self, value, rng: np.random.Generator, size=None):
         """Same convention as :meth:`PoissonSampled.sample` with sampling probability q = m/n

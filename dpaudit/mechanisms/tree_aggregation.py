@@ -45,10 +45,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_real_array
+from dpaudit.core.validation import (
+    check_neighbouring,
+    check_nonnegative,
+    check_orders,
+    check_positive,
+    check_real_array,
+)
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.float_safe import grid_node_sums
-from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss
+from dpaudit.mechanisms.loss_pairs import PrivacyLoss, gaussian_loss, nonprivate_loss
+from dpaudit.mechanisms.nonprivate import nonprivate_rdp
 
 __all__ = ["TreeAggregation", "tree_depth", "prefix_noise_matrix", "MAX_STEPS", "MAX_LLR_STEPS"]
 
@@ -112,6 +119,9 @@ class TreeAggregation(Mechanism):
     zcdp()          depth sensitivity^2/(2 sigma^2)                                      [exact, nodes]
     pure_epsilon()  inf
     privacy_loss()  the Gaussian pair with mu = sqrt(depth) sensitivity/sigma            [exact, nodes]
+
+    ``sigma = 0`` (no noise) releases the exact prefix sums: a non-private release
+    (:meth:`non_private`), every curve ``inf``.
     """
 
     sigma: float
@@ -120,10 +130,14 @@ class TreeAggregation(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", check_nonnegative("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "step_counts", _check_steps(self.step_counts))
         check_neighbouring("neighbouring", self.neighbouring)
+
+    def non_private(self) -> bool:
+        """No noise (sigma = 0) on a tree with at least one step."""
+        return self.sigma == 0.0 and self.depth > 0
 
     @property
     def depth(self) -> int:
@@ -140,6 +154,8 @@ class TreeAggregation(Mechanism):
         return round_up(math.sqrt(self.depth) * self.sensitivity, ulps=2)
 
     def rdp(self, orders) -> np.ndarray:
+        if self.non_private():
+            return nonprivate_rdp(orders)
         orders = check_orders("orders", orders)
         if self.depth == 0:
             return np.zeros(orders.shape)
@@ -152,17 +168,22 @@ class TreeAggregation(Mechanism):
     def zcdp(self) -> float:
         if self.depth == 0:
             return 0.0
+        if self.non_private():
+            return math.inf
         with np.errstate(over="ignore"):
             r = np.float64(self.sensitivity / self.sigma)
             return round_up(float(r * r) * (self.depth / 2.0), ulps=4)
 
     def has_zcdp_guarantee(self) -> bool:
-        return True
+        return not self.non_private()
 
     def privacy_loss(self) -> PrivacyLoss:
-        """The Gaussian pair of the node release, sensitivity sqrt(depth) * sensitivity."""
+        """The Gaussian pair of the node release, sensitivity sqrt(depth) * sensitivity (sigma =
+        0: the non-private pair)."""
         if self.depth == 0:
             return PrivacyLoss.nothing()
+        if self.non_private():
+            return nonprivate_loss()
         return gaussian_loss(self.effective_sensitivity, self.sigma)
 
     def prefix_sum_mu(self) -> float:
@@ -173,6 +194,8 @@ class TreeAggregation(Mechanism):
         steps = max(self.step_counts)
         if steps == 0:
             return 0.0
+        if self.sigma == 0.0:
+            return math.inf
         if steps > MAX_LLR_STEPS:
             raise ValueError(f"step_counts must be at most {MAX_LLR_STEPS} for the prefix-sum test, got {steps}")
         a = prefix_noise_matrix(steps)
@@ -188,7 +211,7 @@ class TreeAggregation(Mechanism):
         (Not offered as :meth:`likelihood_ratio_test`: the testing helpers read one scalar
         output per release, and one release here is a vector of prefix sums.)"""
         steps = max(self.step_counts)
-        if steps == 0 or steps > MAX_LLR_STEPS:
+        if steps == 0 or steps > MAX_LLR_STEPS or self.sigma == 0.0:
             return None
         first = int(sum(self.step_counts[:self.step_counts.index(steps)]))
         a = prefix_noise_matrix(steps)

@@ -47,10 +47,24 @@ import numpy as np
 from scipy import special, stats
 
 from dpaudit.core.numeric import round_up
-from dpaudit.core.validation import check_neighbouring, check_orders, check_positive, check_probability
+from dpaudit.core.validation import (
+    check_neighbouring,
+    check_nonnegative,
+    check_orders,
+    check_positive,
+    check_probability,
+)
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import Gaussian
-from dpaudit.mechanisms.loss_pairs import LossPair, PrivacyLoss, SubsampledPair, as_float_array, gaussian_pairs
+from dpaudit.mechanisms.loss_pairs import (
+    LossPair,
+    PrivacyLoss,
+    SubsampledPair,
+    as_float_array,
+    gaussian_pairs,
+    nonprivate_loss,
+)
+from dpaudit.mechanisms.nonprivate import NonPrivate
 from dpaudit.mechanisms.subsampled import PoissonSampled
 
 __all__ = ["TruncatedPoissonGaussian", "RevealedMixturePair", "truncation_branches", "MAX_GROUPS"]
@@ -169,6 +183,11 @@ class TruncatedPoissonGaussian(Mechanism):
                     Gaussian's exact curve at rate q_k and sensitivity C or 2C          [upper bound]
     zcdp()          the largest branch rho (1/(2 s^2) or 2/s^2, s = sigma/C)              [upper bound]
     privacy_loss()  the revealed mixture of the branches' subsampled-Gaussian pairs      [upper bound]
+
+    ``sigma = 0`` (no noise): the record changes the output only when it is sampled (probability
+    q), so the step is (0, q)-DP, the curves of a non-private release Poisson-sampled at rate q
+    (:mod:`dpaudit.mechanisms.nonprivate`; exact when no truncation can happen, ``max_batch_size
+    >= dataset_size``, an upper bound otherwise); RDP and zCDP ``inf``.
     """
 
     sigma: float
@@ -179,7 +198,7 @@ class TruncatedPoissonGaussian(Mechanism):
     neighbouring: str = "add_remove"
 
     def __post_init__(self):
-        object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
+        object.__setattr__(self, "sigma", check_nonnegative("sigma", self.sigma))
         object.__setattr__(self, "q", check_probability("q", self.q))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
         object.__setattr__(self, "dataset_size", _check_int("dataset_size", self.dataset_size, 1))
@@ -187,6 +206,27 @@ class TruncatedPoissonGaussian(Mechanism):
         if self.neighbouring != "add_remove":
             check_neighbouring("neighbouring", self.neighbouring)
             raise ValueError("neighbouring must be 'add_remove' (the analysis adds or removes one record)")
+
+    def _untruncated(self) -> bool:
+        return self.max_batch_size >= self.dataset_size
+
+    def non_private(self) -> bool:
+        """sigma = 0, q = 1 and no truncation: the exact clipped sum is released."""
+        return self.sigma == 0.0 and self.q == 1.0 and self._untruncated()
+
+    def subsampling(self):
+        """The Gaussian step (sigma, sensitivity) run on a Poisson subsample of rate q (the
+        truncation aside), as accountants without an amplification theorem compose it."""
+        if self.q == 0.0:
+            return None
+        base = NonPrivate() if self.sigma == 0.0 else Gaussian(self.sigma, self.sensitivity)
+        return (base, self.q)
+
+    def approx_dp(self):
+        """sigma = 0: (0, q) (the record matters only when sampled)."""
+        if self.sigma == 0.0 and self.q > 0.0:
+            return (0.0, self.q)
+        return None
 
     def branches(self) -> list[tuple[float, float, float]]:
         """(weight, rate, sensitivity factor) of each branch (:func:`truncation_branches`)."""
@@ -199,6 +239,8 @@ class TruncatedPoissonGaussian(Mechanism):
 
     def rdp(self, orders) -> np.ndarray:
         orders = check_orders("orders", orders)
+        if self.sigma == 0.0 and self.q > 0.0:
+            return np.full(orders.shape, math.inf)
         parts = self._branch_mechs()
         if not parts:
             return np.zeros(orders.shape)
@@ -212,16 +254,25 @@ class TruncatedPoissonGaussian(Mechanism):
         return np.minimum(round_up(out), np.max(curves, axis=0))  # a mixture is at most its worst part
 
     def zcdp(self) -> float:
+        if self.sigma == 0.0 and self.q > 0.0:
+            return math.inf
         parts = self._branch_mechs()
         return max((m.zcdp() for _, m in parts), default=0.0)
 
     def has_zcdp_guarantee(self) -> bool:
-        return True
+        return not (self.sigma == 0.0 and self.q > 0.0)
 
     def privacy_loss(self) -> PrivacyLoss:
         parts = self.branches()
         if not parts:
             return PrivacyLoss.nothing()
+        if self.sigma == 0.0:
+            loss = nonprivate_loss()
+            if self.q >= 1.0 and self._untruncated():
+                return loss
+            sub = loss.subsampled(self.q, self.q)
+            # attained (lower end) only without truncation; with it, an upper bound only
+            return sub if self._untruncated() else PrivacyLoss(sub.upper, (), sub.label)
         adds, rems, ws = [], [], []
         for w, r, f in parts:
             base, _ = gaussian_pairs(f * self.sensitivity / self.sigma)

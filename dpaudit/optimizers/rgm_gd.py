@@ -66,6 +66,7 @@ import numpy as np
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.core.numeric import l2_norm
+from dpaudit.core.roots import bracket_down, bracket_up, smallest_true
 from dpaudit.core.validation import check_count
 from dpaudit.optimizers.base import (
     CurveMechanism,
@@ -139,21 +140,20 @@ def calibrate_gamma(rdp_epsilon: float, *, alpha: float, steps: int, A: float, B
     if not total(1e100) < rdp_epsilon:
         raise ValueError(f"rdp_epsilon={rdp_epsilon:g} is not achievable at alpha={alpha:g} over {steps} steps: "
                          f"the norm-leakage term alone gives {total(1e100):.6g} (B={B:g}, dim={dim})")
+    def ok(g: float) -> bool:
+        return total(g) <= rdp_epsilon
+
+    # bracket by doubling/halving (core/roots, at most 2200 steps each; total(1e100) meets the
+    # target, so the doubling ends), then bisection keeping the feasible end
     hi = start if start and start > 0 else B
-    while not total(hi) <= rdp_epsilon:
-        hi *= 2.0
-    lo = hi / 2.0
-    while total(lo) <= rdp_epsilon and lo > 1e-300:
-        lo /= 2.0
-    for _ in range(200):
-        if hi - lo <= 1e-13 * hi:
-            break
-        mid = 0.5 * (lo + hi)
-        if total(mid) <= rdp_epsilon:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    if ok(hi):
+        lo, hi = bracket_down(ok, hi, limit=1e-300)
+        if lo is None:
+            return hi
+    else:
+        br = bracket_up(ok, hi, 2.0 * hi, limit=1e100)
+        lo, hi = br if br is not None else (hi, 1e100)
+    return smallest_true(ok, lo, hi, midpoint="arithmetic", rtol=1e-13, max_iter=200)
 
 
 class RGMGD(Optimizer):

@@ -18,7 +18,8 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.base import ACCOUNTANTS, accountant_class
+from dpaudit.accounting.base import ACCOUNTANTS, NO_AMPLIFICATION, accountant_class
+from dpaudit.accounting.exact import exact_epsilon
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_confidence,
@@ -26,28 +27,19 @@ from dpaudit.core.validation import (
     check_delta,
     check_nonnegative,
     check_positive,
+    check_probability,
 )
 
 __all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
 
-#: note shown wherever a notion gives a subsampled mechanism no amplification
-NO_AMPLIFICATION = "no amplification by sampling in this notion: the unsampled mechanism's value"
-
-
 def ignores_sampling(notion: str, mechanism) -> bool:
-    """True when ``mechanism`` is subsampled (0 < q < 1) and ``notion`` ("zcdp", "tcdp") gives it
-    no amplification: its per-step parameter is that of the unsampled mechanism (zCDP has no
-    amplification-by-subsampling theorem; dpaudit's tCDP has one only for sampling without
-    replacement under its conditions, Bun et al. 2018). Large numbers there are not alarming."""
-    base, q = getattr(mechanism, "mechanism", None), getattr(mechanism, "q", None)
-    if base is None or q is None or not 0.0 < float(q) < 1.0:
-        return False
-    if notion == "zcdp":
-        return float(mechanism.zcdp()) >= float(base.zcdp())
-    if notion == "tcdp":
-        return float(mechanism.tcdp()[0]) >= float(base.tcdp()[0])
-    return False
+    """True when ``mechanism`` is subsampled (0 < q < 1) and the accountant ``notion`` (a registry
+    name) charges it as the unsampled mechanism: the accountant class's own
+    :meth:`~dpaudit.accounting.base.Accountant.ignores_subsampling` (zCDP has no
+    amplification-by-subsampling theorem; tCDP has one only for sampling without replacement under
+    its conditions, Bun et al. 2018). Large numbers there are not alarming."""
+    return accountant_class(notion).ignores_subsampling(mechanism)
 
 
 
@@ -80,17 +72,15 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         cls = accountant_class(key)
         label = cls.label
         try:
-            curves[label] = [float(cls().compose(mechanism, t).epsilon(delta)) for t in steps]
-            if ignores_sampling(key, mechanism):
+            # quiet: a curve that ignores subsampling is labelled here (no NoAmplificationWarning)
+            curves[label] = [float(cls.quiet().compose(mechanism, t).epsilon(delta)) for t in steps]
+            if cls.ignores_subsampling(mechanism):
                 ignoring.append(label)
                 notes[label] = NO_AMPLIFICATION
         except UnsupportedMechanismError as exc:
             notes[label] = f"not applicable: {exc}"
     exact_label = None
     if exact:
-        # (imported here, like the audit below: the CLI imports this module to build its parser)
-        from dpaudit.testing.assertions import exact_epsilon
-
         values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
@@ -106,16 +96,21 @@ def dp_region_tpr(fpr, epsilon: float, delta: float):
     """Largest TPR = 1 - FNR reachable at ``fpr`` by any test against an (epsilon, delta)-DP mechanism.
 
     From FNR >= max(0, 1 - delta - e^eps FPR, e^-eps (1 - delta - FPR)) (Kairouz et al. 2015):
-    TPR <= min(1, delta + e^eps FPR, 1 - e^-eps (1 - delta - FPR)).
+    TPR <= min(1, delta + e^eps FPR, 1 - e^-eps (1 - delta - FPR)). Any epsilon in [0, inf] and
+    delta in [0, 1]: e^eps FPR is formed as exp(eps + log FPR) (inf above the float range, where the
+    minimum is 1 anyway), never as e^eps alone (an OverflowError at eps > 709.78), and the last term
+    as (1 - e^-eps) + e^-eps (delta + FPR) (no cancellation).
     """
     epsilon = check_nonnegative("epsilon", epsilon, allow_inf=True)
-    delta = check_nonnegative("delta", delta)
+    delta = check_probability("delta", delta)
     fpr = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
     if math.isinf(epsilon):
         return np.ones_like(fpr)
-    with np.errstate(over="ignore"):
-        a = delta + math.exp(epsilon) * fpr
-    b = 1.0 - math.exp(-epsilon) * (1.0 - delta - fpr)
+    with np.errstate(over="ignore", divide="ignore"):
+        a = delta + np.exp(epsilon + np.log(fpr))
+    # 1 - e^-eps (1 - delta - FPR) = (1 - e^-eps) + e^-eps (delta + FPR): a sum of non-negative
+    # terms (no cancellation for small eps and FPR); at least 1 when delta + FPR >= 1
+    b = np.where(delta + fpr >= 1.0, 1.0, -math.expm1(-epsilon) + math.exp(-epsilon) * (delta + fpr))
     return np.minimum(1.0, np.minimum(a, b))
 
 

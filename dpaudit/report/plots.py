@@ -216,9 +216,9 @@ def _log_limits(values, pad: float = 1.3, floor: float = 1e-12):
     if v.size == 0:
         return 0.1, 1.0
     lo, hi = max(v.min() / pad, floor), v.max() * pad
-    if hi / lo < 10:
-        mid = math.sqrt(lo * hi)
-        lo, hi = mid / math.sqrt(10) / 1.2, mid * math.sqrt(10) * 1.2
+    if hi / lo < 10:  # widen to a decade around the geometric centre (lo * hi may overflow)
+        centre = math.sqrt(lo) * math.sqrt(hi)
+        lo, hi = centre / math.sqrt(10) / 1.2, centre * math.sqrt(10) * 1.2
     return lo, hi
 
 

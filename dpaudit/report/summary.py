@@ -24,11 +24,12 @@ from __future__ import annotations
 import functools
 import math
 
+from dpaudit.accounting.exact import PureDPAccountant, exact_epsilon
 from dpaudit.accounting.pld import PLDAccountant
 from dpaudit.audit.protocol.verdict import verdict_of
+from dpaudit.core.validation import UnsupportedMechanismError
 from dpaudit.optimizers import make_optimizer
 from dpaudit.report.data import optimizer_mechanism
-from dpaudit.testing.assertions import exact_epsilon
 
 __all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
            "directed", "claim_source_text", "claim_source_short"]
@@ -251,9 +252,13 @@ def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | No
     describe = getattr(mechanism, "describe", None)
     desc = describe() if callable(describe) else repr(mechanism)
     out = {"mechanism": desc, "steps": steps, "delta": delta}
+    if math.isfinite(delta) and delta >= 1.0:  # every mechanism is (0, 1)-DP
+        return {**out, "kind": "trivial at delta = 1", "lower": 0.0, "upper": 0.0}
     if not (math.isfinite(delta) and 0.0 < delta < 1.0):
-        pure = getattr(mechanism, "pure_epsilon", None)
-        value = float(pure()) * steps if callable(pure) else math.inf
+        try:  # basic composition of the pure-DP epsilon, rounded up
+            value = PureDPAccountant.quiet().compose(mechanism, steps).total
+        except UnsupportedMechanismError:
+            value = math.inf
         return {**out, "kind": "pure-DP epsilon", "lower": value, "upper": value}
 
     exact = exact_epsilon(mechanism, delta, steps)

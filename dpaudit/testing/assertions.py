@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from dpaudit.accounting.conversions import gaussian_epsilon
+from dpaudit.accounting.exact import exact_epsilon
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.protocol.result import VIOLATION_CHECKS
 from dpaudit.audit.protocol.verdict import advice_lines
@@ -35,6 +35,8 @@ from dpaudit.core.describe import describe_object, describe_value
 from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_nonnegative
 from dpaudit.testing._config import active_config
 
+#: ``exact_epsilon`` lives in :mod:`dpaudit.accounting.exact` (the exact accountant); re-exported here
+#: for compatibility
 __all__ = ["assert_audit_consistent", "assert_accountant_sound", "exact_epsilon", "mechanism_sampler"]
 
 _FLOAT_CAUSE = (
@@ -214,31 +216,6 @@ def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
         lines.insert(5, "  GDP estimate:".ljust(16) + f"{_fmt(float(result.gdp_estimate))} (estimate, assuming mu-GDP; "
                                                          "not a bound, not what failed this check)")
     return "\n".join(lines)
-
-
-# -- exact curves where they are known in closed form -----------------------------------------
-def exact_epsilon(mechanism, delta: float, count: int = 1) -> float | None:
-    """Exact epsilon(delta) of ``count``-fold composition of ``mechanism``, or ``None``.
-
-    Read from the mechanism's own privacy loss (:meth:`~dpaudit.mechanisms.base.Mechanism.privacy_loss`):
-    an unsampled Gaussian step, any count (k Gaussians with noise sigma compose to one with
-    sigma/sqrt(k), Balle & Wang 2018 Thm. 8 via :func:`dpaudit.conversions.gaussian_epsilon`);
-    a step whose pair is the mechanism's own (``exact``), ``count == 1``: the pair's
-    epsilon(delta) (e.g. Laplace: delta(e) = 1 - exp((e - eps0)/2) on [0, eps0], hence
-    epsilon(delta) = max(0, eps0 + 2 log(1 - delta))).
-    """
-    delta = check_delta("delta", delta)
-    count = check_count("count", count, minimum=1)
-    method = getattr(mechanism, "privacy_loss", None)
-    loss = method() if callable(method) else None
-    if loss is None:
-        return None
-    if loss.gaussian is not None:
-        sensitivity, sigma = loss.gaussian
-        return float(gaussian_epsilon(sigma / math.sqrt(count), delta, sensitivity=sensitivity))
-    if loss.exact and count == 1:
-        return float(loss.epsilon(delta))
-    return None
 
 
 def _llr_sampler(mechanism, count: int):

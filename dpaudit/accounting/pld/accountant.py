@@ -454,6 +454,12 @@ class PLDAccountant(Accountant):
         return any(ev.upper is not None and ev.upper[0].inf_mass >= 1.0 and ev.upper[1].inf_mass >= 1.0
                    for ev, _ in self._pairs)
 
+    def _nonprivate_attained(self) -> bool:
+        """A non-private step whose non-private pair is attained (``exact``, e.g. zero noise): the
+        lower end is then the trivial curve too (delta = 1, epsilon = inf), exactly."""
+        return any(ev.exact and ev.upper is not None and all(p.inf_mass >= 1.0 for p in ev.upper)
+                   for ev, _ in self._pairs)
+
     def epsilon_details(self, delta) -> dict:
         lo, up = self.epsilon_interval(delta)
         return {"epsilon": up, "lower": lo, "upper": up}
@@ -532,6 +538,8 @@ class PLDAccountant(Accountant):
         return lo, up
 
     def _lower_eps(self, delta: float) -> float:
+        if self._nonprivate_attained():
+            return math.inf
         vals = [self._gaussian_lower_eps(delta)]
         for built in self._build(False):
             vals.extend(epsilon_for_delta(v, delta) for v in built.values())
@@ -541,6 +549,8 @@ class PLDAccountant(Accountant):
         return max(round_down(min(lo, _FMAX)), 0.0)
 
     def _lower_delta(self, epsilon: float) -> float:
+        if self._nonprivate_attained():
+            return 1.0
         vals = [self._gaussian_lower_delta(epsilon)]
         for built in self._build(False):
             vals.extend(delta_for_epsilon(v, epsilon) for v in built.values())
