@@ -123,8 +123,8 @@ _TWO_LEVEL_STEPS = 16
 _TWO_LEVEL_REFINE = 8
 #: block sizes of the split two-level composition: a divisor of the count in this range (closest
 #: to the preferred size), else the preferred size and a block for the rest
-_BLOCK_RANGE = (32, 96)
-_BLOCK_PREFERRED = 64
+_BLOCK_RANGE = (24, 48)
+_BLOCK_PREFERRED = 32
 #: terms of the binomial block weighing more than this get their own coarsened power of A
 _EXACT_TERM = 1e-6
 _U = float(np.finfo(float).eps)

@@ -574,6 +574,10 @@ def _optimistic_finish(vals: np.ndarray, e: np.ndarray, i0: int, inf: float, q_d
     n = e.size
     vals = _convex_minorant(vals, e, i0)
     p = _masses_e(vals, e, i0)
+    # (the lift first: the masses it replaces -- where rounding noise makes the most negative
+    # ones, next to the left end -- then need no charge; it holds for signed masses too, whose
+    # curve is the minorant itself)
+    p = _lift_left(p, e, inf, q_def)
     neg = p < 0
     slack = float(-np.sum(p[neg])) if np.any(neg) else 0.0
     p[neg] = 0.0
@@ -587,7 +591,6 @@ def _optimistic_finish(vals: np.ndarray, e: np.ndarray, i0: int, inf: float, q_d
             p[j_cut] -= excess - (float(c0[j_cut - 1]) if j_cut > 0 else 0.0)
             p[:j_cut] = 0.0
             p[j_cut] = max(p[j_cut], 0.0)
-    p = _lift_left(p, e, inf, q_def)
     return p, slack
 
 
@@ -665,6 +668,39 @@ def _lift_left(p: np.ndarray, L: np.ndarray, inf: float, q_def: float) -> np.nda
     out = p.copy()
     out[:j] = 0.0
     out[j] = mass
+    # one point further: the curve C on the line up to x_{j+1} (where H' is above the line), then
+    # from (x_{j+1}, line) to (x_{j+2}, H'(x_{j+2})), then H'. With the mass at x_{j+2} set to
+    # p2 <= p_{j+2}, C <= H' on [x_{j+1}, x_{j+2}] (C and H' are linear there, equal at x_{j+2},
+    # C the less steep); with p2 <= p2* = x_{j+2} (A/(x_{j+2} - x_{j+1}) - W_{>j+2}),
+    # A = 1 - x_{j+1} slope - H'(x_{j+2}), C(x_{j+1}) <= line(x_{j+1}), and C is linear from
+    # (0, total <= 1) to there: below the line. So C <= max(line, H') <= H for any such p2 >= 0;
+    # p2* is formed in extended precision and lowered by its error bound. The curve then leaves 0
+    # along the line (no residual Q-mass excess).
+    if j + 3 <= n:
+        ld = np.longdouble
+        u_ld = float(np.finfo(ld).eps)
+        Lx = L[j + 1:j + 3].astype(ld)
+        x1, x2 = np.exp(Lx[0]), np.exp(Lx[1])
+        gap = x1 * np.expm1(Lx[1] - Lx[0])  # x2 - x1
+        pl = p.astype(ld)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            wl = np.where(p > 0, pl * np.exp(-L.astype(ld)), ld(0))
+        W1 = np.sum(wl[j + 2:])  # over k > j+1
+        W2 = W1 - wl[j + 2]
+        U1 = np.sum(pl[j + 2:])
+        A = ld(1.0) - ld(inf) - U1 - x1 * ld(slope) + x2 * W1
+        e_a = (math.log2(n) + 8.0) * u_ld * (1.0 + abs(inf) + float(U1) + float(x1) * abs(slope) + float(x2 * W1))
+        p2s = float(x2 * (A / gap - W2))
+        e_p2 = float(x2) * (e_a / float(gap) * (1.0 + 1e-6) + (math.log2(n) + 8.0) * u_ld * float(W1) + 8.0 * u_ld * abs(float(A / gap)))
+        p2 = min(float(p[j + 2]), p2s - 2.0 * e_p2 - 4.0 * _U * abs(p2s))
+        if p2 >= 0.0:
+            rest = float(ld(1.0) - ld(inf) - (U1 - pl[j + 2]) - ld(p2)) - margin
+            if rest >= 0.0:
+                alt = p.copy()
+                alt[:j + 1] = 0.0
+                alt[j + 1] = rest
+                alt[j + 2] = p2
+                return alt
     return out
 
 
