@@ -94,7 +94,9 @@ def log_phi_tail(u) -> tuple[np.ndarray, np.ndarray]:
             err[mid] = _EPS * (ERFCX_POS_ULPS + 4.0 + np.abs(le) + 2.0 * half_u2 + 2.0 * np.abs(v))
         val[huge], err[huge] = -np.inf, 0.0
         neg = ~pos
-        far = neg & (u < -40.0)  # erfc(w/sqrt2) < 1e-349: log Phi(-u) in (-1e-349, 0]
+        # Phi(-w) < 5e-308 from w = 37.5 on (scipy's erfc turns subnormal or 0 past w = 37.55):
+        # log Phi(-u) in (-1e-300, 0]
+        far = neg & (u < -37.5)
         near = neg & ~far
         if np.any(near):
             w = -u[near]
@@ -102,7 +104,9 @@ def log_phi_tail(u) -> tuple[np.ndarray, np.ndarray]:
             # relative error of p: erfc's own, plus the argument rounding amplified by
             # |d log erfc / d log z| <= 1 + 2 z^2 (z = w/sqrt2)
             rel_p = _EPS * (ERFC_POS_ULPS * (1.0 + w * w) + 4.0 * (1.0 + w * w))
-            v = np.log1p(-p)
+            # (log1p(-p) = -p (1 + p/2 + ...): -p itself below 1e-15, where numpy's log1p may
+            # flush a subnormal p to zero)
+            v = np.where(p < 1e-15, -p, np.log1p(-p))
             val[near] = v
             err[near] = 2.0 * p * rel_p + 2.0 * _EPS * np.abs(v) + 1e-320
         val[far], err[far] = 0.0, 1e-300
@@ -354,7 +358,7 @@ def _log_phi_tail_1(u: float) -> tuple[float, float]:
         err = _EPS * (ERFCX_POS_ULPS + 4.0 + abs(math.log(e)) + 2.0 * half_u2 + 2.0 * abs(val))
         return val, err
     w = -u
-    if w > 40.0:  # erfc(w/sqrt2) < 1e-349: log Phi(-u) in (-1e-349, 0]
+    if w > 37.5:  # Phi(-w) < 5e-308 (erfc subnormal or 0 past 37.55): log Phi(-u) in (-1e-300, 0]
         return 0.0, 1e-300
     p = 0.5 * float(special.erfc(w * _INV_SQRT2))  # Phi(u) <= 1/2
     # relative error of p: erfc's own, plus the argument rounding amplified by
@@ -548,9 +552,15 @@ def _expm1_times_ndtr(e: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndar
     return val, err
 
 
+def _rel_ndtr(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+    """Relative error bound of scipy's ndtr(x) (Phi(x) = erfc(-x/sqrt2)/2 for x < 0: erfc's
+    (1 + 2 (x/sqrt2)^2) ulps; near 1 above 0) plus the argument's rounding dx times
+    |d log Phi/dx| <= |x| + 2."""
+    return np.where(x < 0, _EPS * (ERFC_POS_ULPS * (1.0 + x * x) + 8.0), 8.0 * _EPS) + (np.abs(x) + 2.0) * dx
+
+
 def _closed_form(mu: float, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(1) evaluated without destructive cancellation, with an absolute error bound (64 ulps of
-    the sum of the magnitudes of the terms that are subtracted):
+    """(1) evaluated without destructive cancellation, with an absolute error bound:
 
     * short interval, h (|m| + 1) <= 1 with h = mu/2, m = -e/mu (the midpoint of [z - mu, z],
       z = mu/2 - e/mu): ``Phi(z) - Phi(z - mu) = phi(m) int_{-h}^{h} exp(-m s - s^2/2) ds`` by
@@ -559,6 +569,11 @@ def _closed_form(mu: float, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
       erf / erfc (whichever does not cancel);
     * z < 0: with (z - mu)^2/2 = z^2/2 + e, ``delta = e^{-z^2/2}/2 [erfcx(-z/sqrt2) -
       erfcx((mu - z)/sqrt2)]`` (Mills-ratio form; no underflow of the two tails).
+
+    The bound: 64 ulps of the sum of the magnitudes of the terms that are subtracted, plus each
+    special function's measured relative error (erfc: ERFC_POS_ULPS (1 + 2 x^2) ulps, erfcx:
+    ERFCX_POS_ULPS, exp(-x^2/2): x^2 ulps from its argument) and the effect of the rounding of
+    its argument (e/mu, z and z - mu carry an ulp each) through its logarithmic derivative.
     """
     z = 0.5 * mu - e / mu
     zb = z - mu
@@ -567,6 +582,9 @@ def _closed_form(mu: float, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     val = np.empty(e.shape)
     err = np.empty(e.shape)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        da = np.spacing(np.abs(e / mu))  # (rounding of e/mu)
+        dz = da + np.spacing(np.abs(z))
+        dzb = dz + np.spacing(np.abs(zb))
         short = h * (np.abs(m) + 1.0) <= 1.0
         pos = (~short) & (z >= 0)
         neg = (~short) & (z < 0)
@@ -574,23 +592,36 @@ def _closed_form(mu: float, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ms = m[short]
             d1 = np.exp(-0.5 * ms * ms) / math.sqrt(2.0 * math.pi) * _gl_interval(ms, h)
             d2, e2 = _expm1_times_ndtr(e[short], zb[short])
+            rel1 = _EPS * (ms * ms + 8.0) + np.abs(ms) * da[short]
+            rel2 = 4.0 * _EPS + _rel_ndtr(zb[short], dzb[short])
             val[short] = d1 - d2
-            err[short] = _REL * (d1 + np.abs(d2)) + 1e-14 * d1 + e2
+            err[short] = _REL * (d1 + np.abs(d2)) + 1e-14 * d1 + e2 + d1 * rel1 + np.abs(d2) * rel2
         if np.any(pos):
             zp, zbp = z[pos], zb[pos]
-            d1 = np.where(zbp >= 0, 0.5 * (special.erfc(zbp / _SQRT2) - special.erfc(zp / _SQRT2)),
+            ec_zb = special.erfc(zbp / _SQRT2)
+            ec_z = special.erfc(zp / _SQRT2)
+            d1 = np.where(zbp >= 0, 0.5 * (ec_zb - ec_z),
                           0.5 * (special.erf(zp / _SQRT2) + special.erf(-zbp / _SQRT2)))
-            d1_scale = np.where(zbp >= 0, special.erfc(zbp / _SQRT2), 1.0)
+            d1_scale = np.where(zbp >= 0, ec_zb, 1.0)
+            # erfc pair: each with its (1 + x^2) ulps and argument rounding; erf pair: a few ulps
+            # of 1 and slope <= 2/sqrt(pi) times the argument rounding
+            e_erfc = 0.5 * (ec_zb * (_EPS * (ERFC_POS_ULPS * (1.0 + zbp * zbp) + 8.0) + (zbp + 2.0) * dzb[pos])
+                            + ec_z * (_EPS * (ERFC_POS_ULPS * (1.0 + zp * zp) + 8.0) + (zp + 2.0) * dz[pos]))
+            e_erf = 0.5 * (16.0 * _EPS + 0.8 * (dz[pos] + dzb[pos]))
             d2, e2 = _expm1_times_ndtr(e[pos], zbp)
+            rel2 = 4.0 * _EPS + _rel_ndtr(zbp, dzb[pos])
             val[pos] = d1 - d2
-            err[pos] = _REL * (d1_scale + np.abs(d2)) + e2
+            err[pos] = _REL * (d1_scale + np.abs(d2)) + e2 + np.where(zbp >= 0, e_erfc, e_erf) + np.abs(d2) * rel2
         if np.any(neg):
             zn = z[neg]
             pre = 0.5 * np.exp(-0.5 * zn * zn)
             e1 = special.erfcx(-zn / _SQRT2)
             e2 = special.erfcx((mu - zn) / _SQRT2)
+            rel_pre = _EPS * (zn * zn + 8.0) + np.abs(zn) * dz[neg]
+            rel_e1 = _EPS * (ERFCX_POS_ULPS + 8.0) + 1.13 * dz[neg]
+            rel_e2 = _EPS * (ERFCX_POS_ULPS + 8.0) + 1.13 * dzb[neg]
             val[neg] = pre * (e1 - e2)
-            err[neg] = pre * _REL * (e1 + e2)
+            err[neg] = pre * (_REL * (e1 + e2) + (e1 + e2) * rel_pre + e1 * rel_e1 + e2 * rel_e2)
     val = np.clip(np.nan_to_num(val, nan=0.0), 0.0, 1.0)
     return val, np.nan_to_num(err, nan=1.0) + _ABS
 
