@@ -12,26 +12,65 @@ How (Koskela, Jalko, Honkela 2020; Doroshenko et al. 2022). On the first query t
 (ADD and REMOVE neighbours; one suffices when every pair is symmetric),
 
 * a *pessimistic* discrete PLD from each step's dominating pair (connect-the-dots; curve above
-  the exact one everywhere) and composes them: FFT power for repeated steps, FFT convolution
-  across events; every truncation, aliasing and floating-point charge is added at +inf;
+  the exact one everywhere) and composes them, all events at once, as one product of spectra
+  (:class:`~dpaudit.accounting.pld.distribution.SpectralPLD`); every truncation, aliasing and
+  floating-point charge is added at +inf or bounded at the query;
 * *optimistic* discrete PLDs from attained pairs (chords through lowered values; curve below the
   exact one everywhere, see :mod:`dpaudit.accounting.pld.discretisation`), composed the same way
-  with every charge collected in a ``slack`` subtracted from each delta.
+  with every charge collected in a ``slack`` subtracted from each delta -- only when a lower end
+  is asked for, and only in the directions whose upper end is above the best lower end found.
 
 Then ``delta(eps)`` is the maximum over directions of the hockey-stick divergence (1) of the
 composed PLD and ``epsilon(delta)`` the smallest eps >= 0 with ``delta(eps) <= delta``.
 
 Why the lower end stays tight for many compositions. Rounding every loss down (privacy
-buckets, dp_accounting's optimistic PLD) shifts the composed loss by up to ``T d`` after T
-steps. The optimistic discretisation used here is second order in ``d`` where the loss density
-is smooth on the grid scale; where it is not (support edges of a subsampled mechanism, steep
-parts), a grid-based lower curve must pay about (mass of the cell) x d per step. So a step
-repeated k >= 32 times is composed in two levels: 16 steps on a grid 8 times finer, coarsened
-to ``d`` (the 16-fold density is smooth: second-order again), then the FFT power of that block.
-Every stage keeps the curve below the true one (module docstrings of ``discretisation`` and
-``distribution``), so the result is a valid lower end; its width against the upper end at
-sigma 0.8, q 0.001, delta 1e-5 is 3e-5 at T = 10^3 and 7e-4 at T = 10^6 (prv_accountant's
-interval: 0.02), see ``benchmarks/accounting.py``.
+buckets, Meiser & Mohammadi 2018; dp_accounting's optimistic PLD) shifts the composed loss by up
+to ``T d`` after T steps. The optimistic discretisation used here is second order in ``d`` where
+the loss density is smooth on the grid scale; where it is not (support edges of a subsampled
+mechanism, steep parts), a grid-based lower curve must pay about (mass of the cell) x d per step.
+So steps are composed in blocks of about 32 (a divisor of the count where one lies in 24..48):
+one step is discretised on a grid 8 times finer over the core of its loss (the cells where it
+has mass) and on the grid ``d`` elsewhere (:func:`~dpaudit.accounting.pld.discretisation.hybrid_split`:
+A + B), the block is the binomial sum of A's powers (small compositions on the fine grid,
+coarsened to ``d``: the r-fold density is smooth, second order again) times B's powers, and the
+blocks are composed by the FFT power. Two repairs keep the mean loss from drifting: the left part
+of each block is lifted onto the line 1 - x (1 - Q(L = -inf)) below the exact curve (the lowered
+chords near the left support edge dip below it), and composed PLDs are coarsened with their own
+P and Q totals (they differ from one). Every stage keeps the curve below the true one (module
+docstrings of ``discretisation`` and ``distribution``), so the result is a valid lower end; its
+width against the upper end at sigma 0.8, q 0.001, delta 1e-5 is 7.6e-6 at T = 10^3 and 6.9e-4 at
+T = 10^6 (prv_accountant's interval: 0.02), see ``benchmarks/accounting.py``.
+
+Speed (issue 29; measured in ``benchmarks/accounting.py`` against dp_accounting and
+prv_accountant in the same run). The composed PLD is kept as a spectrum, never as masses:
+
+* *what is composed*: the product over events of (spectrum of the event's discrete step)^count on
+  one window chosen by a joint Chernoff bound (the tilt located on at most 2048 blocked masses,
+  the bound evaluated on the exact ones). A composed PLD of many steps is smooth on the grid
+  scale, so only a few of its frequencies exceed 1e-40 (about 400 of 76,000 at T = 10^3, 35 of
+  350,000 at T = 10^6): the powers are taken there only, the others are charged at their bound;
+* *queries*: by Parseval, ``U(t0) = sum_{t >= t0} x_t`` and ``V(t0) = sum x_t e^{-(L_t - L_t0)}``
+  are sums over the kept frequencies with geometric-series coefficients, so delta(eps) and the
+  bin of epsilon(delta) (bisection over the window) cost O(kept frequencies) each, with an error
+  bound sum_j err_j (|u_j| + |v_j|)/N (no inverse transform, no clipping, and a smaller charge than
+  the l1 bound of a materialised power);
+* *long double* (80-bit on x86) where the error of a power is amplified by its exponent: the
+  forward FFT of a factor composed 100 times or more, the powers themselves (log, angle,
+  exponential on the kept frequencies), the query sums, and the blocks of the lower end when 64
+  or more of them are composed (their forward and inverse transforms: their slack is multiplied
+  by the number of blocks);
+* *double with a certified charge* (Higham 2002, Sec. 24.1: c u log2 N |p|_1 per frequency,
+  c = 7) where it is not amplified: factors composed fewer than 100 times, blocks composed fewer
+  than 64 times, the masses' totals and the lift's sums (their error bounds charged);
+* *cached*: the curve values of each step on each grid (shared by both ends), the discretised
+  factors of each (pair, count, grid, end), and the composed spectra of each end until the next
+  ``compose``: further queries at any delta or epsilon reuse them;
+* *grid*: the spacing is chosen as before (from the same coarse Chernoff estimate), so the
+  discretised steps are those of earlier versions and the upper ends can only come down.
+
+(prv_accountant, Gopi, Lee, Wutschitz 2021, composes a discretised privacy random variable by the
+same FFT power in double precision and widens its estimate by an a-priori error term; its
+interval is about 0.02 wide for this mechanism at every T.)
 
 Composition is monotone (``delta_{A x B} >= delta_A``: dropping B is post-processing), so the
 lower end is also at least that of any sub-composition; the accountant uses this for the exact
@@ -42,8 +81,9 @@ steps is valid).
 Unsampled Gaussian mechanisms compose exactly into one Gaussian with
 ``mu^2 = sum_i count_i (sensitivity_i / sigma_i)^2`` (Dong, Roth, Su 2019, Cor. 3.3); when
 nothing else is composed the answer is the exact Balle-Wang curve (Balle & Wang 2018, Thm. 8)
-certified to about an ulp (:mod:`dpaudit.accounting.gaussian_profile`, the one home of that
-curve; mu^2 is summed exactly), for any count (also above 1e308).
+certified to about an ulp (:mod:`dpaudit.accounting.gaussian_profile`; the curve itself and its
+double-precision bounds live in :mod:`dpaudit.core.special`, shared with the Gaussian pair of the
+discretisation; mu^2 is summed exactly), for any count (also above 1e308).
 
 Grid. The spacing is the requested ``discretization`` unless (with ``adaptive``) a composed
 step has a per-step loss so narrow that the grid would distort it (then it is refined, within
@@ -455,7 +495,10 @@ class PLDAccountant(Accountant):
 
             def coarse_power(a: int):
                 if a not in coarse:
-                    coarse[a] = coarsen_part(self_compose(A, a, self.tail_mass, extended=ext, max_bins=self.max_bins), m)
+                    # (A^a is composed k/r times inside its block when it is A^r: extended
+                    # precision then; the lighter terms' errors enter scaled by their weights)
+                    ext_a = ext and a >= r - 1
+                    coarse[a] = coarsen_part(self_compose(A, a, self.tail_mass, extended=ext_a, max_bins=self.max_bins), m)
                 return coarse[a]
 
             q_def = pair.q_deficit()

@@ -37,6 +37,13 @@ k-fold self-composition uses one FFT power with the output window chosen by Cher
 the discrete masses (Koskela, Jaelkoe, Honkela 2020, "Computing tight differential privacy
 guarantees using FFT", AISTATS 2020, Sec. 5), and every allocation is sized
 before it is made and refused above :data:`MAX_BINS`.
+
+The accountant's compositions are kept as spectra (:func:`spectral_compose`,
+:class:`SpectralPLD`): the product over events of the factors' DFT powers on one Chernoff window,
+taken only on the frequencies where its certified bound exceeds 1e-40 (a composition of many
+steps is smooth, so they are few; the others are charged at their bound), and queried by
+Parseval in O(kept frequencies). Sums of products (the binomial blocks of the optimistic side)
+are materialised by :func:`poly_compose`.
 """
 
 from __future__ import annotations
@@ -773,16 +780,26 @@ def poly_compose(terms, tail_mass: float, max_bins: int | None = None, extended:
     lg = math.log2(max(nfft, 2))
     unit = _U_LD if extended else _U
     cdt = np.clongdouble if extended else np.complex128
+    # a PLD that only appears in light terms (total weight below 1e-3) is transformed in double
+    # even with ``extended``: its error enters scaled by that weight
+    heavy: dict = {}
+    for w, fs in terms:
+        tw = w
+        for f, n in fs:
+            tw *= (f.finite_mass + f.inf) ** n
+        for f, _ in fs:
+            heavy[id(f)] = heavy.get(id(f), 0.0) + tw
     specs = {}
     for _, fs in terms:
         for f, _ in fs:
             if id(f) not in specs:
-                buf = np.zeros(nfft, dtype=_LD if extended else float)
+                ext_f = extended and heavy[id(f)] >= 1e-3
+                buf = np.zeros(nfft, dtype=_LD if ext_f else float)
                 pos = (f.lo + np.arange(f.p.size)) % nfft  # absolute indices modulo N
                 buf[pos] = f.p
-                s = sfft.rfft(buf, nfft)
+                s = sfft.rfft(buf, nfft).astype(cdt)
                 mass = float(np.sum(f.p.astype(_LD)))
-                e_f = _FFT_C * lg * mass * unit + 1e-300
+                e_f = _FFT_C * lg * mass * (_U_LD if ext_f else _U) + 1e-300
                 a = np.hypot(s.real.astype(float), s.imag.astype(float)) * (1.0 + 4.0 * _U)
                 specs[id(f)] = (s, a, e_f, {1: s})
     nh = nfft // 2 + 1
