@@ -114,3 +114,34 @@ def test_tails_against_mpmath():
             assert abs(mp.mpf(float(b)) - lm) <= mp.mpf(float(eb)), float(x)
         # the float path gives the same numbers
         assert S.log_phi_tail(float(x)) == pytest.approx((float(a), float(ea)), rel=1e-12, abs=1e-300)
+
+
+#: dpaudit.conversions before core.special took the curve (commit b3a8540): the same numbers
+_OLD_EPSILON = [
+    (0.3, 1e-05, 19.130767834361926),
+    (1.0, 1e-10, 6.547924066864952),
+    (1e-06, 1e-05, 500004264889.794),
+    (1000000.0, 0.1, 0.0),
+    (0.005, 1e-300, 27408.50183040024),
+    (2.0, 0.5, 0.0),
+    (1e+150, 1e-05, 0.0),
+    (1e-150, 1e-05, 5e+299),
+]
+_OLD_DELTA = [
+    (0.3, 1.0, 0.8472359334052191),
+    (1.0, 0.0, 0.38292492254802624),
+    (1e-06, 1000000.0, 1.0),
+    (1000000.0, 1e-12, 3.98941780401815e-07),
+    (5.0, 50.0, 5e-324),
+    (0.001, 500000.0, 0.4996010581185314),
+    (1e+150, 1.0, 5e-324),
+]
+
+
+def test_conversions_give_the_same_numbers_as_before():
+    from dpaudit import conversions as C
+
+    for sigma, delta, eps in _OLD_EPSILON:
+        assert C.gaussian_epsilon(sigma, delta) == eps
+    for sigma, eps, delta in _OLD_DELTA:
+        assert C.gaussian_delta(sigma, eps) == delta

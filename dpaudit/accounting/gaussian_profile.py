@@ -122,7 +122,8 @@ def _double_log_bracket(mu2: Fraction, epsilon: float) -> tuple[float, float]:
     (possibly wide, at worst ``(-inf, 0)``): :func:`dpaudit.core.special.gaussian_log_delta_bracket`
     at the outward enclosures of u, v = u + mu and mu formed from the exact rational mu^2."""
     u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi = _inputs(mu2, epsilon)
-    return special_fns.gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi)
+    lo, hi = special_fns.gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi)
+    return float(lo), float(hi)
 
 
 def _double_bracket(mu2: Fraction, epsilon: float) -> tuple[float, float]:
@@ -359,11 +360,11 @@ def log_delta_estimate(mu: float, epsilon: float) -> float:
     if not math.isfinite(u):
         return -math.inf
     v = u + mu
-    lp, _ = special_fns.log_phi_tail(float(u))
+    lp = float(special_fns.log_phi_tail(float(u))[0])
     if lp < _LOG_TINY - 200.0:
         return lp
-    lru, _ = special_fns.log_mills(float(u))
-    lrv, _ = special_fns.log_mills(float(v))
+    lru = float(special_fns.log_mills(float(u))[0])
+    lrv = float(special_fns.log_mills(float(v))[0])
     log_r = lrv - lru
     if log_r < -1e-7:
         return lp + math.log1p(-math.exp(log_r))
@@ -371,7 +372,7 @@ def log_delta_estimate(mu: float, epsilon: float) -> float:
     if m > 1e3:
         k = (1.0 - 3.0 / (m * m) + 15.0 / m**4) / (m * m)
     else:
-        k = 1.0 - m * math.exp(special_fns.log_mills(float(m))[0])
+        k = 1.0 - m * math.exp(float(special_fns.log_mills(float(m))[0]))
     if not k > 0.0:
         return lp + math.log1p(-math.exp(min(log_r, -1e-300)))
     return -0.5 * u * u - _HALF_LOG_2PI + math.log(mu) + math.log(k)

@@ -31,6 +31,7 @@ logarithmic derivative of the function.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -67,7 +68,7 @@ def _arr(x) -> np.ndarray:
     return np.atleast_1d(np.asarray(x, dtype=float))
 
 
-def log_phi_tail(u) -> tuple[np.ndarray, np.ndarray]:
+def log_phi_tail(u) -> tuple[Any, Any]:
     """``(log Phi(-u), err)``: the upper tail of the standard normal at u, with a bound on the
     absolute error of the computed logarithm (for the exact double u).
 
@@ -113,7 +114,7 @@ def log_phi_tail(u) -> tuple[np.ndarray, np.ndarray]:
     return val, err
 
 
-def log_mills(x) -> tuple[np.ndarray, np.ndarray]:
+def log_mills(x) -> tuple[Any, Any]:
     """``(log R(x), err)`` with R(x) = Phi(-x)/phi(x) = sqrt(pi/2) erfcx(x/sqrt2) the Mills ratio."""
     if isinstance(x, float):
         return _log_mills_1(x)
@@ -277,7 +278,7 @@ def gaussian_log_f(u, v) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi) -> tuple[np.ndarray, np.ndarray]:
+def gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi) -> tuple[Any, Any]:
     """``(lower, upper)``: certified bounds on log delta for u in [u_lo, u_hi], v = u + mu in
     [v_lo, v_hi], mu in [mu_lo, mu_hi] (doubles; possibly wide, at worst ``(-inf, 0)``; log space,
     so that deltas far below the float range are still compared precisely).

@@ -870,7 +870,7 @@ class _GridPLDPair(LossPair):
         self.support = ((lo + idx[0]) * d_f, (lo + idx[-1]) * d_f) if idx.size else (0.0, 0.0)
         self.scale = math.inf
         self._tab = None
-        self._totals = None
+        self._totals: tuple[float, float, float] | None = None
 
     def totals(self) -> tuple[float, float, float]:
         """(P_tot - 1, Q_tot - 1, error bound of each): P_tot = finite masses + inf, Q_tot = sum of

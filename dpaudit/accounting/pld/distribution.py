@@ -49,7 +49,7 @@ are materialised by :func:`poly_compose`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import fft as sfft
@@ -127,6 +127,8 @@ class DiscretePLD:
     #: optimistic PLDs: a lower bound on the Q-mass at loss -inf of the pair they stand for
     #: (1 - the slope of its curve at 0; used when a composed PLD is coarsened)
     minf: float = 0.0
+    #: (cache of :func:`_mgf_data`: the masses it was formed from and its result)
+    _mgf: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         # grid indices are int64 in numpy: a composition whose losses leave that range (counts
@@ -564,7 +566,7 @@ def _powered(factors, nfft: int, exts):
             with np.errstate(under="ignore"):
                 dropped_b.append(np.exp(np.minimum(log_b[gone] + rest, 0.0)))
             idx, log_b, s, a, e_fft = idx[keep], log_b[keep], s[keep], a[keep], e_fft[keep]
-            if X is not None:
+            if X is not None and err is not None:
                 X, err = X[keep], err[keep]
         with np.errstate(divide="ignore", under="ignore", over="ignore", invalid="ignore"):
             if nf == 1.0:
