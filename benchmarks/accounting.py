@@ -1,50 +1,62 @@
-"""Benchmark: dpaudit's RDPAccountant against dp_accounting's RdpAccountant.
+"""Benchmark: dpaudit's accountants against dp_accounting 0.6 and prv_accountant in one run.
 
-Both accountants compose the same Poisson-subsampled Gaussian steps and convert to epsilon at
-the same delta; each row reports epsilon and the best-of-N wall time of the whole job (building
-the accountant, composing, converting). dpaudit's per-mechanism curve cache is cleared before
-every timed run, so repeated runs do not profit from it.
+Two tables.
 
-Cases
------
-* homogeneous: q = 0.01, sigma = 1.1, 1000 steps, delta = 1e-5 (Mironov, Talwar, Zhang 2019 binomial sum; dp_accounting 0.6.0);
-* heterogeneous: 500 steps (q=0.01, sigma=1.1) + 500 steps (q=0.02, sigma=2.0)
-  + 10 full-batch Gaussian steps (sigma=5.0), delta = 1e-5.
+1. RDP: dpaudit's ``RDPAccountant`` against dp_accounting's ``RdpAccountant`` on the same
+   Poisson-subsampled Gaussian steps (homogeneous: q = 0.01, sigma = 1.1, 1000 steps; heterogeneous:
+   500 x (0.01, 1.1) + 500 x (0.02, 2.0) + 10 full-batch Gaussian steps of sigma 5), delta = 1e-5.
+   dpaudit's per-mechanism curve cache is cleared before every timed run.
 
-Rows are produced by functions in :data:`ROWS`; a PLD row-provider (``benchmarks/_pld_rows.py``
-exposing ``pld_rows() -> list[dict]``) is appended when present, followed by the PLD scaling
-table of issue 19: dpaudit's certified [lower, upper] beside prv_accountant's [lower, estimate,
-upper] (skipped with a message when prv_accountant is not installed) and dp_accounting's PLD
-epsilon for the Poisson-subsampled Gaussian sigma = 0.8, q = 0.001, delta = 1e-5 and
-T = 10^3 .. 10^6 compositions, with the seconds each took.
+2. PLD (issue 29): the Poisson-subsampled Gaussian sigma = 0.8, q = 0.001, delta = 1e-5 for
+   T = 10^3 .. 10^6 compositions:
 
-Run from the repository root: ``python benchmarks/accounting.py``.
+   * ``PLDAccountant().epsilon`` (default settings) and ``epsilon_interval`` (the certified
+     [lower, upper]) against dp_accounting's default ``PLDAccountant().get_epsilon``
+     (value_discretization_interval 1e-4; its pessimistic estimate, not a certified bound);
+   * prv_accountant 0.2's ``PRVAccountant`` (eps_error 0.01, delta_error delta/1000, as opacus
+     uses it) and the width of its [lower, upper];
+   * the goals: epsilon() <= 0.5 x dp_accounting's time with an upper end not above its value,
+     epsilon_interval() <= 1 x dp_accounting's time, width <= 1e-3 at T = 10^6.
+
+Times are CPU seconds (``time.process_time``; wall seconds beside them) of the whole job (building
+the accountant, composing, converting), the best of ``--repeats`` runs, every library in the same
+process. prv_accountant and dp_accounting are optional (``pip install prv-accountant``): their
+columns say "-" when missing. ``--quick`` runs small T only (the smoke test).
+
+Run from the repository root: ``python benchmarks/accounting.py [--help]``.
 """
 
 from __future__ import annotations
 
-import os
+import argparse
+import logging
 import sys
 import time
 import warnings
 
-REPEATS = 5
 DELTA = 1e-5
-
+SIGMA, Q = 0.8, 0.001
 HOMOGENEOUS = [(0.01, 1.1, 1000)]
 HETEROGENEOUS = [(0.01, 1.1, 500), (0.02, 2.0, 500), (1.0, 5.0, 10)]
 
 
-def _best_time(fn, repeats: int = REPEATS):
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+def _best(fn, repeats: int):
+    """(value, best CPU seconds, best wall seconds) over ``repeats`` runs."""
+    best_cpu = best_wall = float("inf")
+    value = None
+    for _ in range(max(repeats, 1)):
+        c0, w0 = time.process_time(), time.perf_counter()
         value = fn()
-        best = min(best, time.perf_counter() - t0)
-    return value, best
+        best_cpu = min(best_cpu, time.process_time() - c0)
+        best_wall = min(best_wall, time.perf_counter() - w0)
+    return value, best_cpu, best_wall
 
 
-def _ours(steps):
+# ------------------------------------------------------------------------------------------------
+# RDP
+
+
+def _rdp_ours(steps):
     from dpaudit.accounting import rdp as rdp_mod
     from dpaudit.mechanisms.gaussian import Gaussian
     from dpaudit.mechanisms.subsampled import PoissonSampled
@@ -53,14 +65,13 @@ def _ours(steps):
         rdp_mod._CURVE_CACHE.clear()
         acc = rdp_mod.RDPAccountant(warn_at_grid_end=False)
         for q, sigma, count in steps:
-            mech = Gaussian(sigma) if q == 1.0 else PoissonSampled(Gaussian(sigma), q)
-            acc.compose(mech, count=count)
+            acc.compose(Gaussian(sigma) if q == 1.0 else PoissonSampled(Gaussian(sigma), q), count=count)
         return acc.epsilon(DELTA)
 
     return job
 
 
-def _dp_accounting(steps):
+def _rdp_theirs(steps):
     import dp_accounting as dpa
 
     def job():
@@ -75,108 +86,165 @@ def _dp_accounting(steps):
     return job
 
 
-def _pair(case: str, steps):
-    """Two rows (ours, dp_accounting) for one composition."""
-    eps_ours, t_ours = _best_time(_ours(steps))
-    eps_ref, t_ref = _best_time(_dp_accounting(steps))
-    return [
-        {"case": case, "accountant": "dpaudit RDPAccountant", "epsilon": eps_ours, "seconds": t_ours,
-         "ratio": t_ours / t_ref},
-        {"case": case, "accountant": "dp_accounting RdpAccountant", "epsilon": eps_ref, "seconds": t_ref,
-         "ratio": 1.0},
-    ]
-
-
-def homogeneous_rows():
-    return _pair("q=0.01 sigma=1.1 T=1000", HOMOGENEOUS)
-
-
-def heterogeneous_rows():
-    return _pair("500x(0.01,1.1)+500x(0.02,2.0)+10xG(5)", HETEROGENEOUS)
-
-
-ROWS = [homogeneous_rows, heterogeneous_rows]
-
-
-def _pld_provider():
-    here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    try:
-        from _pld_rows import pld_rows
-    except ImportError:
-        return None
-    return pld_rows
-
-
-def collect_rows() -> list[dict]:
-    rows: list[dict] = []
-    for fn in ROWS:
-        rows.extend(fn())
-    provider = _pld_provider()
-    if provider is not None:
-        for r in provider():
-            rows.extend(_normalise_pld_row(r))
+def rdp_rows(repeats: int) -> list[dict]:
+    rows = []
+    for case, steps in (("q=0.01 sigma=1.1 T=1000", HOMOGENEOUS),
+                        ("500x(0.01,1.1)+500x(0.02,2.0)+10xG(5)", HETEROGENEOUS)):
+        ours, c_ours, _ = _best(_rdp_ours(steps), repeats)
+        try:
+            theirs, c_theirs, _ = _best(_rdp_theirs(steps), repeats)
+        except ImportError:
+            theirs = c_theirs = None
+        rows.append({"case": case, "ours": ours, "ours_s": c_ours, "theirs": theirs, "theirs_s": c_theirs})
     return rows
 
 
-def _normalise_pld_row(r: dict) -> list[dict]:
-    """Map a ``pld_rows()`` entry (name, ours_eps, ours_s, ref_eps, ref_s[, ours_lower]) to table rows;
-    entries already in this table's format pass through."""
-    if "ours_eps" not in r:
-        return [r]
-    ratio = r["ours_s"] / r["ref_s"] if r.get("ref_s") else None
-    ours = {"case": r["name"], "accountant": "dpaudit PLDAccountant", "epsilon": r["ours_eps"],
-            "seconds": r["ours_s"], "ratio": ratio}
-    if "ours_lower" in r:
-        ours["accountant"] += f" [lower {r['ours_lower']:.6g}]"
-    ref = {"case": r["name"], "accountant": "dp_accounting PLDAccountant", "epsilon": r.get("ref_eps"),
-           "seconds": r.get("ref_s"), "ratio": 1.0}
-    return [ours, ref]
+# ------------------------------------------------------------------------------------------------
+# PLD
 
 
-def _fmt(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return "" if v is None else str(v)
+def _pld_epsilon(t):
+    from dpaudit import Gaussian, PLDAccountant, PoissonSampled
+
+    return lambda: PLDAccountant().compose(PoissonSampled(Gaussian(SIGMA), Q), t).epsilon(DELTA)
 
 
-def main() -> int:
-    warnings.filterwarnings("ignore")
-    import logging
+def _pld_interval(t):
+    from dpaudit import Gaussian, PLDAccountant, PoissonSampled
 
+    return lambda: PLDAccountant().compose(PoissonSampled(Gaussian(SIGMA), Q), t).epsilon_interval(DELTA)
+
+
+def _dpa_epsilon(t):
+    import dp_accounting as dpa
+    from dp_accounting.pld import pld_privacy_accountant
+
+    def job():
+        acc = pld_privacy_accountant.PLDAccountant()
+        acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(SIGMA)), t)
+        return acc.get_epsilon(DELTA)
+
+    return job
+
+
+def _prv(t):
+    from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+
+    def job():
+        acc = PRVAccountant(prvs=[PoissonSubsampledGaussianMechanism(Q, SIGMA)], max_self_compositions=[t],
+                            eps_error=0.01, delta_error=DELTA / 1000)
+        return acc.compute_epsilon(DELTA, [t])
+
+    return job
+
+
+def pld_rows(ts, repeats: int, prv: bool = True) -> list[dict]:
+    """One row per T: ours (epsilon, interval), dp_accounting's epsilon, prv's interval."""
     logging.getLogger("absl").setLevel(logging.ERROR)
-    rows = collect_rows()
-    header = ["case", "accountant", "epsilon", "seconds", "ratio"]
-    table = [[_fmt(r.get(h)) for h in header] for r in rows]
-    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(header)]
-    print(f"delta = {DELTA:g}; best of {REPEATS} runs; ratio = time / dp_accounting time (same case)")
-    print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    print("  ".join("-" * w for w in widths))
-    for t in table:
-        print("  ".join(c.ljust(w) for c, w in zip(t, widths)).rstrip())
-    scaling = _pld_scaling()
-    if scaling is not None:
+    rows = []
+    with warnings.catch_warnings():  # (one untimed run of each: imports and FFT plans out of the way)
+        warnings.simplefilter("ignore")
+        for job in (_pld_epsilon, _pld_interval, _dpa_epsilon):
+            try:
+                job(10)()
+            except ImportError:
+                pass
+    for t in ts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = {"T": t}
+            row["eps"], row["eps_s"], row["eps_w"] = _best(_pld_epsilon(t), repeats)
+            (row["lower"], row["upper"]), row["int_s"], row["int_w"] = _best(_pld_interval(t), repeats)
+            try:
+                row["dpa"], row["dpa_s"], row["dpa_w"] = _best(_dpa_epsilon(t), repeats)
+            except ImportError:
+                pass
+            if prv:
+                try:
+                    (lo, est, up), row["prv_s"], row["prv_w"] = _best(_prv(t), 1)
+                    row.update(prv_lower=lo, prv_est=est, prv_upper=up)
+                except ImportError:
+                    pass
+        rows.append(row)
+    return rows
+
+
+def _f(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def print_rdp(rows) -> None:
+    print(f"RDP, delta = {DELTA:g}: CPU seconds, best of the repeats")
+    print("| case | dpaudit epsilon | s | dp_accounting epsilon | s | time ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        ratio = r["ours_s"] / r["theirs_s"] if r.get("theirs_s") else None
+        print(f"| {r['case']} | {r['ours']:.6f} | {r['ours_s']:.3f} | {_f(r.get('theirs'), '.6f')} | "
+              f"{_f(r.get('theirs_s'), '.3f')} | {_f(ratio, '.2f')} |")
+
+
+def print_pld(rows) -> dict:
+    """Print the PLD table and the goals; returns {goal: met}."""
+    print(f"PLD, Poisson-subsampled Gaussian sigma = {SIGMA}, q = {Q}, delta = {DELTA:g}: CPU seconds "
+          "(wall in parentheses), best of the repeats (prv: one run)")
+    print("| T | epsilon() | s | x dp_acc | epsilon_interval() | width | s | x dp_acc | dp_accounting | s | "
+          "prv [lower, upper] | prv width | prv s |")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    goals: dict = {"epsilon() <= 0.5 x dp_accounting": True, "upper end <= dp_accounting's": True,
+             "epsilon_interval() <= 1 x dp_accounting": True, "width <= 1e-3 at T = 10^6": True}
+    have_dpa = all("dpa_s" in r for r in rows)
+    for r in rows:
+        x_eps = r["eps_s"] / r["dpa_s"] if "dpa_s" in r else None
+        x_int = r["int_s"] / r["dpa_s"] if "dpa_s" in r else None
+        width = r["upper"] - r["lower"]
+        prv = (f"[{r['prv_lower']:.6f}, {r['prv_upper']:.6f}]" if "prv_lower" in r else "-")
+        prv_w = r["prv_upper"] - r["prv_lower"] if "prv_lower" in r else None
+        print(f"| {r['T']:,} | {r['eps']:.6f} | {r['eps_s']:.3f} ({r['eps_w']:.2f}) | {_f(x_eps, '.2f')} | "
+              f"[{r['lower']:.6f}, {r['upper']:.6f}] | {width:.2e} | {r['int_s']:.3f} ({r['int_w']:.2f}) | "
+              f"{_f(x_int, '.2f')} | {_f(r.get('dpa'), '.6f')} | {_f(r.get('dpa_s'), '.3f')} | {prv} | "
+              f"{_f(prv_w, '.2e')} | {_f(r.get('prv_s'), '.2f')} |")
+        if x_eps is not None and r["T"] >= 1000:  # (the goals are stated for T = 10^3 .. 10^6)
+            goals["epsilon() <= 0.5 x dp_accounting"] &= x_eps <= 0.5
+            goals["upper end <= dp_accounting's"] &= r["eps"] <= r["dpa"]
+            goals["epsilon_interval() <= 1 x dp_accounting"] &= x_int <= 1.0
+        if r["T"] == 10**6:
+            goals["width <= 1e-3 at T = 10^6"] &= width <= 1e-3
+    if not have_dpa:
+        print("(dp_accounting is not installed: the time goals are not checked)")
+        for k in ("epsilon() <= 0.5 x dp_accounting", "upper end <= dp_accounting's",
+                  "epsilon_interval() <= 1 x dp_accounting"):
+            goals[k] = None
+    if not any(r["T"] == 10**6 for r in rows):
+        goals["width <= 1e-3 at T = 10^6"] = None
+    print()
+    for k, v in goals.items():
+        print(f"goal {k}: {'met' if v else ('not checked' if v is None else 'NOT met')}")
+    return goals
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ts", default="1000,10000,100000,1000000",
+                    help="compositions T of the PLD table, comma separated (default 10^3..10^6)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs per entry; the best is shown (default 3)")
+    ap.add_argument("--no-prv", action="store_true", help="leave out prv_accountant (its T = 10^6 run takes minutes)")
+    ap.add_argument("--no-rdp", action="store_true", help="leave out the RDP table")
+    ap.add_argument("--quick", action="store_true", help="T = 100 and 1000, one repeat (the smoke test)")
+    return ap
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    warnings.filterwarnings("ignore")
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    ts = [100, 1000] if args.quick else [int(float(x)) for x in args.ts.split(",")]
+    repeats = 1 if args.quick else args.repeats
+    if not args.no_rdp:
+        print_rdp(rdp_rows(repeats))
         print()
-        scaling()
+    print_pld(pld_rows(ts, repeats, prv=not args.no_prv))
     return 0
-
-
-def _pld_scaling():
-    """The PLD interval against prv_accountant for T = 10^3 .. 10^6 (benchmarks/_pld_rows.py)."""
-    if _pld_provider() is None:
-        return None
-    from _pld_rows import fft_error_rows, print_scaling, scaling_rows
-
-    def run():
-        print_scaling(scaling_rows())
-        print()
-        print("FFT power: measured l1 error in double precision (vs long double) and the charged bounds")
-        for r in fft_error_rows():
-            print(f"T={r['T']:>8} nfft={r['nfft']:>8} measured={r['measured_l1_double']:.2e} "
-                  f"bound(double)={r['bound_double']:.2e} bound(long double)={r['bound_long_double']:.2e}")
-
-    return run
 
 
 if __name__ == "__main__":

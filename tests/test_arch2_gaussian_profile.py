@@ -136,14 +136,26 @@ def test_subnormal_targets_are_resolved_precisely():
 
 
 def test_one_home():
+    # the curve and its double-precision bounds live in dpaudit/core/special.py (used by this
+    # profile and by the PLD discretisation of the Gaussian pair); the mpmath stage and the root
+    # searches in accounting/gaussian_profile.py; nobody else keeps a copy
     root = pathlib.Path(dpaudit.__file__).parent
     assert not (root / "accounting" / "pld" / "gaussian.py").exists()
+    homes = {"special.py": ("def log_mills", "def log_phi_tail", "def gaussian_log_f", "def _closed_form"),
+             "gaussian_profile.py": ("def _delta_mp",)}
+    markers = ("def _delta_mp", "def _log_mills", "def _log_phi_tail", "def _gauss_log_f_double",
+               "def _gaussian_min_epsilon", "def _gauss_delta_bounds", "def log_mills", "def log_phi_tail",
+               "def gaussian_log_f", "def _closed_form", "def _gl_interval")
+    for name, own in homes.items():
+        text = next(root.rglob(name)).read_text()
+        for marker in own:
+            assert marker in text, f"{name} no longer holds {marker}"
     for path in root.rglob("*.py"):
-        if path.name == "gaussian_profile.py":
+        if path.name in homes:
             continue
         text = path.read_text()
-        # (mechanisms/loss_pairs.py evaluates the same curve vectorised, with its own error charge,
-        # for the discretisation of composed PLDs; that is not a root solve of the profile)
-        for marker in ("def _delta_mp", "def _log_mills", "def _log_phi_tail", "def _gauss_log_f_double",
-                       "def _gaussian_min_epsilon", "def _gauss_delta_bounds"):
-            assert marker not in text, f"{path} keeps its own copy of the Gaussian profile ({marker})"
+        for marker in markers:
+            assert marker not in text, f"{path} keeps its own copy of the Gaussian curve ({marker})"
+    text = (root / "accounting" / "gaussian_profile.py").read_text()
+    for marker in ("def _log_mills", "def _log_phi_tail", "def _gauss_log_f_double", "def _log_k_bracket"):
+        assert marker not in text

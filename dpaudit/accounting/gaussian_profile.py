@@ -11,8 +11,10 @@ Composing Gaussian mechanisms gives one Gaussian with mu^2 = sum_i count_i mu_i^
 2019, Cor. 3.3). Here mu^2 is always an EXACT rational (:class:`fractions.Fraction`): for one
 mechanism (sensitivity/sigma)^2, for a composition the exact sum, counts above 1e308 included.
 
-This is the one home of the curve (``dpaudit.accounting.conversions`` -- ``gaussian_delta``,
-``gaussian_epsilon``, the GDP functions -- and the PLD accountant's exact Gaussian path call it):
+This is the one home of the certified profile and its roots (``dpaudit.accounting.conversions`` --
+``gaussian_delta``, ``gaussian_epsilon``, the GDP functions -- and the PLD accountant's exact
+Gaussian path call it); the curve itself and its double-precision error bounds live in
+:mod:`dpaudit.core.special`, shared with the PLD discretisation of the Gaussian pair:
 
 * :func:`delta_bounds` -- ``(lower, upper)`` floats around delta(eps), each within about an ulp
   of the exact value (the upper end never 0: the exact value is positive);
@@ -38,8 +40,9 @@ from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
+from dpaudit.core import special as special_fns
 from dpaudit.core.numeric import TINY, next_down, next_up
 from dpaudit.core.roots import bisect
 
@@ -105,205 +108,23 @@ def _inputs(mu2: Fraction, epsilon: float):
 
 
 # ---------------------------------------------------------------------------------------------
-# double precision: a certified (possibly wide) bracket
+# double precision: a certified (possibly wide) bracket (dpaudit.core.special)
 # ---------------------------------------------------------------------------------------------
-_INV_SQRT2 = 1.0 / math.sqrt(2.0)
-_HALF_LOG_PI_2 = 0.5 * math.log(math.pi / 2.0)
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_LOG2 = math.log(2.0)
-#: relative error bounds, in units of eps, of scipy's erfcx / erfc (scipy 1.17), measured against
-#: 40-digit mpmath on 25,000+ points each over the whole double range (max found: 3.9, 3.9 (1 + 2x^2),
-#: 1.8 (1 + 2x^2)) and multiplied by 4: erfcx(x) for x >= 0; erfcx(x) for x < 0 (per 1 + 2x^2);
-#: erfc(x) for x >= 0 (per 1 + 2x^2). tests/test_trust_numerics_sweeps.py re-checks them.
-_ERFCX_POS_ULPS = 16.0
-_ERFCX_NEG_ULPS = 16.0
-_ERFC_POS_ULPS = 8.0
+#: (the error bounds of scipy's erfcx / erfc, kept under their former names)
+_ERFCX_POS_ULPS = special_fns.ERFCX_POS_ULPS
+_ERFCX_NEG_ULPS = special_fns.ERFCX_NEG_ULPS
+_ERFC_POS_ULPS = special_fns.ERFC_POS_ULPS
 _LOG_TINY = math.log(TINY)
-def _log_phi_tail(u: float) -> tuple[float, float]:
-    """``(log Phi(-u), err)``: the upper tail of the standard normal at u, with a bound on the
-    absolute error of the computed logarithm (for the exact double ``u``).
-
-    u >= 0: ``log(erfcx(u/sqrt2)/2) - u^2/2``; u < 0: ``log1p(-erfc(|u|/sqrt2)/2)``.
-    """
-    if u >= 0.0:
-        if u > 1e150:  # log Phi(-u) < -5e299
-            return -math.inf, 0.0
-        e = float(special.erfcx(u * _INV_SQRT2))
-        half_u2 = 0.5 * u * u
-        val = math.log(e) - _LOG2 - half_u2
-        # erfcx's own error, the argument's rounding (|d log erfcx / d log z| <= 1 for z >= 0),
-        # the rounding of u*u, of the logarithm and of the two subtractions
-        err = _EPS * (_ERFCX_POS_ULPS + 4.0 + abs(math.log(e)) + 2.0 * half_u2 + 2.0 * abs(val))
-        return val, err
-    w = -u
-    if w > 40.0:  # erfc(w/sqrt2) < 1e-349: log Phi(-u) in (-1e-349, 0]
-        return 0.0, 1e-300
-    p = 0.5 * float(special.erfc(w * _INV_SQRT2))  # Phi(u) <= 1/2
-    # relative error of p: erfc's own, plus the argument rounding amplified by
-    # |d log erfc / d log z| <= 1 + 2 z^2 (z = w/sqrt2)
-    rel_p = _EPS * (_ERFC_POS_ULPS * (1.0 + w * w) + 4.0 * (1.0 + w * w))
-    val = math.log1p(-p)
-    err = 2.0 * p * rel_p + 2.0 * _EPS * abs(val) + 1e-320
-    return val, err
-
-
-def _log_mills(x: float) -> tuple[float, float]:
-    """``(log R(x), err)`` with R(x) = Phi(-x)/phi(x) = sqrt(pi/2) erfcx(x/sqrt2) the Mills ratio."""
-    if x >= 0.0:
-        e = float(special.erfcx(x * _INV_SQRT2))
-        val = math.log(e) + _HALF_LOG_PI_2
-        return val, _EPS * (_ERFCX_POS_ULPS + 4.0 + 2.0 * abs(val))
-    if x > -20.0:
-        z = x * _INV_SQRT2
-        e = float(special.erfcx(z))
-        val = math.log(e) + _HALF_LOG_PI_2
-        # own error and argument rounding (|d log erfcx / d log z| <= 1 + 2 z^2)
-        return val, _EPS * ((_ERFCX_NEG_ULPS + 4.0) * (1.0 + 2.0 * z * z) + 2.0 * abs(val))
-    # R(x) = Phi(-x) e^{x^2/2} sqrt(2 pi): no overflow of erfcx
-    lp, errp = _log_phi_tail(x)
-    half_x2 = 0.5 * x * x
-    val = lp + half_x2 + _HALF_LOG_2PI
-    return val, errp + _EPS * (2.0 * half_x2 + 2.0 * abs(val) + 2.0)
-
-
-def _gauss_log_f_double(u: float, v: float):
-    """Certified bracket ``(lo, hi, r)`` on log F(u, v), F(u, v) = phi(u) (R(u) - R(v))
-    = Phi(-u) (1 - r), r = R(v)/R(u), for the exact doubles u < v, in double precision (r is
-    the computed ratio). Returns None when r is within its error bound of 1."""
-    lp, errp = _log_phi_tail(u)
-    lp_hi = min(lp + errp, 0.0)
-    lp_lo = lp - errp
-    if lp_hi < _LOG_TINY - 10.0:
-        return lp_lo, lp_hi, 0.0
-    lru, eru = _log_mills(u)
-    lrv, erv = _log_mills(v)
-    if lru == math.inf:  # R(u) > e^{1e308}: r = 0 to double precision, log1p(-r) in (-1e-300, 0]
-        return lp_lo - 1e-300, lp_hi, 0.0
-    log_r = lrv - lru
-    err_r = eru + erv + _EPS * abs(log_r)
-    if not (math.isfinite(log_r) and math.isfinite(err_r)):
-        return None
-    r = math.exp(log_r) if log_r < 1.0 else math.inf
-    if log_r + err_r < -745.0:  # r < 5e-324: log1p(-r) in (-1e-300, 0]
-        return lp_lo - 1e-300, lp_hi, r
-    if log_r + err_r >= 0.0:
-        return None
-    r_lo = math.exp(log_r - err_r) * (1.0 - 2.0 * _EPS)
-    r_hi = math.exp(log_r + err_r) * (1.0 + 2.0 * _EPS)
-    if not r_hi < 1.0:
-        return None
-    l1_hi = math.log1p(-r_lo)
-    l1_hi = l1_hi + 2.0 * _EPS * abs(l1_hi)
-    l1_lo = math.log1p(-r_hi)
-    l1_lo = l1_lo - 2.0 * _EPS * abs(l1_lo)
-    hi = lp_hi + l1_hi
-    lo = lp_lo + l1_lo
-    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi), r
-
-
-def _log_k_asymptotic(x: float):
-    """Certified bracket on log K(x) for x >= 10 from the asymptotic series
-    K(x) = sum_k (-1)^k (2k+1)!! / x^(2k+2): K(x) = int_0^inf t e^{-t^2/2} e^{-xt} dt and the
-    Taylor remainders of e^{-t^2/2} alternate in sign with magnitude below the next term, so
-    consecutive partial sums bracket K(x) (Watson's lemma with an exact remainder bound).
-    Returns None if the terms do not get small enough (x too small)."""
-    inv = 1.0 / (x * x)
-    term = inv
-    total = 0.0
-    sign = 1.0
-    for k in range(400):
-        total += sign * term
-        nxt = term * (2 * k + 3) * inv
-        if nxt < 1e-18 * total:
-            # exact K lies between total and total - sign * nxt; floating error of the sum of
-            # k+1 alternating terms with decreasing magnitudes (each <= inv): (k + 4) eps inv
-            err = nxt + (k + 4.0) * 2.0 * _EPS * inv
-            lo, hi = total - err, total + err
-            if not lo > 0.0:
-                return None
-            log_lo, log_hi = math.log(lo), math.log(hi)
-            return log_lo - 2.0 * _EPS * abs(log_lo), log_hi + 2.0 * _EPS * abs(log_hi)
-        if nxt >= term:
-            return None
-        term = nxt
-        sign = -sign
-    return None
-
-
-def _log_k_bracket(x: float) -> tuple[float, float]:
-    """Certified bracket on log K(x), K(x) = 1 - x R(x) = -R'(x) > 0 (decreasing in x)."""
-    if x == 0.0:
-        return 0.0, 0.0
-    if x >= 10.0:
-        res = _log_k_asymptotic(x)
-        if res is not None:
-            return res
-    lr, er = _log_mills(x)
-    t = math.log(abs(x)) + lr  # log |x R(x)|
-    et = er + _EPS * (2.0 + 2.0 * abs(t))
-    if x < 0.0:  # K = 1 + |x| R(x): no cancellation
-        val = float(np.logaddexp(0.0, t))
-        e = et + _EPS * (4.0 + 2.0 * abs(val))
-        return val - e, val + e
-    if t + et >= 0.0:  # x R(x) within its error of 1: no bracket
-        return -math.inf, 0.0
-    y_lo = math.exp(t - et) * (1.0 - 2.0 * _EPS)
-    y_hi = math.exp(t + et) * (1.0 + 2.0 * _EPS)
-    if not y_hi < 1.0:
-        return -math.inf, math.log1p(-y_lo) * (1.0 - 2.0 * _EPS)
-    hi = math.log1p(-y_lo)
-    lo = math.log1p(-y_hi)
-    return lo - 2.0 * _EPS * abs(lo), hi + 2.0 * _EPS * abs(hi)
-
-
-def _log_npdf_bracket(u: float) -> tuple[float, float]:
-    """Certified bracket on log phi(u) = -u^2/2 - log(2 pi)/2."""
-    val = -0.5 * u * u - _HALF_LOG_2PI
-    e = _EPS * (4.0 + 3.0 * abs(val))
-    return val - e, val + e
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _double_log_bracket(mu2: Fraction, epsilon: float) -> tuple[float, float]:
     """``(lower, upper)``: certified bounds on log delta(eps) from double-precision arithmetic
-    (possibly wide, at worst ``(-inf, 0)``; in log space, so that deltas far below the float range
-    are still compared precisely).
-
-    delta = Phi(-u) - e^eps Phi(-(u + mu)) = phi(u) (R(u) - R(u + mu))
-          = int_0^inf phi(u + t) (1 - e^{-mu t}) dt
-
-    increases in mu at fixed u and decreases in u at fixed mu (and, as F(u, v) = phi(u) (R(u) -
-    R(v)), decreases in u and increases in v): inputs rounded outwards only raise it, inwards only
-    lower it. Two evaluations with certified error brackets:
-
-    * direct: log Phi(-u) + log1p(-R(v)/R(u)) at (u_lo, v_hi), its lower end at (u_hi, v_lo);
-    * small mu: K = -R' = 1 - x R(x) is positive and decreasing, so
-      mu phi(u) K(u + mu) <= delta <= mu phi(u) K(u).
-    """
+    (possibly wide, at worst ``(-inf, 0)``): :func:`dpaudit.core.special.gaussian_log_delta_bracket`
+    at the outward enclosures of u, v = u + mu and mu formed from the exact rational mu^2."""
     u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi = _inputs(mu2, epsilon)
-    if mu_hi == math.inf:  # mu > 1.7e308: delta = 1 - (far below one ulp)
-        return math.log(next_down(1.0)), 0.0
-    lp_hi = sum(_log_phi_tail(u_lo))
-    if lp_hi < _LOG_TINY:  # delta <= Phi(-u) < 5e-324
-        return -math.inf, min(lp_hi, 0.0)
-    best_hi, best_lo = 0.0, -math.inf
-    res = _gauss_log_f_double(u_lo, v_hi)
-    if res is not None:
-        best_hi = min(best_hi, res[1])
-    if v_lo > u_hi:
-        res = _gauss_log_f_double(u_hi, v_lo)
-        if res is not None:
-            best_lo = max(best_lo, res[0])
-    if mu_lo > 0.0 and mu_hi * (2.0 + abs(u_lo)) < 1e-3:
-        k_lo, k_hi = _log_k_bracket(u_lo)
-        p_lo, p_hi = _log_npdf_bracket(u_lo)
-        hi_b = math.log(mu_hi) + p_hi + k_hi
-        best_hi = min(best_hi, hi_b + 2.0 * _EPS * (abs(hi_b) + abs(math.log(mu_hi))))
-        x = next_up(u_hi + mu_hi)
-        k_lo, _ = _log_k_bracket(x)
-        p_lo, _ = _log_npdf_bracket(u_hi)
-        lo_b = math.log(mu_lo) + p_lo + k_lo
-        best_lo = max(best_lo, lo_b - 2.0 * _EPS * (abs(lo_b) + abs(math.log(mu_lo))))
-    return best_lo, best_hi
+    lo, hi = special_fns.gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi)
+    return float(lo), float(hi)
 
 
 def _double_bracket(mu2: Fraction, epsilon: float) -> tuple[float, float]:
@@ -540,11 +361,11 @@ def log_delta_estimate(mu: float, epsilon: float) -> float:
     if not math.isfinite(u):
         return -math.inf
     v = u + mu
-    lp, _ = _log_phi_tail(u)
+    lp = float(special_fns.log_phi_tail(float(u))[0])
     if lp < _LOG_TINY - 200.0:
         return lp
-    lru, _ = _log_mills(u)
-    lrv, _ = _log_mills(v)
+    lru = float(special_fns.log_mills(float(u))[0])
+    lrv = float(special_fns.log_mills(float(v))[0])
     log_r = lrv - lru
     if log_r < -1e-7:
         return lp + math.log1p(-math.exp(log_r))
@@ -552,7 +373,7 @@ def log_delta_estimate(mu: float, epsilon: float) -> float:
     if m > 1e3:
         k = (1.0 - 3.0 / (m * m) + 15.0 / m**4) / (m * m)
     else:
-        k = 1.0 - m * math.exp(_log_mills(m)[0])
+        k = 1.0 - m * math.exp(float(special_fns.log_mills(float(m))[0]))
     if not k > 0.0:
         return lp + math.log1p(-math.exp(min(log_r, -1e-300)))
     return -0.5 * u * u - _HALF_LOG_2PI + math.log(mu) + math.log(k)

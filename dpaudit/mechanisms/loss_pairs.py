@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from dpaudit.core import special as _special
 from dpaudit.core.numeric import log_expm1, softplus
 from dpaudit.core.roots import bracket_up, largest_false
 
@@ -79,8 +80,6 @@ _ABS = 1e-300
 #: largest Gaussian mu represented as a Gaussian pair (mu^2/2 stays far below the float range)
 MU_MAX = 1e150
 
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(16)
-_SQRT2 = math.sqrt(2.0)
 _LOG2 = math.log(2.0)
 
 
@@ -185,86 +184,12 @@ class LossPair(abc.ABC):
 # Gaussian
 
 
-def _gl_interval(m: np.ndarray, h: float) -> np.ndarray:
-    """int_{-h}^{h} exp(-m s - s^2/2) ds by 16-point Gauss-Legendre (used when h (|m| + 1) <= 1,
-    where the integrand's log varies by at most ~1 over the interval)."""
-    out = np.empty(m.shape)
-    s = h * _GL_X
-    step = 1 << 15
-    for i in range(0, m.size, step):
-        mm = m[i:i + step, None]
-        out[i:i + step] = h * np.exp(-mm * s - 0.5 * s * s) @ _GL_W
-    return out
-
-
-def _expm1_times_ndtr(e: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(expm1(e) Phi(z), an absolute error bound): a direct product where neither factor leaves
-    the float range, else formed in log space (whose rounding, u times the size of the logs, is
-    part of the bound)."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        direct = np.expm1(np.minimum(e, 700.0)) * special.ndtr(z)
-        ok = (e < 700.0) & (special.ndtr(z) > 1e-290)
-        ep = np.maximum(e, 1e-300)
-        log_em1 = log_expm1(ep)
-        lz = special.log_ndtr(z)
-        via_log = np.exp(log_em1 + lz)
-        val = np.where(ok | (e <= 0), direct, via_log)
-        err = np.where(ok | (e <= 0), _REL * np.abs(direct), _REL * (2.0 + np.abs(log_em1) + np.abs(lz)) * via_log)
-    return val, err
-
-
 def gaussian_delta(mu: float, e) -> tuple[np.ndarray, np.ndarray]:
     """Curve (1) of the Gaussian pair with mean difference ``mu`` (Balle & Wang 2018, Thm. 8):
-
-        delta(e) = Phi(z) - e^e Phi(z - mu),      z = mu/2 - e/mu,
-
-    evaluated without destructive cancellation, with an absolute error bound:
-
-    * short interval, h (|m| + 1) <= 1 with h = mu/2, m = -e/mu (the midpoint of [z - mu, z]):
-      ``Phi(z) - Phi(z - mu) = phi(m) int_{-h}^{h} exp(-m s - s^2/2) ds`` by Gauss-Legendre,
-      then minus ``expm1(e) Phi(z - mu)``;
-    * z >= 0: ``[Phi(z) - Phi(z - mu)] - expm1(e) Phi(z - mu)`` with the first bracket from
-      erf / erfc (whichever does not cancel);
-    * z < 0: with (z - mu)^2/2 = z^2/2 + e, ``delta = e^{-z^2/2}/2 [erfcx(-z/sqrt2) -
-      erfcx((mu - z)/sqrt2)]`` (Mills-ratio form; no underflow of the two tails).
-
-    The bound is 64 ulps of the sum of the magnitudes of the terms that are subtracted.
-    """
-    e = as_float_array(e)
-    mu = float(mu)
-    z = 0.5 * mu - e / mu
-    zb = z - mu
-    m = -e / mu
-    h = 0.5 * mu
-    val = np.empty(e.shape)
-    err = np.empty(e.shape)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        short = h * (np.abs(m) + 1.0) <= 1.0
-        pos = (~short) & (z >= 0)
-        neg = (~short) & (z < 0)
-        if np.any(short):
-            ms = m[short]
-            d1 = np.exp(-0.5 * ms * ms) / math.sqrt(2.0 * math.pi) * _gl_interval(ms, h)
-            d2, e2 = _expm1_times_ndtr(e[short], zb[short])
-            val[short] = d1 - d2
-            err[short] = _REL * (d1 + np.abs(d2)) + 1e-14 * d1 + e2
-        if np.any(pos):
-            zp, zbp = z[pos], zb[pos]
-            d1 = np.where(zbp >= 0, 0.5 * (special.erfc(zbp / _SQRT2) - special.erfc(zp / _SQRT2)),
-                          0.5 * (special.erf(zp / _SQRT2) + special.erf(-zbp / _SQRT2)))
-            d1_scale = np.where(zbp >= 0, special.erfc(zbp / _SQRT2), 1.0)
-            d2, e2 = _expm1_times_ndtr(e[pos], zbp)
-            val[pos] = d1 - d2
-            err[pos] = _REL * (d1_scale + np.abs(d2)) + e2
-        if np.any(neg):
-            zn = z[neg]
-            pre = 0.5 * np.exp(-0.5 * zn * zn)
-            e1 = special.erfcx(-zn / _SQRT2)
-            e2 = special.erfcx((mu - zn) / _SQRT2)
-            val[neg] = pre * (e1 - e2)
-            err[neg] = pre * _REL * (e1 + e2)
-    val = np.clip(np.nan_to_num(val, nan=0.0), 0.0, 1.0)
-    return val, np.nan_to_num(err, nan=1.0) + _ABS
+    ``delta(e) = Phi(z) - e^e Phi(z - mu)``, ``z = mu/2 - e/mu``, with an absolute error bound:
+    :func:`dpaudit.core.special.gaussian_delta` (the one home of the Gaussian curve: a closed
+    form without destructive cancellation intersected with a certified log-space bracket)."""
+    return _special.gaussian_delta(mu, e)
 
 
 class GaussianPair(LossPair):

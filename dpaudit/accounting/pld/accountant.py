@@ -12,26 +12,65 @@ How (Koskela, Jalko, Honkela 2020; Doroshenko et al. 2022). On the first query t
 (ADD and REMOVE neighbours; one suffices when every pair is symmetric),
 
 * a *pessimistic* discrete PLD from each step's dominating pair (connect-the-dots; curve above
-  the exact one everywhere) and composes them: FFT power for repeated steps, FFT convolution
-  across events; every truncation, aliasing and floating-point charge is added at +inf;
+  the exact one everywhere) and composes them, all events at once, as one product of spectra
+  (:class:`~dpaudit.accounting.pld.distribution.SpectralPLD`); every truncation, aliasing and
+  floating-point charge is added at +inf or bounded at the query;
 * *optimistic* discrete PLDs from attained pairs (chords through lowered values; curve below the
   exact one everywhere, see :mod:`dpaudit.accounting.pld.discretisation`), composed the same way
-  with every charge collected in a ``slack`` subtracted from each delta.
+  with every charge collected in a ``slack`` subtracted from each delta -- only when a lower end
+  is asked for, and only in the directions whose upper end is above the best lower end found.
 
 Then ``delta(eps)`` is the maximum over directions of the hockey-stick divergence (1) of the
 composed PLD and ``epsilon(delta)`` the smallest eps >= 0 with ``delta(eps) <= delta``.
 
 Why the lower end stays tight for many compositions. Rounding every loss down (privacy
-buckets, dp_accounting's optimistic PLD) shifts the composed loss by up to ``T d`` after T
-steps. The optimistic discretisation used here is second order in ``d`` where the loss density
-is smooth on the grid scale; where it is not (support edges of a subsampled mechanism, steep
-parts), a grid-based lower curve must pay about (mass of the cell) x d per step. So a step
-repeated k >= 32 times is composed in two levels: 16 steps on a grid 8 times finer, coarsened
-to ``d`` (the 16-fold density is smooth: second-order again), then the FFT power of that block.
-Every stage keeps the curve below the true one (module docstrings of ``discretisation`` and
-``distribution``), so the result is a valid lower end; its width against the upper end at
-sigma 0.8, q 0.001, delta 1e-5 is 3e-5 at T = 10^3 and 7e-4 at T = 10^6 (prv_accountant's
-interval: 0.02), see ``benchmarks/accounting.py``.
+buckets, Meiser & Mohammadi 2018; dp_accounting's optimistic PLD) shifts the composed loss by up
+to ``T d`` after T steps. The optimistic discretisation used here is second order in ``d`` where
+the loss density is smooth on the grid scale; where it is not (support edges of a subsampled
+mechanism, steep parts), a grid-based lower curve must pay about (mass of the cell) x d per step.
+So steps are composed in blocks of about 32 (a divisor of the count where one lies in 24..48):
+one step is discretised on a grid 8 times finer over the core of its loss (the cells where it
+has mass) and on the grid ``d`` elsewhere (:func:`~dpaudit.accounting.pld.discretisation.hybrid_split`:
+A + B), the block is the binomial sum of A's powers (small compositions on the fine grid,
+coarsened to ``d``: the r-fold density is smooth, second order again) times B's powers, and the
+blocks are composed by the FFT power. Two repairs keep the mean loss from drifting: the left part
+of each block is lifted onto the line 1 - x (1 - Q(L = -inf)) below the exact curve (the lowered
+chords near the left support edge dip below it), and composed PLDs are coarsened with their own
+P and Q totals (they differ from one). Every stage keeps the curve below the true one (module
+docstrings of ``discretisation`` and ``distribution``), so the result is a valid lower end; its
+width against the upper end at sigma 0.8, q 0.001, delta 1e-5 is 7.6e-6 at T = 10^3 and 6.9e-4 at
+T = 10^6 (prv_accountant's interval: 0.02), see ``benchmarks/accounting.py``.
+
+Speed (issue 29; measured in ``benchmarks/accounting.py`` against dp_accounting and
+prv_accountant in the same run). The composed PLD is kept as a spectrum, never as masses:
+
+* *what is composed*: the product over events of (spectrum of the event's discrete step)^count on
+  one window chosen by a joint Chernoff bound (the tilt located on at most 2048 blocked masses,
+  the bound evaluated on the exact ones). A composed PLD of many steps is smooth on the grid
+  scale, so only a few of its frequencies exceed 1e-40 (about 400 of 76,000 at T = 10^3, 35 of
+  350,000 at T = 10^6): the powers are taken there only, the others are charged at their bound;
+* *queries*: by Parseval, ``U(t0) = sum_{t >= t0} x_t`` and ``V(t0) = sum x_t e^{-(L_t - L_t0)}``
+  are sums over the kept frequencies with geometric-series coefficients, so delta(eps) and the
+  bin of epsilon(delta) (bisection over the window) cost O(kept frequencies) each, with an error
+  bound sum_j err_j (|u_j| + |v_j|)/N (no inverse transform, no clipping, and a smaller charge than
+  the l1 bound of a materialised power);
+* *long double* (80-bit on x86) where the error of a power is amplified by its exponent: the
+  forward FFT of a factor composed 100 times or more, the powers themselves (log, angle,
+  exponential on the kept frequencies), the query sums, and the blocks of the lower end when 64
+  or more of them are composed (their forward and inverse transforms: their slack is multiplied
+  by the number of blocks);
+* *double with a certified charge* (Higham 2002, Sec. 24.1: c u log2 N |p|_1 per frequency,
+  c = 7) where it is not amplified: factors composed fewer than 100 times, blocks composed fewer
+  than 64 times, the masses' totals and the lift's sums (their error bounds charged);
+* *cached*: the curve values of each step on each grid (shared by both ends), the discretised
+  factors of each (pair, count, grid, end), and the composed spectra of each end until the next
+  ``compose``: further queries at any delta or epsilon reuse them;
+* *grid*: the spacing is chosen as before (from the same coarse Chernoff estimate), so the
+  discretised steps are those of earlier versions and the upper ends can only come down.
+
+(prv_accountant, Gopi, Lee, Wutschitz 2021, composes a discretised privacy random variable by the
+same FFT power in double precision and widens its estimate by an a-priori error term; its
+interval is about 0.02 wide for this mechanism at every T.)
 
 Composition is monotone (``delta_{A x B} >= delta_A``: dropping B is post-processing), so the
 lower end is also at least that of any sub-composition; the accountant uses this for the exact
@@ -42,8 +81,9 @@ steps is valid).
 Unsampled Gaussian mechanisms compose exactly into one Gaussian with
 ``mu^2 = sum_i count_i (sensitivity_i / sigma_i)^2`` (Dong, Roth, Su 2019, Cor. 3.3); when
 nothing else is composed the answer is the exact Balle-Wang curve (Balle & Wang 2018, Thm. 8)
-certified to about an ulp (:mod:`dpaudit.accounting.gaussian_profile`, the one home of that
-curve; mu^2 is summed exactly), for any count (also above 1e308).
+certified to about an ulp (:mod:`dpaudit.accounting.gaussian_profile`; the curve itself and its
+double-precision bounds live in :mod:`dpaudit.core.special`, shared with the Gaussian pair of the
+discretisation; mu^2 is summed exactly), for any count (also above 1e308).
 
 Grid. The spacing is the requested ``discretization`` unless (with ``adaptive``) a composed
 step has a per-step loss so narrow that the grid would distort it (then it is refined, within
@@ -72,9 +112,12 @@ from dpaudit.accounting import gaussian_profile
 from dpaudit.accounting.base import Accountant
 from dpaudit.accounting.pld.discretisation import (
     coarsen,
+    coarsen_part,
     compose_atomic,
     discretise,
     grid_for,
+    hybrid_split,
+    lift_left,
     loss_range,
 )
 from dpaudit.accounting.pld.distribution import (
@@ -83,10 +126,12 @@ from dpaudit.accounting.pld.distribution import (
     PLDPowerRangeError,
     PLDTooLargeError,
     chernoff_window,
-    compose,
     delta_for_epsilon,
     epsilon_for_delta,
+    grid_window,
+    poly_compose,
     self_compose,
+    spectral_compose,
 )
 from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.core.numeric import round_down, round_up
@@ -116,6 +161,34 @@ _D_MIN = 1e-12
 #: two-level optimistic composition: steps composed on the fine grid, refinement factor
 _TWO_LEVEL_STEPS = 16
 _TWO_LEVEL_REFINE = 8
+#: block sizes of the split two-level composition: a divisor of the count in this range (closest
+#: to the preferred size), else the preferred size and a block for the rest
+_BLOCK_RANGE = (24, 48)
+_BLOCK_PREFERRED = 32
+#: terms of the binomial block weighing more than this get their own coarsened power of A
+_EXACT_TERM = 1e-6
+_U = float(np.finfo(float).eps)
+
+
+def _block_size(k: int) -> int:
+    """Steps per block of the split two-level composition: all of them up to the top of
+    :data:`_BLOCK_RANGE`, else the divisor of k in the range closest to :data:`_BLOCK_PREFERRED`
+    (no block for a rest), else the preferred size."""
+    lo, hi = _BLOCK_RANGE
+    if k <= hi:
+        return k
+    divs = [r for r in range(lo, hi + 1) if k % r == 0]
+    if divs:
+        return min(divs, key=lambda r: (abs(r - _BLOCK_PREFERRED), -r))
+    return _BLOCK_PREFERRED
+
+
+def _retry_factor(exc: PLDTooLargeError) -> float:
+    """How much coarser the grid must get after ``exc``: in proportion to the bins it needed (a
+    composed window scales like 1/d), with a margin; 4 when unknown."""
+    if exc.needed and exc.limit:
+        return min(max(1.0005 * exc.needed / exc.limit, 1.0005), 4.0)
+    return 4.0
 
 
 class _Lazy:
@@ -129,6 +202,35 @@ class _Lazy:
             self._val, self._done = self._fn(), True
         return self._val
 
+
+
+class _LowerSet:
+    """The optimistic PLDs of an accountant's composition, one per (lower candidate, direction),
+    each composed on first use on the grid ``d`` with the (possibly capped) ``counts``."""
+
+    def __init__(self, acc, steps, counts, d, ncand, dirs):
+        self.acc, self.steps, self.counts, self.d = acc, steps, counts, d
+        self.ncand, self.dirs = ncand, list(dirs)
+        self._built: dict = {}
+
+    def build(self, c: int, direction: str):
+        """The composed optimistic PLD (``None`` when it does not fit; the other ones still give
+        a valid lower end). The first build of an accountant settles the grid and raises."""
+        key = (c, direction)
+        if key not in self._built:
+            items = []
+            for (ev, _), k in zip(self.steps, self.counts):
+                if ev.lower:
+                    pr = ev.lower[min(c, len(ev.lower) - 1)]
+                    items.append((pr[0 if direction == "add" else 1], k))
+            if not self._built:
+                self._built[key] = self.acc._compose_steps(items, self.d, False)
+            else:
+                try:
+                    self._built[key] = self.acc._compose_steps(items, self.d, False)
+                except PLDTooLargeError:
+                    self._built[key] = None
+        return self._built[key]
 
 
 def _privacy_loss(mechanism) -> PrivacyLoss:
@@ -291,33 +393,45 @@ class PLDAccountant(Accountant):
             if k == 1 or pld is None:
                 w = k * r
             else:
-                i_lo, i_hi, _, _ = chernoff_window(pld, k, self.tail_mass)
+                i_lo, i_hi, _, _ = grid_window(pld, k, self.tail_mass)
                 w = (i_hi - i_lo + 2) * d0
             best = max(best, w + 2.0 * d0)
         return best
 
-    def _compose_steps(self, items, d, pessimistic: bool) -> DiscretePLD:
-        """Compose [(pair, count)] on the grid d (one direction)."""
+    def _compose_steps(self, items, d, pessimistic: bool):
+        """Compose [(pair, count)] on the grid d (one direction): every step becomes one or two
+        factors (a discretised step and its count, a two-level block and its count, or an exact
+        composition of a two-atom pair), all composed at once as one spectrum
+        (:func:`~dpaudit.accounting.pld.distribution.spectral_compose`)."""
         tail = self._tail([k for _, k in items]) if items else 1.0
-        cv = self._cache.setdefault("cvals", {})
-        composed = self._cache.setdefault("composed", {})  # candidates share most of their steps
-        acc = None
+        factors = []
         for pair, k in items:
-            key = (id(pair), k, d, tail, pessimistic)
-            if key in composed:
-                comp = composed[key][1]
-            else:
-                comp = None
-                if not pair.continuous:  # two atoms: the binomial composition, rounded once
-                    comp = compose_atomic(pair, k, d, tail, pessimistic, self.max_bins)
-                if comp is None and not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
-                    comp = self._two_level(pair, k, d, tail)
-                if comp is None:
-                    single = discretise(pair, d, tail, pessimistic, cv)
-                    comp = self_compose(single, k, self.tail_mass, max_bins=self.max_bins)
-                composed[key] = (pair, comp)  # (the pair is kept alive: its id stays unique)
-            acc = comp if acc is None else compose(acc, comp, self.tail_mass)
-        return acc if acc is not None else DiscretePLD.identity(d, pessimistic)
+            factors.extend(self._factors(pair, k, d, tail, pessimistic))
+        factors = [(f, n) for f, n in factors if n > 0]
+        if not factors:
+            return DiscretePLD.identity(d, pessimistic)
+        return spectral_compose(factors, self.tail_mass, pessimistic, max_bins=self.max_bins)
+
+    def _factors(self, pair, k: int, d: float, tail: float, pessimistic: bool):
+        """[(discrete PLD, count)] whose composition stands for k steps of ``pair`` (cached: the
+        lower candidates share most of their steps)."""
+        cache = self._cache.setdefault("factors", {})
+        key = (id(pair), k, d, tail, pessimistic)
+        if key in cache:
+            return cache[key][1]
+        out = None
+        if not pair.continuous:  # two atoms: the binomial composition, rounded once
+            comp = compose_atomic(pair, k, d, tail, pessimistic, self.max_bins)
+            if comp is not None:
+                out = [(comp, 1)]
+        if out is None and not pessimistic and pair.continuous:
+            out = self._two_level_split(pair, k, d, tail)
+        if out is None and not pessimistic and k >= 2 * _TWO_LEVEL_STEPS and pair.continuous:
+            out = self._two_level(pair, k, d, tail)
+        if out is None:
+            out = [(discretise(pair, d, tail, pessimistic, self._cache.setdefault("cvals", {})), k)]
+        cache[key] = (pair, out)  # (the pair is kept alive: its id stays unique)
+        return out
 
     def _two_level(self, pair, k: int, d: float, tail: float):
         """Optimistic k-fold composition in two levels: the first r steps on a grid m times
@@ -325,8 +439,9 @@ class PLDAccountant(Accountant):
         FFT power of that r-fold PLD. A grid-based optimistic PLD of one step loses about
         (mass of each cell) x d x (cell width)/4 where the density varies within a cell (support
         edges, steep parts), which would add up over k steps; after r steps the density is smooth
-        on the grid, so the coarse stage only pays second-order chord gaps. ``None`` when the fine
-        grid does not fit the budget (the caller then uses one level)."""
+        on the grid, so the coarse stage only pays second-order chord gaps. Returns the factors
+        [(r-fold block, k // r), (one step, k % r)], or ``None`` when the fine grid does not fit
+        the budget (the caller then uses one level)."""
         m = _TWO_LEVEL_REFINE
         d_f = d / m
         if d_f < _D_MIN:
@@ -345,11 +460,76 @@ class PLDAccountant(Accountant):
                 return None
             # (its charges are multiplied by k/r below: extended precision for the power then)
             block = coarsen(self_compose(fine, r, self.tail_mass, extended=k // r >= 64, max_bins=self.max_bins), m)
-            out = self_compose(block, k // r, self.tail_mass, max_bins=self.max_bins)
+        except PLDTooLargeError:
+            return None
+        out = [(block, k // r)]
+        rest = k % r
+        if rest:  # at most r - 1 steps: one level is good enough for them
+            out.append((discretise(pair, d, tail, False, self._cache.setdefault("cvals", {})), rest))
+        return out
+
+    def _two_level_split(self, pair, k: int, d: float, tail: float):
+        """The first level of :meth:`_two_level` with the fine grid on the core of the loss only
+        (:func:`~dpaudit.accounting.pld.discretisation.hybrid_split`: one step = A + B, A on the
+        fine grid, B on the coarse one). The r-fold composition of A + B is the binomial sum
+        sum_j C(r, j) A^(r-j) B^j; each A^(r-j) (a small composition on the fine grid) is
+        coarsened (:func:`~dpaudit.accounting.pld.discretisation.coarsen_part`), for j >= 3 the
+        coarsened A is composed r - j times instead (those terms weigh C(r, j) |B|^j), terms whose
+        total mass is below 1e-18 are left out (a lower end may drop mass), and the sum is
+        composed as one block (:func:`~dpaudit.accounting.pld.distribution.poly_compose`).
+        ``None`` when the split does not apply (the full fine grid is used then)."""
+        m = _TWO_LEVEL_REFINE
+        r = _block_size(k)
+        cv = self._cache.setdefault("cvals", {})
+        try:
+            hs = hybrid_split(pair, d, m, tail, cv, max_fine=min(self.max_bins // 16, 2**17))
+            if hs is None:
+                return None
+            A, B, s_h = hs
+            ext = k // r >= 64
+            mA = A.finite_mass
+            mB = B.finite_mass + B.inf
+            if not mB > 0.0:  # the core is the whole loss: the full fine grid costs the same
+                return None
+            coarse = {}
+
+            def coarse_power(a: int):
+                if a not in coarse:
+                    # (A^a is composed k/r times inside its block when it is A^r: extended
+                    # precision then; the lighter terms' errors enter scaled by their weights)
+                    ext_a = ext and a >= r - 1
+                    coarse[a] = coarsen_part(self_compose(A, a, self.tail_mass, extended=ext_a, max_bins=self.max_bins), m)
+                return coarse[a]
+
+            q_def = pair.q_deficit()
+
+            def block_of(rr: int):
+                terms = []
+                for j in range(rr + 1):
+                    w = float(math.comb(rr, j))
+                    weight = w * mA ** (rr - j) * mB ** j
+                    if j > 0 and weight < 1e-18:
+                        break
+                    fs = []
+                    if rr - j > 0:
+                        # the coarsened A^(r-j) where the term weighs (its coarsening is second
+                        # order); the coarsened A composed r - j times where it does not
+                        exact = j == 0 or weight > _EXACT_TERM
+                        fs.append((coarse_power(rr - j), 1) if exact else (coarse_power(1), rr - j))
+                    if j > 0:
+                        fs.append((B, j))
+                    terms.append((w, fs))
+                blk = poly_compose(terms, self.tail_mass, max_bins=self.max_bins, extended=ext)
+                # the split step's own slack: H'_{A+B} <= H + s_h, composed rr times (hybrid argument)
+                blk.slack += rr * s_h
+                # the block stands for rr steps of the pair: lift it onto the line below their curve
+                q_r = -math.expm1(rr * math.log1p(-q_def)) * (1.0 - 4.0 * _U) if 0.0 < q_def < 1.0 else 0.0
+                return lift_left(blk, q_r)
+
+            out = [(block_of(r), k // r)]
             rest = k % r
-            if rest:  # at most r - 1 steps: one level is good enough for them
-                single = discretise(pair, d, tail, False, self._cache.setdefault("cvals", {}))
-                out = compose(out, self_compose(single, rest, self.tail_mass, max_bins=self.max_bins), self.tail_mass)
+            if rest:
+                out.append((block_of(rest), 1))
         except PLDTooLargeError:
             return None
         return out
@@ -391,52 +571,56 @@ class PLDAccountant(Accountant):
                     res[direction] = self._compose_steps(items, d, True)
                 self._cache["d"] = d
                 return res
-            except PLDTooLargeError:
+            except PLDTooLargeError as exc:
                 if not self.adaptive:
                     raise
-                d *= 4.0
+                d *= _retry_factor(exc)
         if not self.adaptive:
             raise PLDTooLargeError(f"the composed PLD needs a grid spacing above {_D_MAX:g}")
         return None
 
     def _build_lower(self, steps, dirs):
-        """Optimistic PLDs. A lower bound from fewer steps is valid (composition is monotone), so
-        when the full counts would need a grid much coarser than the losses (where rounding
-        makes the optimistic PLD vacuous) the counts are capped until the grid resolves them."""
+        """Optimistic PLDs, as a :class:`_LowerSet` composing each (candidate, direction) on first
+        use (a lower end is a maximum over them: a direction whose upper end is already below the
+        lower end found needs none). A lower bound from fewer steps is valid (composition is
+        monotone), so when the full counts would need a grid much coarser than the losses (where
+        rounding makes the optimistic PLD vacuous) the counts are capped until the grid resolves
+        them; grid and counts are settled by composing the first candidate in the direction asked
+        for first."""
         good = max(self.discretization, self._min_scale(steps) / 4.0)
         cap = min(max([k for _, k in steps] + [1]), _MAX_FFT_COUNT)
         ncand = max([len(ev.lower) for ev, _ in steps] + [0])
+        order = [x for x in self._cache.get("dir_order", dirs) if x in dirs] or list(dirs)
+        widen = 1.0  # grid made coarser than the budget estimate after a composition did not fit
         for _ in range(200):
             counts = [min(k, cap) for _, k in steps]
-            d = self._choose_d(steps, counts, lower=True)
+            d = self._choose_d(steps, counts, lower=True) * widen
             if (d > good or d > _D_MAX) and cap > 1:
                 cap = max(cap // 2, 1)
                 continue
             if d > _D_MAX:
-                return []
+                return _LowerSet(self, steps, [], d, 0, dirs)
+            lower = _LowerSet(self, steps, counts, d, ncand, dirs)
             try:
-                res = []
-                for c in range(ncand):
-                    built = {}
-                    for direction in dirs:
-                        items = []
-                        for (ev, _), k in zip(steps, counts):
-                            if ev.lower:
-                                pr = ev.lower[min(c, len(ev.lower) - 1)]
-                                items.append((pr[0 if direction == "add" else 1], k))
-                        built[direction] = self._compose_steps(items, d, False)
-                    res.append(built)
+                if ncand:
+                    lower.build(0, order[0])
             except PLDTooLargeError as exc:
                 # fewer steps always give a valid lower end; without `adaptive` only the power's
                 # own range (not the grid budget) may cap the counts
                 if cap == 1 or not (self.adaptive or isinstance(exc, PLDPowerRangeError)):
                     raise
+                f = _retry_factor(exc)
+                if (self.adaptive and not isinstance(exc, PLDPowerRangeError) and f < 4.0
+                        and d * f <= min(good, _D_MAX) and widen < 2.0):
+                    widen *= f  # just over the budget: a slightly coarser grid first
+                    continue
                 cap = max(cap // 2, 1)
+                widen = 1.0
                 continue
             self._cache["d_lower"] = d
             self._cache["lower_counts_capped"] = any(c < k for c, (_, k) in zip(counts, steps))
-            return res
-        return []  # pragma: no cover - the cap reaches 1 well within the loop
+            return lower
+        return _LowerSet(self, steps, [], 1.0, 0, dirs)  # pragma: no cover - the cap reaches 1 well within the loop
 
     @property
     def effective_discretization(self) -> float | None:
@@ -516,6 +700,7 @@ class PLDAccountant(Accountant):
             self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), Fraction(_FMAX)))}
             return gaussian_profile.epsilon_bounds(self._mu2(), delta)
         self.details = {"method": "pld", "upper_source": "pld"}
+        ups = None
         if self._nonprivate():
             up = math.inf
             self.details["upper_source"] = "non-private"
@@ -525,11 +710,13 @@ class PLDAccountant(Accountant):
                 up = math.inf
                 self.details["upper_source"] = "none (count beyond the FFT range)"
             else:
-                up = round_up(max(epsilon_for_delta(v, delta) for v in built.values()))
+                ups = {k: epsilon_for_delta(v, delta) for k, v in built.items()}
+                up = round_up(max(ups.values()))
                 self.details["directions"] = sorted(built)
+                self._cache["dir_order"] = sorted(ups, key=lambda x: -ups[x])
             self.details["pld_upper"] = up
         self.details["effective_discretization"] = self._cache.get("d")
-        lower = _Lazy(lambda: self._lower_eps(delta))
+        lower = _Lazy(lambda: self._lower_eps(delta, ups))
         up = self._apply_rdp(up, lower, lambda r: r.epsilon(delta))
         if not want_lower:
             return math.nan, up
@@ -537,24 +724,40 @@ class PLDAccountant(Accountant):
         self.details["lower"] = lo
         return lo, up
 
-    def _lower_eps(self, delta: float) -> float:
+    def _lower_eps(self, delta: float, uppers: dict | None = None) -> float:
+        """Largest certified lower end over the closed forms and the (candidate, direction)
+        optimistic PLDs; ``uppers``: each direction's upper end, a direction whose upper end is
+        not above the best lower end found is not composed."""
         if self._nonprivate_attained():
             return math.inf
-        vals = [self._gaussian_lower_eps(delta)]
-        for built in self._build(False):
-            vals.extend(epsilon_for_delta(v, delta) for v in built.values())
-        lo = max(vals)
-        if lo == math.inf:
+        best = self._gaussian_lower_eps(delta)
+        lower = self._build(False)
+        order = sorted(lower.dirs, key=lambda x: -(uppers or {}).get(x, math.inf))
+        for c in range(lower.ncand):
+            for direction in order:
+                if uppers is not None and direction in uppers and not uppers[direction] > best:
+                    continue
+                v = lower.build(c, direction)
+                if v is not None:
+                    best = max(best, epsilon_for_delta(v, delta))
+        if best == math.inf:
             return math.inf
-        return max(round_down(min(lo, _FMAX)), 0.0)
+        return max(round_down(min(best, _FMAX)), 0.0)
 
-    def _lower_delta(self, epsilon: float) -> float:
+    def _lower_delta(self, epsilon: float, uppers: dict | None = None) -> float:
         if self._nonprivate_attained():
             return 1.0
-        vals = [self._gaussian_lower_delta(epsilon)]
-        for built in self._build(False):
-            vals.extend(delta_for_epsilon(v, epsilon) for v in built.values())
-        return max(round_down(max(vals)), 0.0)
+        best = self._gaussian_lower_delta(epsilon)
+        lower = self._build(False)
+        order = sorted(lower.dirs, key=lambda x: -(uppers or {}).get(x, math.inf))
+        for c in range(lower.ncand):
+            for direction in order:
+                if uppers is not None and direction in uppers and not uppers[direction] > best:
+                    continue
+                v = lower.build(c, direction)
+                if v is not None:
+                    best = max(best, delta_for_epsilon(v, epsilon))
+        return max(round_down(best), 0.0)
 
     def _apply_rdp(self, up: float, lower, query) -> float:
         if not (self.rdp_fallback and self._rdp is not None):
@@ -583,6 +786,7 @@ class PLDAccountant(Accountant):
             self.details = {"method": "exact-gaussian", "mu2": float(min(self._mu2(), Fraction(_FMAX)))}
             return gaussian_profile.delta_bounds(self._mu2(), epsilon)
         self.details = {"method": "pld", "upper_source": "pld"}
+        ups = None
         if self._nonprivate():
             up = 1.0
             self.details["upper_source"] = "non-private"
@@ -592,11 +796,13 @@ class PLDAccountant(Accountant):
                 up = 1.0
                 self.details["upper_source"] = "none (count beyond the FFT range)"
             else:
-                up = min(round_up(max(delta_for_epsilon(v, epsilon) for v in built.values())), 1.0)
+                ups = {k: delta_for_epsilon(v, epsilon) for k, v in built.items()}
+                up = min(round_up(max(ups.values())), 1.0)
                 self.details["directions"] = sorted(built)
+                self._cache["dir_order"] = sorted(ups, key=lambda x: -ups[x])
             self.details["pld_upper"] = up
         self.details["effective_discretization"] = self._cache.get("d")
-        lower = _Lazy(lambda: self._lower_delta(epsilon))
+        lower = _Lazy(lambda: self._lower_delta(epsilon, ups))
         up = self._apply_rdp(up, lower, lambda r: r.delta(epsilon))
         if not want_lower:
             return math.nan, up

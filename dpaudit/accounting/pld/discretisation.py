@@ -69,6 +69,9 @@ from dpaudit.mechanisms.loss_pairs import LossPair, as_float_array
 
 __all__ = [
     "discretise",
+    "hybrid_split",
+    "lift_left",
+    "coarsen_part",
     "grid_for",
     "loss_range",
     "compose_atomic",
@@ -101,8 +104,14 @@ def grid_for(pair: LossPair, d: float, tail: float) -> tuple[int, int]:
 
 
 def _c_values(pair: LossPair, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """c = H(x) - (1 - x)_+ at x = e^e, and an absolute error bound: delta(e) for e >= 0 and
-    e^e delta_rev(-e) = E_Q[(e^e - e^L)_+] for e < 0."""
+    """c = H(x) - (1 - x)_+ at x = e^e, and an absolute error bound: delta(e) for e >= 0 and,
+    for e < 0, with x = e^e and any measures P, Q (totals P_tot, Q_tot),
+
+        H(x) = P_tot - x Q_tot + x delta_rev(-e),   x delta_rev(-e) = E_Q[(x - e^L)_+] + x Q(L = -inf),
+
+    so c = x delta_rev(-e) + (P_tot - 1) + x (1 - Q_tot). A mechanism's pair has P_tot = Q_tot = 1;
+    a discrete PLD seen as a pair (:class:`_GridPLDPair`) need not (an optimistic one has moved
+    mass down, so its Q total exceeds one): its totals are added (their error bounds too)."""
     c = np.empty(e.shape)
     err = np.empty(e.shape)
     neg = e < 0
@@ -112,7 +121,26 @@ def _c_values(pair: LossPair, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rv, re = pair.reversed().delta(-e[neg])
         x = np.exp(e[neg])
         c[neg], err[neg] = x * rv, x * re
+        totals = getattr(pair, "totals", None)
+        if totals is not None:
+            p_m1, q_m1, _ = totals()  # (P_tot - 1, Q_tot - 1, error bound on each)
+            c[neg] += p_m1 - x * q_m1  # (its error: :func:`_totals_err`)
     return c, err
+
+
+def _totals_err(pair, e: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Absolute error of the totals correction of :func:`_c_values` (0 for a mechanism's pair):
+    the totals' own bound times (1 + x), and the rounding of the addition. Kept apart from the
+    curve's relative error (a tiny absolute error at tiny values would swamp a relative bound)."""
+    out = np.zeros(e.shape)
+    totals = getattr(pair, "totals", None)
+    if totals is None:
+        return out
+    p_m1, q_m1, t_err = totals()
+    neg = e < 0
+    x = np.exp(e[neg])
+    out[neg] = t_err * (1.0 + x) + 4.0 * _U * (np.abs(p_m1 - x * q_m1) + np.abs(c[neg]))
+    return out
 
 
 def _ctd_masses(vals: np.ndarray, d: float, i0: int) -> tuple[np.ndarray, float]:
@@ -131,10 +159,14 @@ def _ctd_masses(vals: np.ndarray, d: float, i0: int) -> tuple[np.ndarray, float]
     return p, float(vals[-1])
 
 
-def _snapped_atoms(pair: LossPair, e: np.ndarray, d: float):
+def _snapped_atoms(pair: LossPair, e: np.ndarray, d: float, interior: bool = False):
     """Atoms of the pair's loss and the grid points at or below them: (l, l', P-mass), with l'
-    the largest grid loss (as the grid computes it) not above l."""
+    the largest grid loss (as the grid computes it) not above l (with ``interior``, only the
+    atoms in (e_0, e_last])."""
     al, aq, ap = pair.atoms()
+    if interior and al.size:
+        sel = (al > e[0]) & (al <= e[-1])
+        al, aq, ap = al[sel], aq[sel], ap[sel]
     if al.size == 0:
         return al, al, ap
     k = np.floor((al - e[0]) / d).astype(np.int64)
@@ -160,11 +192,12 @@ def _snap_correction(e: np.ndarray, al, al2, ap) -> np.ndarray:
     return out
 
 
-def _chord_gaps(pair: LossPair, e: np.ndarray, d: float, al, aq) -> np.ndarray:
+def _chord_gaps(pair: LossPair, e: np.ndarray, d: float, al, aq, lq: np.ndarray | None = None) -> np.ndarray:
     """Upper bound on chord(x) - H(x) on each grid interval [x_i, x_{i+1}] for the pair whose
     atoms sit on grid points: (s_b - s_a)(b - a)/4 with s_b - s_a the Q-mass of the continuous
     part of the loss in (e_i, e_{i+1}) (module docstring)."""
-    lq = pair.log_q_sf(e)  # log Q(L > e): Q itself underflows far in the tail, x_i Q does not
+    if lq is None:
+        lq = pair.log_q_sf(e)  # log Q(L > e): Q itself underflows far in the tail, x_i Q does not
     la, lb = lq[:-1], lq[1:]
     with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
         # Q-mass of (e_i, e_{i+1}] relative to Q(L > e_i), with a few ulps for the two tails
@@ -181,32 +214,35 @@ def _chord_gaps(pair: LossPair, e: np.ndarray, d: float, al, aq) -> np.ndarray:
         return np.where(np.isfinite(la), np.exp(e[:-1] + la + np.log(rel)), 0.0) * (math.expm1(d) / 4.0)
 
 
-def _chord_ratio(m: np.ndarray, a: np.ndarray, b: np.ndarray, d: float) -> np.ndarray:
-    """(x_m - x_a)/(x_b - x_a) for grid indices a <= m <= b, x = e^{i d} (no overflow)."""
+def _chord_ratio(e: np.ndarray, m, a, b) -> np.ndarray:
+    """(x_m - x_a)/(x_b - x_a) for point indices a <= m <= b, x = e^e (no overflow; the points
+    need not be evenly spaced)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        num = np.expm1((m - a) * d)
-        den = np.expm1((b - a) * d)
-        big = (b - a) * d > 30.0
-        alt = np.exp((m - b) * d) * -np.expm1(-(m - a) * d) / -np.expm1(-(b - a) * d)
+        hm = e[m] - e[a]
+        hb = e[b] - e[a]
+        num = np.expm1(hm)
+        den = np.expm1(hb)
+        big = hb > 30.0
+        alt = np.exp(e[m] - e[b]) * -np.expm1(-hm) / -np.expm1(-hb)
         return np.where(big, alt, num / den)
 
 
-def _lin_slope_x(e, a, b, i, d) -> np.ndarray:
-    """x_i times the slope of (1 - x)_+ along the segment from grid index a to b (a < b)."""
+def _lin_slope_x(e, a, b, i) -> np.ndarray:
+    """x_i times the slope of (1 - x)_+ along the segment from point a to b (a < b)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         xi = np.exp(np.minimum(e[i], 0.0))
         left = -xi  # both ends at losses <= 0: slope -1
         # a < 0 < b: slope -(1 - x_a)/(x_b - x_a); times x_i
-        straddle = np.expm1(np.minimum(e[a], 0.0)) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(b - a) * d)
+        straddle = np.expm1(np.minimum(e[a], 0.0)) * np.exp(np.minimum(e[i] - e[b], 0.0)) / -np.expm1(-(e[b] - e[a]))
     return np.where(e[b] <= 0, left, np.where(e[a] >= 0, 0.0, straddle))
 
 
-def _concave_at(c, e, d, a, i, b) -> np.ndarray:
+def _concave_at(c, e, a, i, b) -> np.ndarray:
     """Whether the kept point i lies above the chord of its kept neighbours a < i < b, for
     D = (1 - x)_+ + c in x = e^e (compares x_i times the two slopes; no overflow)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        s_in = _lin_slope_x(e, a, i, i, d) + (c[i] - c[a]) / -np.expm1(-(i - a) * d)
-        s_out = _lin_slope_x(e, i, b, i, d) + (c[b] - c[i]) / np.expm1((b - i) * d)
+        s_in = _lin_slope_x(e, a, i, i) + (c[i] - c[a]) / -np.expm1(-(e[i] - e[a]))
+        s_out = _lin_slope_x(e, i, b, i) + (c[b] - c[i]) / np.expm1(e[b] - e[i])
     return s_out <= s_in  # collinear points are no vertices either (and flat float staircases resolve in one pass)
 
 
@@ -214,34 +250,34 @@ def _lin(e):
     return np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
 
 
-def _slope_from(c, e, d, a: int, js: np.ndarray) -> np.ndarray:
-    """x_a times the slope of D = (1 - x)_+ + c from grid index a to each index in js (> a)
+def _slope_from(c, e, a: int, js: np.ndarray) -> np.ndarray:
+    """x_a times the slope of D = (1 - x)_+ + c from point a to each point in js (> a)
     (x_a is a common positive factor: only the order matters)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        den = np.expm1((js - a) * d)  # (x_j - x_a) / x_a
+        den = np.expm1(e[js] - e[a])  # (x_j - x_a) / x_a
         num = (c[js] - c[a]) + (_lin(e[js]) - _lin(e[a:a + 1]))
         out = num / den
     return np.where(np.isfinite(out), out, np.inf)
 
 
-def _slope_to(c, e, d, b: int, js: np.ndarray) -> np.ndarray:
-    """x_b times the slope of D from each index in js (< b) to grid index b."""
+def _slope_to(c, e, b: int, js: np.ndarray) -> np.ndarray:
+    """x_b times the slope of D from each point in js (< b) to point b."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        den = -np.expm1(-(b - js) * d)  # (x_b - x_j) / x_b
+        den = -np.expm1(-(e[b] - e[js]))  # (x_b - x_j) / x_b
         num = (c[b] - c[js]) + (_lin(e[b:b + 1]) - _lin(e[js]))
         out = num / den
     return np.where(np.isfinite(out), out, -np.inf)
 
 
-def _above_chord(c, e, d, a: int, b: int, ms: np.ndarray) -> np.ndarray:
+def _above_chord(c, e, a: int, b: int, ms: np.ndarray) -> np.ndarray:
     """Whether the points ms (a < m < b) lie strictly above the chord of D from a to b."""
-    lam = _chord_ratio(ms, np.full(ms.shape, a), np.full(ms.shape, b), d)
+    lam = _chord_ratio(e, ms, np.full(ms.shape, a), np.full(ms.shape, b))
     Da = float(_lin(e[a:a + 1])[0] + c[a])
     Db = float(_lin(e[b:b + 1])[0] + c[b])
     return _lin(e[ms]) + c[ms] > Da + (Db - Da) * lam
 
 
-def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: int = 10000) -> np.ndarray:
+def _convex_minorant(c: np.ndarray, e: np.ndarray, i0: int, passes: int = 10000) -> np.ndarray:
     """Greatest convex minorant, in x = e^e, of the points (0, 1), (x_i, (1 - x_i)_+ + c_i),
     returned as c-values on the grid. Points above the chord of their kept neighbours are no
     hull vertices and are dropped together in each pass (only the neighbours of dropped points
@@ -264,7 +300,7 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
         ok = (pos > 0) & (pos < K.size - 1)
         pos = pos[ok]
         i = K[pos]
-        bad = _concave_at(c, e, d, K[pos - 1], i, K[pos + 1])
+        bad = _concave_at(c, e, K[pos - 1], i, K[pos + 1])
         drop = i[bad]
         if drop.size == 0:
             break
@@ -279,15 +315,15 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
             for a in np.unique(K[pos[bad] - 1]):
                 ja = int(np.searchsorted(K, a))
                 right = K[ja + 1:]
-                j_best = int(right[int(np.argmin(_slope_from(c, e, d, int(a), right)))])
+                j_best = int(right[int(np.argmin(_slope_from(c, e, int(a), right)))])
                 mid = right[right < j_best]
-                extra.append(mid[_above_chord(c, e, d, int(a), j_best, mid)])
+                extra.append(mid[_above_chord(c, e, int(a), j_best, mid)])
             for b in np.unique(K[pos[bad] + 1]):
                 jb = int(np.searchsorted(K, b))
                 left = K[:jb]
-                j_best = int(left[int(np.argmax(_slope_to(c, e, d, int(b), left)))])
+                j_best = int(left[int(np.argmax(_slope_to(c, e, int(b), left)))])
                 mid = left[left > j_best]
-                extra.append(mid[_above_chord(c, e, d, j_best, int(b), mid)])
+                extra.append(mid[_above_chord(c, e, j_best, int(b), mid)])
             drop = np.unique(np.concatenate([drop] + extra))
         keep[drop] = False
         K = K[keep[K]]
@@ -304,7 +340,7 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
     m1 = miss[has_left]
     a1 = K[pos[has_left] - 1]
     b1 = K[np.minimum(pos[has_left], K.size - 1)]
-    lam = _chord_ratio(m1, a1, b1, d)
+    lam = _chord_ratio(e, m1, a1, b1)
     out[m1] = c[a1] + (c[b1] - c[a1]) * lam
     cross = (e[a1] < 0) & (e[b1] > 0)
     if np.any(cross):  # (1 - x)_+ has its kink inside: add chord(lin) - lin >= 0
@@ -319,7 +355,7 @@ def _convex_minorant(c: np.ndarray, e: np.ndarray, d: float, i0: int, passes: in
         lin_b = -math.expm1(e[b0]) if e[b0] < 0 else 0.0
         D_b = lin_b + c[b0]
         with np.errstate(under="ignore"):
-            D_m = 1.0 - (1.0 - D_b) * np.exp((m0 - b0) * d)
+            D_m = 1.0 - (1.0 - D_b) * np.exp(e[m0] - e[b0])
         lin_m = np.where(e[m0] < 0, -np.expm1(np.minimum(e[m0], 0.0)), 0.0)
         out[m0] = D_m - lin_m
     return out
@@ -354,7 +390,9 @@ def discretise(pair: LossPair, d: float, tail: float, pessimistic: bool, cache: 
         # the curve at x = 0 is the total mass, which must not fall below 1 by rounding (after
         # k compositions a deficit of one ulp becomes k ulps at every epsilon): top it up at the
         # lowest loss (this raises the curve left of x_1 only, where the chord from (0, 1) runs)
-        deficit = 1.0 - math.fsum(p) - inf
+        # (the sum in extended precision, rounded once: the correctly rounded sum but for a tie,
+        # and the top-up below has a margin of 4 ulps)
+        deficit = 1.0 - float(np.sum(p.astype(np.longdouble))) - inf
         if deficit > -4.0 * _U:
             p[0] += max(deficit, 0.0) + 4.0 * _U
         return DiscretePLD(d, i1, p, inf, True, 0.0)
@@ -390,22 +428,66 @@ def _top_vals(base_vals, c, err, e, d, J, inf_mass, inf_true, lq_sf, atoms_l, at
     return vals
 
 
-def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d: float,
-                i0: int) -> DiscretePLD:
-    """Optimistic discrete PLD (module docstring): atoms moved down onto the grid, the finite
-    mass above the last grid point moved down to it, values lowered by the chord-gap bounds,
-    the last interval below the tangent at its right end, then the greatest convex minorant
-    of the points (non-negative masses; it lies below the chords, hence below H)."""
+def _interior_masses(vals: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Masses at the interior points of the chord interpolation of c-values ``vals`` at points
+    ``e`` (x_i times the change of slope; the kink of (1 - x)_+ at 0 is not included)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        h = np.diff(e)
+        dv = np.diff(vals)
+        return dv[1:] / np.expm1(h[1:]) - dv[:-1] / -np.expm1(-h[:-1])
+
+
+def _masses_e(vals: np.ndarray, e: np.ndarray, i0: int) -> np.ndarray:
+    """:func:`_ctd_masses` for points ``e`` that need not be evenly spaced (i0: the point at loss
+    0): masses of the chord interpolation of (x_i, (1 - x_i)_+ + vals_i), joined to (0, 1) and
+    flat after the last point."""
+    n = vals.size
+    p = np.empty(n)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        h = np.diff(e)
+        dv = np.diff(vals)
+        p[0] = -vals[0] + dv[0] / np.expm1(h[0])
+        if n > 2:
+            p[1:-1] = dv[1:] / np.expm1(h[1:]) - dv[:-1] / -np.expm1(-h[:-1])
+        p[-1] = -dv[-1] / -np.expm1(-h[-1])
+    p[i0] += 1.0
+    return p
+
+
+def _optimistic_values(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d: float,
+                       i0: int, abs_err: np.ndarray | None = None, interior: bool = False,
+                       free: np.ndarray | None = None, info: dict | None = None,
+                       top: bool | None = None):
+    """Lowered values (c-values) at the grid points e whose chords lie below the curve (module
+    docstring): atoms moved down onto the grid, values lowered by the chord-gap bounds (cells
+    much heavier than their neighbours snapped to their left end instead), and -- unless
+    ``interior`` -- the finite mass above the last point moved down to it, the last interval
+    below the tangent at its right end and the first point below the tangent at 0. With
+    ``interior`` only the chords between the points are below the curve (the points cover a
+    part of the loss range; atoms outside it are left alone). ``free``: cells (i, i+1) whose
+    chords will not be used (a finer grid covers them): their gaps are not charged and they are
+    never snapped. ``top`` (default: not ``interior``): the range ends the curve (top end
+    handled) even when its left end is open. Returns (vals, inf_true); ``info["snap_slope"]``: K with the snapped cells'
+    correction equal to K x at every x up to the first point (the mass of a snapped cell moved to
+    its left end lowers the curve by a linear function left of the cell)."""
     n = e.size
     J = n - 1
-    al, al2, ap = _snapped_atoms(pair, e, d)
+    if top is None:
+        top = not interior
+    al, al2, ap = _snapped_atoms(pair, e, d, interior)
     if al.size:
         corr = _snap_correction(e, al, al2, ap)
         c = c - corr
         err = err + _REL_SNAP * corr
-    gap = _chord_gaps(pair, e, d, al, pair.atoms()[1])
-    inf_true = pair.inf_mass * (1.0 - 4.0 * _U)
+    aq_all = pair.atoms()[1]
+    if interior and pair.atoms()[0].size:
+        sel = (pair.atoms()[0] > e[0]) & (pair.atoms()[0] <= e[-1])
+        aq_all = aq_all[sel]
     lq_sf = pair.log_q_sf(e)
+    gap = _chord_gaps(pair, e, d, al, aq_all, lq_sf)
+    if free is not None:
+        gap = np.where(free, 0.0, gap)
+    inf_true = pair.inf_mass * (1.0 - 4.0 * _U)
     atoms_l, atoms_q, _ = pair.atoms()
     lin = np.where(e < 0, -np.expm1(np.minimum(e, 0.0)), 0.0)
     # evaluation errors as one relative factor: (1 - rho) c keeps the convexity of c (a
@@ -432,35 +514,70 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
             log_tail = np.append(np.logaddexp.accumulate(log_s[::-1])[::-1], -np.inf)
             corr = np.exp(e + log_tail)
         base_vals = (1.0 - rho) * c - floor_err - lower - corr
-        J = n - 1
-        for _ in range(64):
-            vals = _top_vals(base_vals, c, err, e, d, J, pair.inf_mass, inf_true, lq_sf, atoms_l, atoms_q,
-                             al2, ap, lin)
-            # a value below the final level cannot be followed by the flat end: end the curve earlier
-            below = np.nonzero(lin[:J] + vals[:J] < inf_true)[0]
-            if below.size == 0 or J <= 1:
-                break
-            J = max(int(below[0]), 1)
+        if abs_err is not None:
+            base_vals = base_vals - abs_err
+        if not top:
+            vals = base_vals
+            pm = np.concatenate([[0.0], _interior_masses(vals, e), [0.0]])
+            if 0 < i0 < n - 1:
+                pm[i0] += 1.0
+        else:
+            J = n - 1
+            for _ in range(64):
+                vals = _top_vals(base_vals, c, err, e, d, J, pair.inf_mass, inf_true, lq_sf, atoms_l, atoms_q,
+                                 al2, ap, lin)
+                # a value below the final level cannot be followed by the flat end: end the curve earlier
+                below = np.nonzero(lin[:J] + vals[:J] < inf_true)[0]
+                if below.size == 0 or J <= 1:
+                    break
+                J = max(int(below[0]), 1)
+            if interior:  # (open left end: only the masses of the points after the first)
+                pm = np.concatenate([[0.0], _interior_masses(vals, e), [0.0]])
+                if 0 < i0 < n - 1:
+                    pm[i0] += 1.0
+            else:
+                pm, _ = _ctd_masses(vals, d, i0)
         # cells much heavier than their neighbours make the lowered chords non-convex (negative
         # masses next to them): snap such cells instead (their mass moved to the left end)
-        pm, _ = _ctd_masses(vals, d, i0)
-        bad = np.nonzero(pm < -1e-9)[0]
+        neg = pm < -1e-9
+        if free is not None:  # (points next to a free cell: their chords are not used)
+            touch = np.zeros(n, dtype=bool)
+            touch[:-1] |= free
+            touch[1:] |= free
+            neg &= ~touch
+        bad = np.nonzero(neg)[0]
         if bad.size == 0:
             break
         newly = False
         for j in bad:
             lo_c, hi_c = max(j - 2, 0), min(j + 2, n - 1)
             k = lo_c + int(np.argmax(gap[lo_c:hi_c]))
-            if not snapped[k]:
+            if not snapped[k] and (free is None or not free[k]):
                 snapped[k] = True
                 newly = True
         if not newly:
             break
-    # left end: below the tangent at 0, T(x_0) <= 1 - x_0 Q(L > -inf)
-    vals[0] = min(vals[0], math.exp(e[0]) * pair.q_deficit())
-    vals = _convex_minorant(vals, e, d, i0)
-    p, _ = _ctd_masses(vals, d, i0)
-    inf = inf_true
+    if info is not None:
+        with np.errstate(over="ignore", under="ignore"):
+            info["snap_slope"] = float(np.exp(log_tail[0])) if np.isfinite(log_tail[0]) else 0.0
+    if not interior:
+        # left end: below the tangent at 0, T(x_0) <= 1 - x_0 Q(L > -inf)
+        vals[0] = min(vals[0], math.exp(e[0]) * pair.q_deficit())
+    return vals, inf_true
+
+
+def _optimistic_finish(vals: np.ndarray, e: np.ndarray, i0: int, inf: float, q_def: float):
+    """(masses, slack) of the greatest convex minorant of lowered values at points e (evenly
+    spaced or not): negative masses (floating-point noise) set to 0 and charged, total mass
+    brought to at most one by removing mass from the lowest losses, the left part lifted onto
+    the line 1 - x (1 - q_def) (:func:`_lift_left`)."""
+    n = e.size
+    vals = _convex_minorant(vals, e, i0)
+    p = _masses_e(vals, e, i0)
+    # (the lift first: the masses it replaces -- where rounding noise makes the most negative
+    # ones, next to the left end -- then need no charge; it holds for signed masses too, whose
+    # curve is the minorant itself)
+    p = _lift_left(p, e, inf, q_def)
     neg = p < 0
     slack = float(-np.sum(p[neg])) if np.any(neg) else 0.0
     p[neg] = 0.0
@@ -474,7 +591,117 @@ def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d
             p[j_cut] -= excess - (float(c0[j_cut - 1]) if j_cut > 0 else 0.0)
             p[:j_cut] = 0.0
             p[j_cut] = max(p[j_cut], 0.0)
+    return p, slack
+
+
+def _optimistic(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d: float,
+                i0: int, abs_err: np.ndarray | None = None) -> DiscretePLD:
+    """Optimistic discrete PLD (module docstring): atoms moved down onto the grid, the finite
+    mass above the last grid point moved down to it, values lowered by the chord-gap bounds,
+    the last interval below the tangent at its right end, then the greatest convex minorant
+    of the points (non-negative masses; it lies below the chords, hence below H), its left
+    part lifted onto the line below the curve (:func:`_lift_left`)."""
+    vals, inf = _optimistic_values(pair, e, c, err, d, i0, abs_err)
+    p, slack = _optimistic_finish(vals, e, i0, inf, pair.q_deficit())
     return DiscretePLD(d, -i0, p, inf, False, slack, pair.q_deficit())
+
+
+def _lift_left(p: np.ndarray, L: np.ndarray, inf: float, q_def: float) -> np.ndarray:
+    """Lift the left part of an optimistic PLD onto the line 1 - x (1 - q_def), a lower bound of
+    the exact curve (H(x) >= P_tot - x Q(L > -inf) = 1 - x (1 - Q(L = -inf)) for a pair of
+    probability measures, and q_def <= Q(L = -inf)).
+
+    The lowered chords near the left end of the support can dip below that line (where the loss
+    has little Q-mass to the left, the chord-gap lowering exceeds the curve's height above it);
+    the curve, being convex and at most 1 at x = 0, then leaves x = 0 with slope below
+    -(1 - q_def): its Q-total exceeds one, a shift of the mean loss that composes linearly. With
+    D(x) = H'(x) - line(x) convex and <= 0 at 0, D < 0 on an initial interval; if D(x_j) <= 0
+    (certified) the masses at x_0 .. x_j are replaced by one mass 1 - inf - sum_{k>j} p_k at x_j
+    (rounded down): the new curve is the chord from (0, <= 1) to (x_j, H'(x_j)), below the line
+    there, and H' itself right of x_j -- so still below the exact curve, and higher than H'.
+
+    D(x_j) = inf + U_j - x_j W_j - 1 + x_j (1 - q_def) with U_j, W_j the sums of p_k and
+    p_k e^{-L_k} over k > j, formed from the totals minus prefix sums (pairwise sums in double,
+    their error bound charged); only the prefix up to the first certified positive D is formed."""
+    n = p.size
+    if n < 2:
+        return p
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        w_all = np.where(p > 0, p * np.exp(-L), 0.0)
+    if not np.all(np.isfinite(w_all)):
+        return p
+    P = float(np.sum(p))
+    Wt = float(np.sum(w_all))
+    slope = 1.0 - q_def
+    lg = math.log2(n) + 6.0
+    j = -1
+    start = 0
+    chunk = 256
+    dmin = 0.0
+    while start < n:
+        stop = min(n, start + chunk)
+        cp = np.cumsum(p[start:stop]) + (float(np.sum(p[:start])) if start else 0.0)
+        cw = np.cumsum(w_all[start:stop]) + (float(np.sum(w_all[:start])) if start else 0.0)
+        x = np.exp(L[start:stop])
+        U = P - cp
+        W = Wt - cw
+        D = inf + U - x * W - 1.0 + x * slope
+        err = lg * _U * (abs(inf) + P + np.abs(x) * Wt + 1.0 + np.abs(x * slope)) * 2.0 + 1e-300
+        ok = (D + err) <= 0.0
+        bad = np.nonzero(~ok)[0]
+        upto = int(bad[0]) if bad.size else D.size
+        if upto:
+            dmin = min(dmin, float(np.min(D[:upto])))
+        if bad.size:
+            j = start + int(bad[0]) - 1
+            break
+        j = stop - 1
+        start = stop
+        chunk *= 4
+    margin = lg * _U * (1.0 + abs(inf) + P) * 2.0
+    if j < 0 or not dmin < -16.0 * margin:  # (no dip worth the rounding margin)
+        return p
+    U_j = P - float(np.sum(p[:j + 1]))
+    mass = 1.0 - inf - U_j - margin
+    if not mass > 0.0:
+        return p
+    out = p.copy()
+    out[:j] = 0.0
+    out[j] = mass
+    # one point further: the curve C on the line up to x_{j+1} (where H' is above the line), then
+    # from (x_{j+1}, line) to (x_{j+2}, H'(x_{j+2})), then H'. With the mass at x_{j+2} set to
+    # p2 <= p_{j+2}, C <= H' on [x_{j+1}, x_{j+2}] (C and H' are linear there, equal at x_{j+2},
+    # C the less steep); with p2 <= p2* = x_{j+2} (A/(x_{j+2} - x_{j+1}) - W_{>j+2}),
+    # A = 1 - x_{j+1} slope - H'(x_{j+2}), C(x_{j+1}) <= line(x_{j+1}), and C is linear from
+    # (0, total <= 1) to there: below the line. So C <= max(line, H') <= H for any such p2 >= 0;
+    # p2* is formed in extended precision and lowered by its error bound. The curve then leaves 0
+    # along the line (no residual Q-mass excess).
+    if j + 3 <= n:
+        ld = np.longdouble
+        u_ld = float(np.finfo(ld).eps)
+        Lx = L[j + 1:j + 3].astype(ld)
+        x1, x2 = np.exp(Lx[0]), np.exp(Lx[1])
+        gap = x1 * np.expm1(Lx[1] - Lx[0])  # x2 - x1
+        pl = p.astype(ld)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            wl = np.where(p > 0, pl * np.exp(-L.astype(ld)), ld(0))
+        W1 = np.sum(wl[j + 2:])  # over k > j+1
+        W2 = W1 - wl[j + 2]
+        U1 = np.sum(pl[j + 2:])
+        A = ld(1.0) - ld(inf) - U1 - x1 * ld(slope) + x2 * W1
+        e_a = (math.log2(n) + 8.0) * u_ld * (1.0 + abs(inf) + float(U1) + float(x1) * abs(slope) + float(x2 * W1))
+        p2s = float(x2 * (A / gap - W2))
+        e_p2 = float(x2) * (e_a / float(gap) * (1.0 + 1e-6) + (math.log2(n) + 8.0) * u_ld * float(W1) + 8.0 * u_ld * abs(float(A / gap)))
+        p2 = min(float(p[j + 2]), p2s - 2.0 * e_p2 - 4.0 * _U * abs(p2s))
+        if p2 >= 0.0:
+            rest = float(ld(1.0) - ld(inf) - (U1 - pl[j + 2]) - ld(p2)) - margin
+            if rest >= 0.0:
+                alt = p.copy()
+                alt[:j + 1] = 0.0
+                alt[j + 1] = rest
+                alt[j + 2] = p2
+                return alt
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -643,6 +870,25 @@ class _GridPLDPair(LossPair):
         self.support = ((lo + idx[0]) * d_f, (lo + idx[-1]) * d_f) if idx.size else (0.0, 0.0)
         self.scale = math.inf
         self._tab = None
+        self._totals: tuple[float, float, float] | None = None
+
+    def totals(self) -> tuple[float, float, float]:
+        """(P_tot - 1, Q_tot - 1, error bound of each): P_tot = finite masses + inf, Q_tot = sum of
+        p e^{-l} (no Q-mass at -inf), summed in extended precision."""
+        if self._totals is None:
+            fin = np.isfinite(self.logp)
+            lp = self.logp[fin]
+            ll = (self.lo + np.nonzero(fin)[0]) * self.d_f
+            with np.errstate(under="ignore", over="ignore"):
+                pt = float(np.sum(np.exp(lp))) + self.inf_mass
+                qt = float(np.sum(np.exp(lp - ll)))
+            n = max(int(np.count_nonzero(fin)), 2)
+            # exp of the logarithms (the masses' own logarithms carry a rounding each: a few u
+            # relative per term) and pairwise sums
+            e_p = pt * (8.0 + math.log2(n)) * _U
+            e_q = qt * (8.0 + math.log2(n)) * _U
+            self._totals = (pt - 1.0, qt - 1.0, max(e_p, e_q) + 2.0 * _U * max(abs(pt - 1.0), abs(qt - 1.0)))
+        return self._totals
 
     def _table(self):
         """A, log V on the coarse indices J0..J1 covering the fine support (cached)."""
@@ -733,6 +979,150 @@ def coarsen(pld: DiscretePLD, m: int) -> DiscretePLD:
     i_n = max(int(math.ceil(hi / d)), 0, i1 + 1)
     e = (i1 + np.arange(i_n - i1 + 1)) * d
     c, err = _c_values(pair, e)
-    out = _optimistic(pair, e, c, err, d, -i1)
+    out = _optimistic(pair, e, c, err, d, -i1, _totals_err(pair, e, c))
     out.slack += pld.slack
     return out
+
+
+# ------------------------------------------------------------------------------------------------
+# hybrid grid for the first level of the two-level optimistic composition
+
+
+def _grid_values(pair: LossPair, d: float, tail: float, cache: dict | None):
+    key = (id(pair), d, tail)
+    if cache is not None and key in cache:
+        _, i1, n, e, c, err = cache[key]
+        return i1, n, e, c, err
+    i1, i_n = grid_for(pair, d, tail)
+    n = i_n - i1 + 1
+    check_size(n, "the single-step PLD", d)
+    e = (i1 + np.arange(n)) * d
+    c, err = _c_values(pair, e)
+    if cache is not None:
+        cache[key] = (pair, i1, n, e, c, err)
+    return i1, n, e, c, err
+
+
+def hybrid_split(pair: LossPair, d: float, m: int, tail: float, cache: dict | None = None,
+                 max_fine: int = 2**17, heavy: float = 1e-7):
+    """An optimistic discrete PLD of one step on a mixed grid: spacing d/m on the core of the loss
+    (the smallest range of grid cells outside of which every cell of the pessimistic PLD has
+    P-mass below ``heavy``), spacing d elsewhere, split into its two parts.
+
+    Both sets of lowered values (:func:`_optimistic_values`: the coarse ones over the whole range,
+    the fine ones over the core, ``interior``) have every chord between consecutive points below
+    the curve H of the pair; the points of the mixed grid are the coarse points outside the core
+    and the fine ones inside (m is a power of two, so the two grids share their points exactly
+    in floating point), the two values at the two junctions the smaller of each pair. Every chord
+    of the mixed point set is one of those chords (or one with an end lowered further), so the
+    chord interpolation is below H; its greatest convex minorant gives non-negative masses
+    (:func:`_optimistic_finish`). Returns ``(A, B, slack)``: A the masses on the core (fine grid,
+    no mass at +inf), B those outside (coarse grid, with the mass at +inf), ``slack`` the charge
+    of the whole step (its curve is <= H + slack); ``None`` when the core is too wide for
+    ``max_fine`` fine points. (Beyond the last point the curve is flat at the mass at +inf, below
+    H; the last value is the smaller of the fine one and the coarse one, which is at that level.)
+    """
+    if m < 2 or m & (m - 1):
+        raise ValueError("hybrid_split: m must be a power of two")
+    i1, n, e, c, err = _grid_values(pair, d, tail, cache)
+    if n < 4:
+        return None
+    i0 = -i1
+    pc, _ = _ctd_masses(c + err, d, i0)
+    big = np.nonzero(pc >= heavy)[0]
+    if big.size == 0:
+        return None
+    ia, ib = int(big[0]), int(big[-1])
+    ia, ib = max(ia - 2, 0), min(ib + 2, n - 1)
+    nf = (ib - ia) * m + 1
+    if nf > max_fine or ib - ia < 2:
+        return None
+    free = np.zeros(n - 1, dtype=bool)
+    free[ia:ib] = True  # (coarse cells inside the core: their chords are replaced by fine ones)
+    top_in_core = ib == n - 1
+    # when the core reaches the last point the fine values end the curve: the coarse ones need no
+    # top end (it would lower every coarse value by the finite mass above its flat end)
+    vals_c, inf_true = _optimistic_values(pair, e, c, err, d, i0, free=free, interior=top_in_core)
+    if top_in_core:
+        vals_c[0] = min(vals_c[0], math.exp(e[0]) * pair.q_deficit())  # (the tangent at 0)
+        inf_true = pair.inf_mass * (1.0 - 4.0 * _U)
+    d_f = d / m
+    e_f = ((i1 + ia) * m + np.arange(nf)) * d_f
+    if e_f[0] != e[ia] or e_f[-1] != e[ib]:  # pragma: no cover - exact for m a power of two
+        return None
+    c_f, err_f = _c_values(pair, e_f)
+    z = np.nonzero(e_f == 0.0)[0]
+    i0_f = int(z[0]) if z.size else -1
+    info: dict = {}
+    vals_f, _ = _optimistic_values(pair, e_f, c_f, err_f, d_f, i0_f, interior=True, info=info,
+                                   top=top_in_core)
+    # the fine cells snapped to their left end lower the curve by K x everywhere left of them:
+    # the coarse values left of the core are lowered the same way (no step at the junction)
+    if ia > 0 and info.get("snap_slope", 0.0) > 0.0:
+        with np.errstate(over="ignore", under="ignore"):
+            vals_c[:ia + 1] = vals_c[:ia + 1] - info["snap_slope"] * np.exp(e[:ia + 1])
+    # taper: at a junction the coarse values are lowered by the coarse gap of the cell outside;
+    # a step in the lowering would move mass (about lowering / d) there, so the fine values next
+    # to it are lowered as well, by the difference tapered smoothly to 0 over w fine points
+    # (lowering more keeps every chord below H)
+    w = max(min(nf // 3, 16 * m), 1)
+    s = np.arange(w) / w
+    taper = (1.0 - s) ** 3
+    if ia > 0:
+        step = (c_f[0] - vals_c[ia]) - (c_f[0] - vals_f[0])
+        if step > 0:
+            vals_f[:w] -= step * taper
+    if ib < n - 1:
+        step = (c_f[-1] - vals_c[ib]) - (c_f[-1] - vals_f[-1])
+        if step > 0:
+            vals_f[nf - w:] -= (step * taper)[::-1]
+    eh = np.concatenate([e[:ia], e_f, e[ib + 1:]])
+    vh = np.concatenate([vals_c[:ia], vals_f, vals_c[ib + 1:]])
+    vh[ia] = min(vh[ia], vals_c[ia])
+    vh[ia + nf - 1] = min(vh[ia + nf - 1], vals_c[ib])
+    if top_in_core:  # flat after the last point, at the mass at +inf (below H)
+        vh[-1] = min(vh[-1], inf_true - float(_lin(eh[-1:])[0]))
+    if i0 < ia:
+        i0_h = i0
+    elif i0 <= ib:
+        i0_h = ia + (i0 - ia) * m
+    else:
+        i0_h = ia + nf + (i0 - ib - 1)
+    ph, slack = _optimistic_finish(vh, eh, i0_h, inf_true, pair.q_deficit())
+    A = ph[ia:ia + nf].copy()
+    B = np.zeros(n)
+    B[:ia] = ph[:ia]
+    B[ib + 1:] = ph[ia + nf:]
+    return (DiscretePLD(d_f, (i1 + ia) * m, A, 0.0, False, 0.0, 0.0),
+            DiscretePLD(d, i1, B, inf_true, False, 0.0, 0.0), slack)
+
+
+def coarsen_part(pld: DiscretePLD, m: int) -> DiscretePLD:
+    """:func:`coarsen` of a part of a PLD (total mass below one, standing for no pair of its own):
+    coarsened after scaling to total mass one, with its own tangent at 0 (slope -Q_tot: the
+    scaled masses' Q total, rounded up), then scaled back; the curve scales with the masses."""
+    ld = np.longdouble
+    u_ld = float(np.finfo(ld).eps)
+    pl = pld.p.astype(ld)
+    tot = float(np.sum(pl) + ld(pld.inf))
+    if not tot > 0.0:
+        return DiscretePLD(pld.d * m, 0, np.zeros(1), 0.0, False, pld.slack, 0.0)
+    L = pld.losses.astype(ld)
+    with np.errstate(over="ignore", under="ignore"):
+        qt = float(np.sum(pl * np.exp(-L))) / tot
+    qt *= 1.0 + (math.log2(max(pld.p.size, 2)) + 8.0) * u_ld + 4.0 * _U
+    scaled = DiscretePLD(pld.d, pld.lo, pld.p / tot, pld.inf / tot, False, pld.slack / tot, 1.0 - qt)
+    out = coarsen(scaled, m)
+    # (division and multiplication by tot: two roundings per mass, charged on the total)
+    return DiscretePLD(out.d, out.lo, out.p * tot, out.inf * tot, False,
+                       out.slack * tot + 8.0 * _U * tot, 0.0)
+
+
+def lift_left(pld: DiscretePLD, q_def: float = 0.0) -> DiscretePLD:
+    """``pld`` (optimistic, standing for a composition whose Q-mass at -inf is at least ``q_def``)
+    with its left part lifted onto the line 1 - x (1 - q_def) (:func:`_lift_left`; the slack is
+    carried: the lifted curve minus the slack stays below the exact one)."""
+    if pld.pessimistic:
+        raise ValueError("lift_left: only optimistic PLDs are lifted")
+    p = _lift_left(pld.p, pld.losses, pld.inf, q_def)
+    return DiscretePLD(pld.d, pld.lo, p, pld.inf, False, pld.slack, max(pld.minf, 0.0))
