@@ -134,7 +134,7 @@ def _compute():
         put(f"calibration/sigma/{acc_name}/(1e-5,0.9)", lambda a=acc_name: d.calibrate_sigma(1e-5, 0.9, accountant=a),
             "down")
     put("calibration/sigma/rdp/(1,1e-5,q=0.01,steps=1000)",
-        lambda: d.calibrate_sigma(1.0, 1e-5, q=0.01, steps=1000, accountant="rdp"), "down")
+        lambda: d.calibrate_sigma(1.0, 1e-5, sample_rate=0.01, steps=1000, accountant="rdp"), "down")
     for acc_name in ("rdp", "zcdp", "tcdp", "pld", "pure"):
         put(f"calibration/laplace/{acc_name}/(1,1e-5,steps=10)",
             lambda a=acc_name: d.calibrate_laplace(1.0, 1e-5, steps=10, accountant=a), "down")

@@ -80,7 +80,7 @@ def test_internal_callers_do_not_spew_it_and_label_it():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", NoAmplificationWarning)
-        s = calibrate_sigma(1.0, 1e-5, q=0.01, steps=100, accountant="zcdp")
+        s = calibrate_sigma(1.0, 1e-5, sample_rate=0.01, steps=100, accountant="zcdp")
         data = compare_accountants(SAMPLED, [1, 10], accountants=("rdp", "zcdp", "tcdp"), exact=False)
     assert math.isfinite(s)
     assert data["ignores_sampling"] == ["zCDP", "tCDP"] and "no amplification" in data["notes"]["zCDP"]

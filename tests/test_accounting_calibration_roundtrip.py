@@ -74,10 +74,10 @@ def test_round_trip_with_steps():
 
 @pytest.mark.slow
 def test_round_trip_with_sampling():
-    s = calibrate_sigma(1.0, 1e-5, q=0.01, steps=1000, accountant="rdp")
+    s = calibrate_sigma(1.0, 1e-5, sample_rate=0.01, steps=1000, accountant="rdp")
     _check(1.0, _achieved("rdp", PoissonSampled(Gaussian(s), 0.01), 1e-5, 1000))
     # one sampled step has a closed form (the exact accountant composes its own pair)
-    s = calibrate_sigma(1.0, 1e-5, q=0.1, accountant="exact")
+    s = calibrate_sigma(1.0, 1e-5, sample_rate=0.1, accountant="exact")
     _check(1.0, _achieved("exact", PoissonSampled(Gaussian(s), 0.1), 1e-5))
 
 

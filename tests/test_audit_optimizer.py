@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import binom
 
 from dpaudit.accounting.claim import PrivacyClaim
+from dpaudit.core.execution import Execution
 from dpaudit.audit import audit_optimizer
 from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of
 from dpaudit.optimizers import make_optimizer, names
@@ -138,7 +139,7 @@ SOUND_CONFIGS = {
     # ERM moves by the full sensitivity 2L/(n lambda); exact calibration; dim 2 and one chunk per side keep
     # the L-BFGS solves few; mean ratio 0.717
     "output-perturbation": ({"epsilon": 1.0, "delta": 1e-2, "loss": "hinge", "calibration": "analytic"},
-                            {"epsilon": 4.0}, {"dim": 2, "chunk_size": 10_000}, 10_000, 0.6),
+                            {"epsilon": 4.0}, {"dim": 2, "execution": Execution(chunk_size=10_000)}, 10_000, 0.6),
 }
 
 

@@ -66,7 +66,7 @@ def amplifying_accountants() -> list[str]:
     return [n for n in ACCOUNTANTS if accountant_class(n).amplifies_subsampling]
 
 
-def _sampled(mechanism):
+def subsample_of(mechanism):
     """``(base, q)`` with 0 < q < 1 when ``mechanism`` runs ``base`` on a subsample, else None."""
     method = getattr(mechanism, "subsampling", None)
     sub = method() if callable(method) else None
@@ -81,7 +81,7 @@ def non_private_step(mechanism) -> bool:
     method = getattr(mechanism, "non_private", None)
     if callable(method) and method():
         return True
-    sub = _sampled(mechanism)
+    sub = subsample_of(mechanism)
     return sub is not None and non_private_step(sub[0])
 
 
@@ -155,7 +155,7 @@ class Accountant(abc.ABC):
         that :attr:`amplifies_subsampling`."""
         if cls.amplifies_subsampling:
             return False
-        sub = _sampled(mechanism)
+        sub = subsample_of(mechanism)
         if sub is None:
             return False
         return cls._charge(mechanism) >= cls._charge(sub[0])

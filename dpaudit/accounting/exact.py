@@ -51,7 +51,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.accounting import gaussian_profile
-from dpaudit.accounting.base import Accountant, _sampled, non_private_step
+from dpaudit.accounting.base import Accountant, subsample_of, non_private_step
 from dpaudit.core.numeric import round_down, round_up, scale_by_count
 from dpaudit.core.roots import bracket_up, smallest_true
 from dpaudit.core.validation import UnsupportedMechanismError, check_count, check_delta, check_epsilon
@@ -412,7 +412,7 @@ class PureDPAccountant(Accountant):
     @classmethod
     def ignores_subsampling(cls, mechanism) -> bool:
         """Sampling without replacement: the base's pure epsilon (no amplification)."""
-        sub = _sampled(mechanism)
+        sub = subsample_of(mechanism)
         if sub is None:
             return False
         return float(mechanism.pure_epsilon()) >= float(sub[0].pure_epsilon())

@@ -55,6 +55,7 @@ import numpy as np
 from scipy import signal, special
 
 from dpaudit.core.numeric import round_up
+from dpaudit.core.roots import smallest_true
 from dpaudit.core.seeds import as_seed_sequence
 from dpaudit.core.validation import (
     check_confidence,
@@ -86,17 +87,10 @@ def kl_upper_bound(mean: float, samples: int, beta: float) -> float:
     target = math.log(1.0 / beta) / samples
     if mean >= 1.0:
         return 1.0
-    lo, hi = mean, 1.0
     if float(_kl(mean, np.array(1.0 - 1e-300))) <= target:
         return 1.0
-    for _ in range(120):
-        mid = 0.5 * (lo + hi)
-        if mid <= lo or mid >= hi:
-            break
-        if float(_kl(mean, np.array(mid))) <= target:
-            lo = mid
-        else:
-            hi = mid
+    hi = smallest_true(lambda p: float(_kl(mean, np.array(p))) > target, mean, 1.0, midpoint="arithmetic",
+                       max_iter=120)
     return min(1.0, round_up(hi))
 
 
@@ -381,16 +375,7 @@ def monte_carlo_epsilon(sampler: LossSampler, delta: float, *, samples: int = 10
         hi = max(1.0, float(max(np.max(lp), np.max(lq))) + 1.0)
         if not ok(hi, bound):  # beyond every sample's loss the empirical delta is 0: only the bound remains
             return math.inf
-        lo = 0.0
-        for _ in range(100):
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            if ok(mid, bound):
-                hi = mid
-            else:
-                lo = mid
-        return round_up(hi)
+        return round_up(smallest_true(lambda e: ok(e, bound), 0.0, hi, midpoint="arithmetic", max_iter=100))
 
     return MonteCarloEpsilon(confidence=1.0 - beta, samples=int(N), estimate=solve(False), method=_method(sampler),
                              epsilon=solve(True), delta=delta)

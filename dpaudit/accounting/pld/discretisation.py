@@ -454,6 +454,28 @@ def _masses_e(vals: np.ndarray, e: np.ndarray, i0: int) -> np.ndarray:
     return p
 
 
+def _snap_heavy_cells(pm: np.ndarray, gap: np.ndarray, snapped: np.ndarray, free: np.ndarray | None) -> bool:
+    """Cells much heavier than their neighbours make the lowered chords non-convex (negative masses
+    ``pm`` next to them): mark such cells in ``snapped`` (their mass will be moved to the left end);
+    True when a cell was newly marked. Points next to a ``free`` cell are ignored (their chords are
+    not used)."""
+    n = pm.size
+    neg = pm < -1e-9
+    if free is not None:
+        touch = np.zeros(n, dtype=bool)
+        touch[:-1] |= free
+        touch[1:] |= free
+        neg &= ~touch
+    newly = False
+    for j in np.nonzero(neg)[0]:
+        lo_c, hi_c = max(j - 2, 0), min(j + 2, n - 1)
+        k = lo_c + int(np.argmax(gap[lo_c:hi_c]))
+        if not snapped[k] and (free is None or not free[k]):
+            snapped[k] = True
+            newly = True
+    return newly
+
+
 def _optimistic_values(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.ndarray, d: float,
                        i0: int, abs_err: np.ndarray | None = None, interior: bool = False,
                        free: np.ndarray | None = None, info: dict | None = None,
@@ -537,25 +559,7 @@ def _optimistic_values(pair: LossPair, e: np.ndarray, c: np.ndarray, err: np.nda
                     pm[i0] += 1.0
             else:
                 pm, _ = _ctd_masses(vals, d, i0)
-        # cells much heavier than their neighbours make the lowered chords non-convex (negative
-        # masses next to them): snap such cells instead (their mass moved to the left end)
-        neg = pm < -1e-9
-        if free is not None:  # (points next to a free cell: their chords are not used)
-            touch = np.zeros(n, dtype=bool)
-            touch[:-1] |= free
-            touch[1:] |= free
-            neg &= ~touch
-        bad = np.nonzero(neg)[0]
-        if bad.size == 0:
-            break
-        newly = False
-        for j in bad:
-            lo_c, hi_c = max(j - 2, 0), min(j + 2, n - 1)
-            k = lo_c + int(np.argmax(gap[lo_c:hi_c]))
-            if not snapped[k] and (free is None or not free[k]):
-                snapped[k] = True
-                newly = True
-        if not newly:
+        if not _snap_heavy_cells(pm, gap, snapped, free):
             break
     if info is not None:
         with np.errstate(over="ignore", under="ignore"):
@@ -642,12 +646,13 @@ def _lift_left(p: np.ndarray, L: np.ndarray, inf: float, q_def: float) -> np.nda
         stop = min(n, start + chunk)
         cp = np.cumsum(p[start:stop]) + (float(np.sum(p[:start])) if start else 0.0)
         cw = np.cumsum(w_all[start:stop]) + (float(np.sum(w_all[:start])) if start else 0.0)
-        x = np.exp(L[start:stop])
         U = P - cp
         W = Wt - cw
-        D = inf + U - x * W - 1.0 + x * slope
-        err = lg * _U * (abs(inf) + P + np.abs(x) * Wt + 1.0 + np.abs(x * slope)) * 2.0 + 1e-300
-        ok = (D + err) <= 0.0
+        with np.errstate(over="ignore", invalid="ignore"):  # e^L beyond the float range: D is nan, not certified
+            x = np.exp(L[start:stop])
+            D = inf + U - x * W - 1.0 + x * slope
+            err = lg * _U * (abs(inf) + P + np.abs(x) * Wt + 1.0 + np.abs(x * slope)) * 2.0 + 1e-300
+            ok = (D + err) <= 0.0
         bad = np.nonzero(~ok)[0]
         upto = int(bad[0]) if bad.size else D.size
         if upto:

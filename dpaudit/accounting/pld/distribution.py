@@ -737,24 +737,12 @@ def _terms_window(terms, tail_mass: float) -> tuple[int, int, float, float]:
     return i_lo, i_hi, b_left, b_right
 
 
-def poly_compose(terms, tail_mass: float, max_bins: int | None = None, extended: bool = True) -> DiscretePLD:
-    """The optimistic discrete PLD sum_t w_t conv_e pld_e^(n_e) (``terms`` = [(w_t, [(pld_e, n_e)])],
-    weights > 0, small powers, one grid) on its Chernoff window (:func:`_terms_window`), by one
-    forward transform per distinct PLD and one inverse transform (extended precision with
-    ``extended``). Each PLD is placed at its absolute grid indices modulo N, so every term's
-    product lands at its own indices and the terms add up without phase factors. Error bounds as
-    in :func:`_powered` per term (|S^n - S'^n| <= (a + E)^n - a^n, products crosswise, a few
-    roundings), summed over the terms; l1 of the output error by Parseval as in
-    :func:`self_compose`; the mass outside the window and all charges go to the slack (the curve
-    of the result minus its slack is below the curve of the measure)."""
-    terms = [(float(w), [(f, int(n)) for f, n in fs if int(n) > 0]) for w, fs in terms]
-    terms = [(w, fs) for w, fs in terms if w > 0 and fs]
-    d = terms[0][1][0][0].d
-    for _, fs in terms:
-        for f, _ in fs:
-            if f.d != d or f.pessimistic:
-                raise ValueError("poly_compose: optimistic PLDs on one grid only")
-    # masses at +inf, slack (hybrid argument, per term), Q-mass at -inf not tracked (0 is safe)
+def _terms_inf_and_slack(terms) -> tuple[float, float]:
+    """(mass at +inf, slack) of the optimistic sum of products ``terms`` (see :func:`poly_compose`);
+    the Q-mass at -inf is not tracked (0 is safe). The slack by the hybrid argument:
+    s_{XY} <= s_X tot(Y) + s_Y tot(X) for any non-negative measures, so each factor's slack counts
+    times the totals of the other factors of its term (the totals of the exact parts and of their
+    computed versions differ by far less than the margin 1e-6)."""
     inf = 0.0
     slack = 0.0
     for w, fs in terms:
@@ -763,27 +751,20 @@ def poly_compose(terms, tail_mass: float, max_bins: int | None = None, extended:
             tot_p *= (f.finite_mass + f.inf) ** n
             fin_p *= f.finite_mass ** n
         inf += w * max(tot_p - fin_p, 0.0)
-        # hybrid argument: s_{XY} <= s_X tot(Y) + s_Y tot(X) (any non-negative measures), so each
-        # factor's slack counts times the totals of the other factors of its term
-        # (the totals of the exact parts and of their computed versions differ by far less than
-        # the margin 1e-6)
         for f, n in fs:
             if f.slack:
                 tot_f = f.finite_mass + f.inf
                 others = tot_p / tot_f if tot_f > 0 else 1.0
                 slack += w * n * f.slack * others * (1.0 + 1e-6)
-    inf *= 1.0 - 16.0 * _U
-    i_lo, i_hi, b_left, b_right = _terms_window(terms, tail_mass)
-    n_out = i_hi - i_lo + 1
-    check_size(n_out, "the composed block", d, max_bins)
-    sizes = [f.p.size for _, fs in terms for f, _ in fs]
-    nfft = sfft.next_fast_len(max([n_out] + sizes), real=True)
-    check_size(nfft, "the FFT buffer of a composed block", d, max_bins)
-    lg = math.log2(max(nfft, 2))
-    unit = _U_LD if extended else _U
+    return inf * (1.0 - 16.0 * _U), slack
+
+
+def _term_spectra(terms, nfft: int, extended: bool, lg: float) -> dict:
+    """The transform of every distinct PLD of ``terms`` placed at its absolute grid indices modulo
+    ``nfft``: id -> (spectrum, bound on its modulus, error bound, cache of powers {1: spectrum}).
+    A PLD that only appears in light terms (total weight below 1e-3) is transformed in double even
+    with ``extended``: its error enters scaled by that weight."""
     cdt = np.clongdouble if extended else np.complex128
-    # a PLD that only appears in light terms (total weight below 1e-3) is transformed in double
-    # even with ``extended``: its error enters scaled by that weight
     heavy: dict = {}
     for w, fs in terms:
         tw = w
@@ -804,6 +785,37 @@ def poly_compose(terms, tail_mass: float, max_bins: int | None = None, extended:
                 e_f = _FFT_C * lg * mass * (_U_LD if ext_f else _U) + 1e-300
                 a = np.hypot(s.real.astype(float), s.imag.astype(float)) * (1.0 + 4.0 * _U)
                 specs[id(f)] = (s, a, e_f, {1: s})
+    return specs
+
+
+def poly_compose(terms, tail_mass: float, max_bins: int | None = None, extended: bool = True) -> DiscretePLD:
+    """The optimistic discrete PLD sum_t w_t conv_e pld_e^(n_e) (``terms`` = [(w_t, [(pld_e, n_e)])],
+    weights > 0, small powers, one grid) on its Chernoff window (:func:`_terms_window`), by one
+    forward transform per distinct PLD and one inverse transform (extended precision with
+    ``extended``). Each PLD is placed at its absolute grid indices modulo N, so every term's
+    product lands at its own indices and the terms add up without phase factors. Error bounds as
+    in :func:`_powered` per term (|S^n - S'^n| <= (a + E)^n - a^n, products crosswise, a few
+    roundings), summed over the terms; l1 of the output error by Parseval as in
+    :func:`self_compose`; the mass outside the window and all charges go to the slack (the curve
+    of the result minus its slack is below the curve of the measure)."""
+    terms = [(float(w), [(f, int(n)) for f, n in fs if int(n) > 0]) for w, fs in terms]
+    terms = [(w, fs) for w, fs in terms if w > 0 and fs]
+    d = terms[0][1][0][0].d
+    for _, fs in terms:
+        for f, _ in fs:
+            if f.d != d or f.pessimistic:
+                raise ValueError("poly_compose: optimistic PLDs on one grid only")
+    inf, slack = _terms_inf_and_slack(terms)
+    i_lo, i_hi, b_left, b_right = _terms_window(terms, tail_mass)
+    n_out = i_hi - i_lo + 1
+    check_size(n_out, "the composed block", d, max_bins)
+    sizes = [f.p.size for _, fs in terms for f, _ in fs]
+    nfft = sfft.next_fast_len(max([n_out] + sizes), real=True)
+    check_size(nfft, "the FFT buffer of a composed block", d, max_bins)
+    lg = math.log2(max(nfft, 2))
+    unit = _U_LD if extended else _U
+    cdt = np.clongdouble if extended else np.complex128
+    specs = _term_spectra(terms, nfft, extended, lg)
     nh = nfft // 2 + 1
 
     def power(key, n):  # (cached powers by repeated squaring)
@@ -1005,6 +1017,53 @@ class SpectralPLD:
         return max((self.inf + val - e) * (1.0 - 4.0 * _U) - self.slack, 0.0)
 
 
+def _factors_inf_slack_minf(factors) -> tuple[float, float, float]:
+    """(mass at +inf, slack, Q-mass at -inf) of the composition of ``factors`` ([(pld, n)]): mass at
+    +inf when any factor is at +inf (formed in log space, without the rounding of fin + inf), the
+    slack by the hybrid argument (each factor's slack times the totals of the others), and
+    1 - prod (1 - minf)^n rounded down."""
+    log_tot = 0.0
+    log_ratio = 0.0  # log(prod fin^n / prod tot^n)
+    slack = 0.0
+    one_minus_minf = 1.0
+    tot_all = 1.0
+    for f, n in factors:
+        fin = f.finite_mass
+        tot = fin + f.inf
+        if fin > 0:
+            r = math.log1p(f.inf / fin)
+            log_tot += n * (math.log(fin) + r)
+            log_ratio -= n * r
+        else:
+            log_tot += n * math.log(tot) if tot > 0 else -math.inf
+            log_ratio = -math.inf
+        with np.errstate(over="ignore"):
+            tot_all *= max(tot, 1.0) ** n if tot > 1.0 else 1.0
+        slack += f.slack * n
+        one_minus_minf *= math.exp(n * math.log1p(-f.minf)) if f.minf < 1 else 0.0
+    slack *= max(tot_all, 1.0)
+    if log_tot == -math.inf:
+        inf = 0.0
+    elif log_tot > 700.0:
+        inf = math.inf
+    else:
+        inf = math.exp(log_tot) * -math.expm1(min(log_ratio, 0.0))
+    return inf, slack, (1.0 - one_minus_minf) * (1.0 - 4.0 * _U)
+
+
+def _single_loss_compose(factors, inf: float, slack: float, minf: float, pessimistic: bool) -> DiscretePLD:
+    """The exact composition when all finite mass of every factor sits on one loss."""
+    lo, m = 0, 1.0
+    for f, n in factors:
+        nz = np.nonzero(f.p > 0)[0]
+        j = int(nz[0]) if nz.size else 0
+        lo += n * (f.lo + j)
+        with np.errstate(under="ignore", over="ignore"):
+            m *= float(f.p[j]) ** n if nz.size else 0.0
+    inf = inf * (1.0 + 4.0 * _U) if pessimistic else inf * (1.0 - 4.0 * _U)
+    return DiscretePLD(factors[0][0].d, lo, np.array([m]), inf, pessimistic, slack, minf)
+
+
 def spectral_compose(factors, tail_mass: float, pessimistic: bool, max_bins: int | None = None,
                      extended=None):
     """Composition of ``n_e`` copies of each discrete PLD in ``factors`` ([(pld, n_e)], one grid)
@@ -1032,52 +1091,12 @@ def spectral_compose(factors, tail_mass: float, pessimistic: bool, max_bins: int
         exts = [float(n) >= _EXT_STEPS for _, n in factors]
     else:
         exts = [bool(x) for x in extended]
-    # masses at +inf (any factor at +inf), slack (hybrid argument), Q-mass at -inf
-    log_tot = 0.0
-    log_ratio = 0.0  # log(prod fin^n / prod tot^n), formed without the rounding of fin + inf
-    slack = 0.0
-    one_minus_minf = 1.0
-    tot_all = 1.0
-    for f, n in factors:
-        fin = f.finite_mass
-        tot = fin + f.inf
-        if fin > 0:
-            r = math.log1p(f.inf / fin)
-            log_tot += n * (math.log(fin) + r)
-            log_ratio -= n * r
-        else:
-            log_tot += n * math.log(tot) if tot > 0 else -math.inf
-            log_ratio = -math.inf
-        with np.errstate(over="ignore"):
-            tot_all *= max(tot, 1.0) ** n if tot > 1.0 else 1.0
-        slack += f.slack * n
-        one_minus_minf *= math.exp(n * math.log1p(-f.minf)) if f.minf < 1 else 0.0
-    slack *= max(tot_all, 1.0)
-    if log_tot == -math.inf:
-        inf = 0.0
-    elif log_tot > 700.0:
-        inf = math.inf
-    else:
-        inf = math.exp(log_tot) * -math.expm1(min(log_ratio, 0.0))
-    minf = (1.0 - one_minus_minf) * (1.0 - 4.0 * _U)
+    inf, slack, minf = _factors_inf_slack_minf(factors)
     for f, n in factors:
         if not f.pessimistic and float(n) * (_U_LD if float(n) >= _EXT_STEPS else _U) > _OPT_POWER_KU:
             raise PLDPowerRangeError(f"an optimistic {n}-fold power is beyond the range of its error bound")
-    # all finite mass of every factor on one loss: the composition is exact
-    single = []
-    for f, _n in factors:
-        nz = np.nonzero(f.p > 0)[0]
-        single.append(nz.size <= 1)
-    if all(single):
-        lo, m = 0, 1.0
-        for f, n in factors:
-            nz = np.nonzero(f.p > 0)[0]
-            j = int(nz[0]) if nz.size else 0
-            lo += n * (f.lo + j)
-            with np.errstate(under="ignore", over="ignore"):
-                m *= float(f.p[j]) ** n if nz.size else 0.0
-        inf = inf * (1.0 + 4.0 * _U) if pessimistic else inf * (1.0 - 4.0 * _U)
-        return DiscretePLD(d, lo, np.array([m]), inf, pessimistic, slack, minf)
+    if all(np.count_nonzero(f.p > 0) <= 1 for f, _ in factors):
+        return _single_loss_compose(factors, inf, slack, minf, pessimistic)
     i_lo, i_hi, b_left, b_right = _joint_window(factors, tail_mass)
     n_out = i_hi - i_lo + 1
     check_size(n_out, "the composed PLD", d, max_bins)
