@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import binom
 
 from dpaudit.accounting.claim import PrivacyClaim
-from dpaudit.core.execution import Execution
 from dpaudit.audit import audit_optimizer
 from dpaudit.audit.stats.gdp import gdp_delta_of, gdp_epsilon_of
+from dpaudit.core.execution import Execution
 from dpaudit.optimizers import make_optimizer, names
 from dpaudit.optimizers.base import Run
 from dpaudit.optimizers.dp_agd import DPAGD

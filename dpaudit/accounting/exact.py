@@ -51,7 +51,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.accounting import gaussian_profile
-from dpaudit.accounting.base import Accountant, subsample_of, non_private_step
+from dpaudit.accounting.base import Accountant, non_private_step, subsample_of
 from dpaudit.core.numeric import round_down, round_up, scale_by_count
 from dpaudit.core.roots import bracket_up, smallest_true
 from dpaudit.core.validation import UnsupportedMechanismError, check_count, check_delta, check_epsilon
