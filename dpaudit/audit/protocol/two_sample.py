@@ -43,6 +43,7 @@ from dpaudit.audit.attacks.selection import (
     split_train_validation,
     tiebreak_seed,
 )
+from dpaudit.audit.protocol.evaluation import ScoreCounts, certify, plan_evaluation
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.verdict import GDP_LABEL
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
@@ -261,27 +262,44 @@ def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: f
     sel0 = np.asarray(sel0, dtype=float).ravel()
     sel1 = np.asarray(sel1, dtype=float).ravel()
     thr = threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="dp")
-    gdp = _gdp_record(threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="gdp"), delta)
+    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
+    parts = {"threshold_test": thr,
+             "gdp_test": threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="gdp"),
+             "roc": roc_points(eval0, eval1, thr["orientation"]),
+             "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels,
+                                                    confidence=confidence),
+             "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
+                                        trials=max(n_trials, int(eval0.size)), selection=rule.name,
+                                        grid_size=thr.get("grid_size"))}
+    return assemble(parts, rule=rule, epsilon=epsilon, delta=delta, confidence=confidence, method=method,
+                    trials=n_trials, n_selection=(sel0.size, sel1.size), n_evaluation=(eval0.size, eval1.size),
+                    details=details)
+
+
+def assemble(parts: dict, *, rule: ThresholdRule, epsilon: float, delta: float, confidence: float, method: str,
+             trials: int, n_selection, n_evaluation, details: dict | None = None) -> AuditResult:
+    """The :class:`AuditResult` of a threshold audit from its certified parts (the threshold test, the GDP test,
+    the ROC curve, the descriptive statistics and the advice), whether they came from kept scores
+    (:func:`audit_scores`) or from counts (:func:`dpaudit.audit.protocol.evaluation.certify`)."""
+    thr = parts["threshold_test"]
     method_str = f"threshold test, Clopper-Pearson + delta term, {_rule_description(rule)}"
     if method == "gdp":
         method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
     eps_lower = thr["value"]
     eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
-    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
     out = dict(details or {})
     out.update({
-        "threshold_test": thr, "gdp": gdp, "requested_method": method, "selection": rule.name,
-        "n_selection": [int(sel0.size), int(sel1.size)], "n_evaluation": [int(eval0.size), int(eval1.size)],
-        "roc": roc_points(eval0, eval1, thr["orientation"]),
-        "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels, confidence=confidence),
-        "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
-                                   trials=max(n_trials, int(eval0.size)), selection=rule.name,
-                                   grid_size=thr.get("grid_size")),
+        "threshold_test": thr, "gdp": _gdp_record(parts["gdp_test"], delta), "requested_method": method,
+        "selection": rule.name, "n_selection": [int(n) for n in n_selection],
+        "n_evaluation": [int(n) for n in n_evaluation], "roc": parts["roc"],
+        "attack_statistics": parts["attack_statistics"],
     })
+    if parts.get("advice") is not None:
+        out["advice"] = parts["advice"]
     return AuditResult(
         epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
-        trials=n_trials, details=out,
+        trials=int(trials), details=out,
     )
 
 
@@ -352,19 +370,39 @@ def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
     use_grid = isinstance(rule, Bonferroni) and rule.grid is not None
     n_sel, n_eval = (0, req.trials) if use_grid else split_trials(req.trials, req.selection_fraction)
     sel0 = sel1 = np.empty(0)
-    chunk0, chunk1 = AttackChunk(req.sampler, a, statistic, req.encode), AttackChunk(req.sampler, b, statistic, req.encode)
     if n_sel:
-        sel0, sel1 = run_pair(run, chunk0, chunk1, n_sel, s_sel0, s_sel1, ("selection scores on x", "selection scores on x'"))
-    ev0, ev1 = run_pair(run, chunk0, chunk1, n_eval, s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"))
+        sel0, sel1 = run_pair(run, AttackChunk(req.sampler, a, statistic, req.encode),
+                              AttackChunk(req.sampler, b, statistic, req.encode), n_sel, s_sel0, s_sel1,
+                              ("selection scores on x", "selection scores on x'"))
     desc = getattr(statistic, "description", "user statistic")
-    return audit_scores(sel0, sel1, ev0, ev1, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
-                        method=req.method, threshold=rule, trials=req.trials, fpr_levels=req.fpr_levels,
-                        details={"statistic": desc,
-                                 "attack": {"family": getattr(statistic, "family", "") or "user statistic",
-                                            "description": desc, "selected_on": "fixed by the user",
-                                            "leak": leak_kind(getattr(statistic, "family", ""), statistic)},
-                                 "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0,
-                                            "name": name}})
+    details = {"statistic": desc,
+               "attack": {"family": getattr(statistic, "family", "") or "user statistic", "description": desc,
+                          "selected_on": "fixed by the user", "leak": leak_kind(getattr(statistic, "family", ""),
+                                                                                 statistic)},
+               "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0, "name": name}}
+    plan = plan_evaluation(rule, sel0, sel1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels)
+    (le0, le1), = evaluate_counts(run, req, a, b, None, [(statistic, None, plan)], n_eval, (s_ev0, s_ev1))
+    parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                    trials=req.trials)
+    return assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                    method=req.method, trials=req.trials, n_selection=(n_sel, n_sel), n_evaluation=(n_eval, n_eval),
+                    details=details)
+
+
+def evaluate_counts(run, req: SamplerAudit, a, b, spec, tests, n_eval: int, seeds) -> list[tuple]:
+    """The evaluation runs of the pair (a, b), each reduced where it is drawn to the counts of every test
+    ``(statistic, tiebreak, EvaluationPlan)`` at its plan's thresholds (:class:`ScoreCounts`; summed exactly, so
+    the client holds O(thresholds) whatever ``n_eval``). Returns ``[(le0, le1)]`` per test."""
+    spec_tests = [(stat, tb, plan.thresholds) for stat, tb, plan in tests]
+    jobs = [Job(ScoreCounts(req.sampler, inp, spec_tests, req.encode, spec), n_eval, seed, name, fold=True)
+            for inp, seed, name in ((a, seeds[0], "evaluation runs on x"), (b, seeds[1], "evaluation runs on x'"))]
+    (c0,), (c1,) = run(jobs)
+    out, start = [], 0
+    for _, _, plan in tests:
+        stop = start + plan.size
+        out.append((c0.counts[start:stop], c1.counts[start:stop]))
+        start = stop
+    return out
 
 
 def fixed_statistic_rule(threshold) -> ThresholdRule:
@@ -410,17 +448,17 @@ def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
     best = sel["best"]
     _, a, b = req.candidates[sel["index"]]
     tb = best.tiebreak
-    ev0, ev1 = run_pair(run, AttackChunk(req.sampler, a, best.statistic, req.encode, sel["spec"], tb),
-                        AttackChunk(req.sampler, b, best.statistic, req.encode, sel["spec"], tb), n_eval, s_ev0, s_ev1,
-                        ("evaluation scores on x", "evaluation scores on x'"))
-    runs = sel["runs"] + 2 * n_eval
     rule, rule_record = _resolve_contest_rule(req.threshold, tb, best.threshold_on == FIT_FREE_WINNER)
-    details = attack_details(sel, req.candidates, n_sel, runs)
+    plan = plan_evaluation(rule, best.val0, best.val1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels)
+    (le0, le1), = evaluate_counts(run, req, a, b, sel["spec"], [(best.statistic, tb, plan)], n_eval, (s_ev0, s_ev1))
+    details = attack_details(sel, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
     details["statistic"] = best.description
     details["selection_rule"] = rule_record
-    res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=req.epsilon, delta=req.delta,
-                       confidence=req.confidence, method=req.method, threshold=rule, trials=req.trials,
-                       details=details, fpr_levels=req.fpr_levels)
+    parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                    trials=req.trials)
+    res = assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                   method=req.method, trials=req.trials, n_selection=(best.val0.size, best.val1.size),
+                   n_evaluation=(n_eval, n_eval), details=details)
     # every selection run counts (fitting half + threshold half), as the trial accounting promises
     res.details["n_threshold_selection"] = res.details["n_selection"]
     res.details["n_selection"] = [int(n_sel), int(n_sel)]
