@@ -25,6 +25,8 @@ _EXPORTS = {
     "SampledWithoutReplacement": "dpaudit.mechanisms.subsampled",
     "RelativeGaussian": "dpaudit.mechanisms.relative_gaussian",
     "SinhNormal": "dpaudit.mechanisms.sinh_normal",
+    "MatrixFactorization": "dpaudit.mechanisms.matrix_factorization",
+    "Participation": "dpaudit.mechanisms.mf_participation",
     # accounting
     "Accountant": "dpaudit.accounting.base",
     "make_accountant": "dpaudit.accounting.base",

@@ -50,7 +50,7 @@ MODULE_FUNCTIONS = {
 }
 
 OPTIMIZERS = ["dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
-              "output-perturbation", "bias-reduced-sgd"]
+              "output-perturbation", "bias-reduced-sgd", "dp-ftrl"]
 
 
 def _params(obj):

@@ -34,6 +34,7 @@ EXPECTED = {
     "l1-recovery": ("mean-estimation", "record", 0),
     "output-perturbation": ("input-canary", "record", 0),
     "bias-reduced-sgd": ("gradient-canary", "replace", 1),
+    "dp-ftrl": ("gradient-canary", "record", 1),
 }
 
 

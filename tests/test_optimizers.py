@@ -35,7 +35,7 @@ def _chi2_ok(sample_var, true_var, n, z=5.0):
 # ------------------------------------------------------------------------------------------------
 def test_names_match_api():
     assert set(names) == {"dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
-                          "output-perturbation", "bias-reduced-sgd"}
+                          "output-perturbation", "bias-reduced-sgd", "dp-ftrl"}
     for name in names:
         opt = make_optimizer(name)          # every hyper-parameter has a default
         assert opt.name == name

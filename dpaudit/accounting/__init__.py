@@ -20,5 +20,18 @@ _EXPORTS = {
     "calibrate_discrete_laplace": "dpaudit.accounting.calibration",
     "DEFAULT_ORDERS": "dpaudit.accounting.rdp",
     "OrderGridWarning": "dpaudit.accounting.rdp",
+    "banded_cyclic_poisson": "dpaudit.accounting.matrix_mechanism",
+    "AmplifiedBanded": "dpaudit.accounting.matrix_mechanism",
+    "compare_strategies": "dpaudit.accounting.matrix_mechanism",
+    "mmcc": "dpaudit.accounting.mmcc_bound",
+    "MMCCBound": "dpaudit.accounting.mmcc_bound",
+    "monte_carlo_epsilon": "dpaudit.accounting.monte_carlo",
+    "monte_carlo_delta": "dpaudit.accounting.monte_carlo",
+    "MonteCarloEpsilon": "dpaudit.accounting.monte_carlo",
+    "MonteCarloDelta": "dpaudit.accounting.monte_carlo",
+    "GaussianLosses": "dpaudit.accounting.monte_carlo",
+    "PoissonGaussianLosses": "dpaudit.accounting.monte_carlo",
+    "BandedMinSepLosses": "dpaudit.accounting.monte_carlo",
+    "loss_samples": "dpaudit.accounting.monte_carlo",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -5,8 +5,10 @@
                     [--accountant rdp|zcdp|tcdp|pld|all] [--json]
 
 MECHANISM is ``gaussian`` (needs --sigma or --noise-multiplier), ``laplace`` (--scale), ``pure`` or
-``exponential`` (--epsilon). ``--sample-rate`` < 1 wraps it in Poisson subsampling (``--q`` is its
-deprecated spelling: accepted, with a one-line notice on stderr). With ``--delta`` the command prints each
+``exponential`` (--epsilon), or ``mf`` (a matrix-factorization / DP-FTRL run: --strategy, --steps, --epochs or
+--min-sep, --noise-multiplier; see :func:`_run_mf`). ``--sample-rate`` < 1 wraps it in Poisson subsampling (for
+``mf``: cyclic Poisson sampling of a banded strategy, arXiv:2306.08153, Thm. 4; ``--q`` is its deprecated spelling:
+accepted, with a one-line notice on stderr). With ``--delta`` the command prints each
 requested accountant's epsilon and what produced it (RDP order, zCDP rho, tCDP (rho, omega), PLD
 interval). zCDP and tCDP give Poisson subsampling no amplification here (their value is that
 of the unsampled mechanism): with ``--sample-rate`` < 1 their rows say so (``ignores_sampling`` in JSON)
@@ -28,7 +30,9 @@ from dpaudit.cli._checks import UsageError
 from dpaudit.cli._output import emit_json
 from dpaudit.core.validation import UnsupportedMechanismError, check_probability
 
-MECHANISMS = ("gaussian", "laplace", "pure", "exponential")
+MECHANISMS = ("gaussian", "laplace", "pure", "exponential", "mf")
+#: strategies of ``dpaudit account mf``
+MF_STRATEGIES = ("banded", "blt", "identity", "prefix")
 #: what "all" means: every accountant of the registry, then the closed form
 ALL_ACCOUNTANTS = (*ACCOUNTANT_NAMES, "exact")
 ACCOUNTANTS = (*ALL_ACCOUNTANTS, "all")
@@ -43,7 +47,14 @@ epsilon of a mechanism -- Poisson-subsampled with rate --sample-rate and compose
 each accountant, or, with --target-epsilon, the smallest Gaussian noise that meets a target.
 
 MECHANISM: gaussian (needs --sigma or --noise-multiplier), laplace (--scale), pure or
-exponential (--epsilon).
+exponential (--epsilon), or mf: a matrix-factorization (DP-FTRL) run of --steps steps with
+correlated noise, --strategy banded (--bands), blt (--buffers), identity (DP-SGD noise) or prefix,
+optimised for the run's participation -- --epochs E passes in a fixed order (E divides the steps)
+or --min-sep B [--max-participations K] -- with noise --noise-multiplier times the clip bound
+(--sensitivity). Its epsilon is that of one Gaussian release at the strategy's multi-participation
+sensitivity; --sample-rate Q < 1 is cyclic Poisson sampling (banded only, --epochs, bands <= steps/epochs)
+and gives the amplified accounting of Choquette-Choo et al. 2023. The output also states the
+sensitivity (exact or an upper bound) and the prefix-sum error of the strategy beside DP-SGD's.
 
 With --delta, each accountant's row gives epsilon and what produced it: the RDP order, the zCDP
 rho, the tCDP (rho, omega), the PLD interval that brackets the true value, and the closed form
@@ -64,6 +75,7 @@ examples:
   dpaudit account gaussian --noise-multiplier 1.1 --sample-rate 0.01 --steps 1000 --delta 1e-5
   dpaudit account gaussian --noise-multiplier 1.1 --epochs 10 --batch-size 256 --dataset-size 60000 --delta 1e-5
   dpaudit account gaussian --sigma 1 --delta 1e-5 --accountant rdp,pld,exact --json
+  dpaudit account mf --strategy banded --bands 32 --steps 2000 --epochs 4 --noise-multiplier 4 --delta 1e-6
 """
 
 
@@ -100,6 +112,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    default=["all"], metavar="NAMES",
                    help=f"accountants to use: rdp, zcdp, tcdp, pld, exact (closed form, where one exists) or all "
                         f"(default); {LIST_SYNTAX}")
+    g = p.add_argument_group("mf (matrix factorization / DP-FTRL)")
+    g.add_argument("--strategy", choices=MF_STRATEGIES, default=None,
+                   help="mf: the strategy C (optimised for the participation; default banded)")
+    g.add_argument("--bands", type=count(1), default=None, metavar="B", help="mf banded: number of bands (default 8)")
+    g.add_argument("--buffers", type=count(1), default=None, metavar="M", help="mf blt: number of buffers (default 3)")
+    g.add_argument("--min-sep", type=count(1), default=None, dest="min_sep", metavar="B",
+                   help="mf: participations at least B steps apart (instead of --epochs)")
+    g.add_argument("--max-participations", type=count(1), default=None, dest="max_participations", metavar="K",
+                   help="mf with --min-sep: at most K participations (default: as many as fit)")
+    g.add_argument("--error", choices=("mean", "max"), default="mean",
+                   help="mf: the prefix-sum error the strategy minimises (default mean)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.set_defaults(run=run)
     return p
@@ -286,9 +309,18 @@ def _public(results: dict) -> dict:
 DEFAULT_CALIBRATION_DELTA = 1e-5
 
 
+_MF_ONLY = {"--strategy": "strategy", "--bands": "bands", "--buffers": "buffers", "--min-sep": "min_sep",
+            "--max-participations": "max_participations"}
+
+
 def _run(args) -> int:
     from dpaudit.core.validation import check_count, check_delta, check_epsilon, check_positive
 
+    if args.mechanism == "mf":
+        return _run_mf(args)
+    stray = [flag for flag, attr in _MF_ONLY.items() if getattr(args, attr) is not None]
+    if stray or args.error != "mean":
+        raise _UsageError(f"{(stray or ['--error'])[0]} applies to MECHANISM mf")
     if args.delta is None and args.target_epsilon is None:
         raise _UsageError("one of --delta or --target-epsilon is required")
     _resolve_sampling(args)
@@ -387,3 +419,171 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
              f"{steps} step(s), sensitivity {args.sensitivity:g}")
     print(_table(title, ("accountant", "sigma", "note"), rows))
     return 0
+
+
+# -- mf: matrix factorization (DP-FTRL) --------------------------------------------------------
+def _mf_participation(args, steps: int):
+    from dpaudit.mechanisms.mf_participation import Participation
+
+    if args.min_sep is not None:
+        if args.epochs is not None:
+            raise _UsageError("give either --epochs or --min-sep for mf, not both")
+        if args.min_sep > steps:
+            raise _UsageError(f"--min-sep must be at most --steps = {steps}, got {args.min_sep}")
+        return Participation.min_sep(args.min_sep, args.max_participations)
+    if args.max_participations is not None:
+        raise _UsageError("--max-participations applies with --min-sep")
+    if args.epochs is None:
+        return Participation.single()
+    epochs = float(args.epochs)
+    if not (math.isfinite(epochs) and epochs >= 1 and epochs == int(epochs)):
+        raise _UsageError(f"--epochs must be a positive integer for mf, got {args.epochs:g}")
+    if steps % int(epochs):
+        raise _UsageError(f"--epochs must divide --steps (fixed-order epochs of steps/epochs batches), got "
+                          f"--epochs {int(epochs)}, --steps {steps}")
+    return Participation.fixed_epoch(int(epochs))
+
+
+def _mf_strategy(args, steps: int, part):
+    from dpaudit.mechanisms.mf_optimize import optimize_banded_toeplitz, optimize_blt
+    from dpaudit.mechanisms.mf_strategies import IdentityStrategy, PrefixSumStrategy
+
+    kind = args.strategy or "banded"
+    if args.bands is not None and kind != "banded":
+        raise _UsageError("--bands applies to --strategy banded")
+    if args.buffers is not None and kind != "blt":
+        raise _UsageError("--buffers applies to --strategy blt")
+    if kind == "identity":
+        return IdentityStrategy(steps)
+    if kind == "prefix":
+        return PrefixSumStrategy(steps)
+    if kind == "banded":
+        bands = 8 if args.bands is None else args.bands
+        if bands > steps:
+            raise _UsageError(f"--bands must be at most --steps = {steps}, got {bands}")
+        return optimize_banded_toeplitz(steps, bands, part, error=args.error).strategy
+    if steps < 2:
+        raise _UsageError("--strategy blt needs --steps >= 2")
+    return optimize_blt(steps, 3 if args.buffers is None else args.buffers, part, error=args.error).strategy
+
+
+def _mf_arguments(args):
+    """The checked arguments of ``dpaudit account mf``: ``(delta, steps, clip sensitivity, sigma, sample rate,
+    participation)``; every bad one a one-line usage error before any work."""
+    from dpaudit.core.validation import check_delta, check_positive
+
+    for flag, value in (("--scale", args.scale), ("--epsilon", args.epsilon), ("--batch-size", args.batch_size),
+                        ("--dataset-size", args.dataset_size), ("--target-epsilon", args.target_epsilon)):
+        if value is not None:
+            raise _UsageError(f"{flag} does not apply to MECHANISM mf")
+    if args.delta is None:
+        raise _UsageError("mf needs --delta")
+    if args.steps is None:
+        raise _UsageError("mf needs --steps (the number of steps of the run)")
+    delta = check_delta("--delta", args.delta)
+    steps = args.steps
+    if steps > 100_000:
+        raise _UsageError(f"--steps must be at most 100000 for mf (strategy optimisation and sensitivity), got {steps}")
+    sens_clip = check_positive("--sensitivity", args.sensitivity)
+    if (args.sigma is None) == (args.noise_multiplier is None):
+        raise _UsageError("mf needs exactly one of --sigma or --noise-multiplier")
+    sigma = (check_positive("--sigma", args.sigma) if args.sigma is not None
+             else check_positive("--noise-multiplier", args.noise_multiplier) * sens_clip)
+    if getattr(args, "q_deprecated", None) is not None:
+        if args.sample_rate is not None:
+            raise _UsageError("give --sample-rate only (--q is its deprecated spelling), not both")
+        from dpaudit.cli._args import deprecated_flag
+
+        deprecated_flag("account", "--q", "--sample-rate")
+        args.sample_rate = args.q_deprecated
+    q = 1.0 if args.sample_rate is None else check_probability("--sample-rate", args.sample_rate)
+    if q == 0.0:
+        raise _UsageError("--sample-rate must be > 0 for mf (a rate of 0 releases nothing)")
+    part = _mf_participation(args, steps)
+    if q < 1.0:
+        if part.kind != "fixed_epoch":
+            raise _UsageError("--sample-rate < 1 (cyclic Poisson sampling) needs --epochs: the groups are the steps/epochs "
+                              "batches")
+        if (args.strategy or "banded") not in ("banded", "identity"):
+            raise _UsageError("--sample-rate < 1 needs --strategy banded or identity (the amplification theorem is for "
+                              "banded C)")
+        if (args.bands or 8) > steps // part.epochs and (args.strategy or "banded") == "banded":
+            raise _UsageError(f"--sample-rate < 1 needs --bands <= steps/epochs = {steps // part.epochs} (participations "
+                              "closer than the bands overlap)")
+    return delta, steps, sens_clip, sigma, q, part
+
+
+def _mf_results(names, mf, mech, count: int, sigma: float, delta: float, q: float) -> dict:
+    """Each requested accountant's row for the MF run (``exact``: the closed form where sens(C) is exact)."""
+    results = {}
+    for name in names:
+        if name == "exact":
+            if q < 1.0 or not mf.strategy_sensitivity.exact:
+                results[name] = {"skipped": NO_CLOSED_FORM if q < 1.0 else
+                                 "sensitivity is an upper bound here: no closed form"}
+            else:
+                from dpaudit.conversions import gaussian_epsilon
+
+                results[name] = {"epsilon": gaussian_epsilon(sigma, delta, mf.effective_sensitivity),
+                                 "note": "closed form (Balle-Wang) at the exact sens(C)"}
+            continue
+        results[name] = _account_one(name, mech, count, delta)
+    return results
+
+
+def _mf_error(strategy, part, steps: int, sigma: float, sens_clip: float) -> dict:
+    """The strategy's prefix-sum error beside DP-SGD's (the identity) at the same noise and at the same epsilon."""
+    from dpaudit.mechanisms.mf_optimize import strategy_error
+
+    err = strategy_error(strategy, part)
+    ident = strategy_error(_identity(steps), part)
+    scale = sigma / sens_clip
+    error = {"rmse": math.sqrt(err.mean / (err.sensitivity ** 2)) * scale,
+             "max": math.sqrt(err.max / (err.sensitivity ** 2)) * scale,
+             "rmse_same_noise_identity": math.sqrt(ident.mean / (ident.sensitivity ** 2)) * scale,
+             "rmse_ratio_to_identity_same_epsilon": math.sqrt(err.mean / ident.mean)}
+    return error
+
+
+def _run_mf(args) -> int:
+    """``dpaudit account mf``: one release of the MF mechanism (or the amplified banded run)."""
+    delta, steps, sens_clip, sigma, q, part = _mf_arguments(args)
+    names = _accountant_names(args.accountant)
+    strategy = _mf_strategy(args, steps, part)
+    from dpaudit.mechanisms.matrix_factorization import MatrixFactorization
+
+    mf = MatrixFactorization(strategy, sigma, part, sens_clip)
+    sens = mf.strategy_sensitivity
+    if q < 1.0:
+        from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson
+
+        amp = banded_cyclic_poisson(strategy, sigma, q, groups=steps // part.epochs, sensitivity=sens_clip)
+        mech, count = amp.mechanism, amp.count
+    else:
+        mech, count = mf, 1
+    results = _mf_results(names, mf, mech, count, sigma, delta, q)
+    error = _mf_error(strategy, part, steps, sigma, sens_clip)
+    info = {"strategy": strategy.describe(), "participation": part.describe(), "steps": steps, "sigma": sigma,
+            "sensitivity_per_step": sens_clip, "noise_multiplier": sigma / sens_clip,
+            "strategy_sensitivity": sens.value, "sensitivity_exact": sens.exact, "sensitivity_method": sens.method,
+            "mu": mf.mu, "sample_rate": q, "compositions": count, "mechanism_description": _describe(mech),
+            "prefix_sum_error": error}
+    if args.json:
+        emit_json("account", {"mechanism": "mf", "delta": delta, **info, "results": _public(results)})
+        return _finish(results)
+    rows = [(name, _fmt(r["epsilon"]) if "epsilon" in r else "-", _detail(r)) for name, r in results.items()]
+    kind = "exact" if sens.exact else "upper bound"
+    lines = [f"{strategy.describe()}, {part.describe()}, noise multiplier {sigma / sens_clip:g}",
+             f"sens(C) = {sens.value:.6g} ({kind}: {sens.method})",
+             f"{count} x {_describe(mech)}" if q < 1.0 else f"one Gaussian release, mu = {mf.mu:.6g}",
+             f"prefix-sum RMSE {error['rmse']:.4g} (max {error['max']:.4g}); at the same epsilon its RMSE is "
+             f"{error['rmse_ratio_to_identity_same_epsilon']:.3g} x DP-SGD's (identity)"]
+    print("\n".join(lines))
+    print(_table(f"delta = {delta:g}", ("accountant", "epsilon", "from"), rows))
+    return _finish(results)
+
+
+def _identity(steps: int):
+    from dpaudit.mechanisms.mf_strategies import IdentityStrategy
+
+    return IdentityStrategy(steps)

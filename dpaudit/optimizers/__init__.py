@@ -5,7 +5,7 @@
     optimizer.claim(n) -> PrivacyClaim
 
 Names: "dp-gd", "dp-sgd", "noisy-gd", "dp-agd", "rgm-gd", "projection", "l1-recovery",
-"output-perturbation", "bias-reduced-sgd". Every hyper-parameter has a default
+"output-perturbation", "bias-reduced-sgd", "dp-ftrl". Every hyper-parameter has a default
 (``optimizer_defaults(name)`` lists them). Each optimizer declares its hyper-parameters (name, type,
 range, default, help) once, on its class (``optimizer_class(name).hyperparameters``); the CLI's flags
 (``dpaudit audit NAME --help``), ``help(make_optimizer)`` and ``optimizer_defaults`` come from that.
@@ -32,6 +32,7 @@ _REGISTRY = {
     "l1-recovery": ("dpaudit.optimizers.sparse", "L1Recovery"),
     "output-perturbation": ("dpaudit.optimizers.sparse", "OutputPerturbation"),
     "bias-reduced-sgd": ("dpaudit.optimizers.sparse", "BiasReducedSGD"),
+    "dp-ftrl": ("dpaudit.optimizers.dp_ftrl", "DPFTRL"),
 }
 
 #: the optimizer names of the public interface
