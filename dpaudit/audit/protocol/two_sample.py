@@ -447,22 +447,74 @@ def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
     sel = select_attack(req, contest, run, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit, n_eval=n_eval)
     best = sel["best"]
     _, a, b = req.candidates[sel["index"]]
-    tb = best.tiebreak
-    rule, rule_record = _resolve_contest_rule(req.threshold, tb, best.threshold_on == FIT_FREE_WINNER)
-    plan = plan_evaluation(rule, best.val0, best.val1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels)
-    (le0, le1), = evaluate_counts(run, req, a, b, sel["spec"], [(best.statistic, tb, plan)], n_eval, (s_ev0, s_ev1))
-    details = attack_details(sel, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
-    details["statistic"] = best.description
-    details["selection_rule"] = rule_record
-    parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
-                    trials=req.trials)
-    res = assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
-                   method=req.method, trials=req.trials, n_selection=(best.val0.size, best.val1.size),
-                   n_evaluation=(n_eval, n_eval), details=details)
+    findings = _findings(best, req)
+    tests, rules = [], []
+    for f in findings:
+        rule, record = _resolve_contest_rule(req.threshold, f["attack"].tiebreak,
+                                             f["attack"].threshold_on == FIT_FREE_WINNER)
+        plan = plan_evaluation(rule, f["attack"].val0, f["attack"].val1, delta=req.delta, beta=f["beta"],
+                               fpr_levels=req.fpr_levels)
+        tests.append((f["attack"].statistic, f["attack"].tiebreak, plan))
+        rules.append((rule, record))
+    counts = evaluate_counts(run, req, a, b, sel["spec"], tests, n_eval, (s_ev0, s_ev1))
+    results = []
+    for f, (_, _, plan), (rule, record), (le0, le1) in zip(findings, tests, rules, counts):
+        details = attack_details({**sel, "best": f["attack"]}, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
+        details["statistic"] = f["attack"].description
+        details["selection_rule"] = record
+        parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta,
+                        confidence=1.0 - f["beta"], trials=req.trials)
+        results.append(assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=1.0 - f["beta"],
+                                method=req.method, trials=req.trials, n_selection=(f["attack"].val0.size,
+                                                                                   f["attack"].val1.size),
+                                n_evaluation=(n_eval, n_eval), details=details))
+    res = results[0] if len(results) == 1 else _two_findings(results, findings, req)
     # every selection run counts (fitting half + threshold half), as the trial accounting promises
     res.details["n_threshold_selection"] = res.details["n_selection"]
     res.details["n_selection"] = [int(n_sel), int(n_sel)]
     return res
+
+
+def _findings(best, req: SamplerAudit) -> list[dict]:
+    """The attacks the evaluation certifies, each with its share of beta: the winner alone, or -- when it reads the
+    bits of floats and a real-valued family competed -- the winner (the implementation's finding) and the best
+    real-valued attack (the mathematical mechanism's finding) at beta/2 each, so that both hold together at the
+    stated confidence (a union bound; the same evaluation runs serve both)."""
+    if best.real is None:
+        return [{"name": "attack", "attack": best, "beta": req.beta}]
+    return [{"name": "implementation", "attack": best, "beta": req.beta / 2.0},
+            {"name": "mathematical", "attack": best.real, "beta": req.beta / 2.0}]
+
+
+def _finding_record(name: str, res: AuditResult) -> dict:
+    attack = res.details["attack"]
+    thr = res.details["threshold_test"]
+    return {"name": name, "epsilon_lower": res.epsilon_lower, "family": attack["family"],
+            "description": attack["description"], "leak": attack["leak"], "confidence": res.confidence,
+            "violation": res.violation, "threshold_test": {k: thr[k] for k in ("threshold", "orientation", "k_fp",
+                                                                                "k_fn", "n0", "n1", "value")},
+            "method": res.method}
+
+
+def _two_findings(results: list[AuditResult], findings: list[dict], req: SamplerAudit) -> AuditResult:
+    """One result from the implementation's and the mathematical mechanism's findings, valid together at the
+    stated confidence: its ``epsilon_lower`` is the larger (both hold at once), its details those of that finding,
+    ``details["findings"]`` records both and ``details["cause"]`` what a violation comes from."""
+    impl, math_ = results
+    headline = impl if impl.epsilon_lower > math_.epsilon_lower else math_
+    eps = headline.epsilon_lower
+    cause = None
+    if eps > req.epsilon:
+        cause = "floating-point" if math_.epsilon_lower <= req.epsilon else "distribution"
+    details = dict(headline.details)
+    details["findings"] = [_finding_record(f["name"], r) for f, r in zip(findings, results)]
+    details["gdp"] = math_.details["gdp"]  # the GDP estimate is about the mathematical mechanism's outputs
+    details["cause"] = cause
+    method = (f"{headline.method}; two findings at beta/2 each (the implementation: every family, bits of floats "
+              f"included; the mathematical mechanism: real-valued families), valid together")
+    return AuditResult(epsilon_lower=eps, epsilon_claimed=float(req.epsilon), delta=float(req.delta),
+                       confidence=float(req.confidence), violation=bool(eps > req.epsilon), method=method,
+                       trials=int(req.trials), details=details)
 
 
 # ------------------------------------------------------------------------------------ the contest
@@ -521,17 +573,20 @@ def _set_threshold_runs(best, best_train, contest: Contest, threshold_from_selec
     half or a Bonferroni grid: docs/attacks-benchmark.md); still only selection draws, so the evaluation
     certifies as before."""
     fit_free = {f.name for f in contest.families if not f.needs_fit}
-    if not threshold_from_selection:
-        best.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
-    elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
-        best.threshold_on = "all selection runs (nothing to fit or compare)"
-    elif best.family in fit_free:
-        tr0, tr1, g = best_train
-        s0, s1 = score_batch(best.statistic, tr0), score_batch(best.statistic, tr1)
-        if best.tiebreak is not None:
-            s0, s1 = best.tiebreak(s0, g.random(len(tr0))), best.tiebreak(s1, g.random(len(tr1)))
-        best.val0, best.val1 = np.concatenate([s0, best.val0]), np.concatenate([s1, best.val1])
-        best.threshold_on = FIT_FREE_WINNER
+    for attack in (best, best.real):
+        if attack is None:
+            continue
+        if not threshold_from_selection:
+            attack.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
+        elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
+            attack.threshold_on = "all selection runs (nothing to fit or compare)"
+        elif attack.family in fit_free:
+            tr0, tr1, g = best_train
+            s0, s1 = score_batch(attack.statistic, tr0), score_batch(attack.statistic, tr1)
+            if attack.tiebreak is not None:
+                s0, s1 = attack.tiebreak(s0, g.random(len(tr0))), attack.tiebreak(s1, g.random(len(tr1)))
+            attack.val0, attack.val1 = np.concatenate([s0, attack.val0]), np.concatenate([s1, attack.val1])
+            attack.threshold_on = FIT_FREE_WINNER
 
 
 def attack_details(sel: dict, candidates, n_sel: int, runs: int) -> dict:
