@@ -159,18 +159,18 @@ class AuditResult:
         return f"trials            : {self.trials} per neighbouring input"
 
     def summary(self) -> str:
-        """Multi-line human-readable summary (used by ``dpaudit audit``)."""
-        lines = [
+        """Multi-line human-readable summary (used by ``dpaudit audit``): the verdict and its next step first, the
+        findings, the certified numbers, why and what to check, and last -- apart from the bounds -- the GDP number,
+        an estimate that is never a bound."""
+        ex = self.explain()
+        lines = [f"verdict           : {ex['line']}"]
+        lines += [f"finding           : {f}" for f in ex["findings"]]
+        lines += [
             f"claimed epsilon   : {self.epsilon_claimed:.6g} at delta = {self.delta:.3g}",
             f"epsilon lower     : {self.epsilon_lower:.6g} (certified, {self.confidence:.0%} confidence)",
             f"method            : {self.method}",
             self._trials_line(),
         ]
-        gdp = self.details.get("gdp") or {}
-        eps = self.gdp_estimate
-        if eps is not None:
-            lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
-                         "not a bound, never sets the verdict)")
         ceiling = self.ceiling
         if ceiling is not None:
             if self.epsilon_claimed >= ceiling:
@@ -180,9 +180,6 @@ class AuditResult:
             else:
                 note = ""
             lines.append(f"ceiling           : {ceiling:.6g} (the most this audit could certify: every guess right){note}")
-        ex = self.explain()
-        lines += [f"finding           : {f}" for f in ex["findings"]]
-        lines.append(f"verdict           : {ex['headline']}")
         lines += [f"why               : {w}" for w in ex["why"]]
         if self.verdict == "violation":
             lines += [f"check             : {c}" for c in ex["next"]]
@@ -191,4 +188,9 @@ class AuditResult:
             lines.append(f"warning           : {relation['warning']}")
         if self.verdict == "inconclusive":
             lines += [f"                    {x}" for x in advice_lines(self.details.get("advice"), self.epsilon_claimed)]
+        eps = self.gdp_estimate
+        if eps is not None:
+            gdp = self.details.get("gdp") or {}
+            lines.append(f"estimate          : GDP epsilon {eps:.4g} ({GDP_LABEL}: mu >= "
+                         f"{gdp.get('mu_lower', float('nan')):.4g}; not a bound, never sets the verdict)")
         return "\n".join(lines)

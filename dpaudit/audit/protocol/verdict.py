@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 
 from dpaudit.audit.stats.power import DEFAULT_TARGET_FRACTION, MAX_ADVICE_TRIALS
+from dpaudit.core.display import bound_text
 
 __all__ = ["VERDICTS", "GDP_LABEL", "verdict_of", "verdict_text", "advice_lines", "explain", "scenario_of",
-           "SCENARIOS", "CHECKS", "POWER_HINTS"]
+           "SCENARIOS", "CHECKS", "POWER_HINTS", "ACTIONS"]
 
 VERDICTS = ("violation", "consistent", "inconclusive")
 #: label carried by every printed GDP number (summary, report, CLI, JSON)
@@ -47,11 +48,11 @@ def verdict_of(epsilon_lower: float, epsilon_claimed: float, violation: bool | N
 def verdict_text(verdict: str, epsilon_lower: float, epsilon_claimed: float) -> str:
     """One line explaining a verdict."""
     if verdict == "violation":
-        return (f"VIOLATION: the certified lower bound {epsilon_lower:.4g} exceeds the claimed epsilon "
-                f"{epsilon_claimed:.4g}")
+        return (f"VIOLATION: the certified lower bound {_lo(epsilon_lower)} exceeds the claimed epsilon "
+                f"{_up(epsilon_claimed)}")
     if verdict == "consistent":
-        return (f"consistent: the audit certified epsilon >= {epsilon_lower:.4g}, not more than the claimed "
-                f"{epsilon_claimed:.4g}")
+        return (f"consistent: the audit certified epsilon >= {_lo(epsilon_lower)}, not more than the claimed "
+                f"{_up(epsilon_claimed)}")
     return ("inconclusive: the audit certified nothing (lower bound 0); it had no power to test the claim "
             "-- this is not evidence that the claim holds")
 
@@ -194,8 +195,32 @@ def scenario_of(details: dict) -> str:
     return "mechanism"
 
 
-def _g(x: float) -> str:
-    return f"{x:.3g}" if math.isfinite(x) else "inf"
+def _lo(x: float) -> str:
+    """A certified lower bound as printed: rounded down (:func:`dpaudit.core.display.bound_text`)."""
+    return bound_text(x, up=False)
+
+
+def _up(x: float) -> str:
+    """A claim as printed: rounded up."""
+    return bound_text(x, up=True)
+
+
+#: the one-sentence next step of a verdict, by leak and scenario (the full list is ``explain()["next"]``)
+ACTIONS = {
+    ("floating-point", "mechanism"): "Fix: snap the output to a grid, or draw discrete noise; statistic='auto-real' "
+                                     "audits the mathematics only.",
+    ("floating-point", "library"): "Fix: use the library's secure (snapping) mode if it has one, and report the leak "
+                                   "to its maintainers; statistic='auto-real' audits the mathematics only.",
+    ("distribution", "mechanism"): "Check: the sensitivity and the noise scale the claim assumes (the checks below).",
+    ("distribution", "optimizer"): "Check: the noise calibration, the clipping and the sampling against the claim "
+                                   "(the checks below).",
+    ("distribution", "library"): "Check: the claim read from the library (its epsilon, its neighbouring relation, its "
+                                 "input bounds).",
+    "inconclusive": "Next: more trials or a stronger attack (the advisory numbers say how many).",
+}
+ACTIONS[("floating-point", "optimizer")] = ACTIONS[("floating-point", "mechanism")]
+ACTIONS[("floating-point", "training")] = ACTIONS[("floating-point", "mechanism")]
+ACTIONS[("distribution", "training")] = ACTIONS[("distribution", "optimizer")]
 
 
 def _findings_of(details: dict) -> dict:
@@ -219,33 +244,36 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
     if impl is not None and math_ is not None:
         out["findings"] = [
             f"implementation (every attack, bits of floats included; winner: {impl['family']}): epsilon >= "
-            f"{_g(impl['epsilon_lower'])}",
+            f"{_lo(impl['epsilon_lower'])}",
             f"mathematical mechanism (outputs read as real numbers; winner: {math_['family']}): epsilon >= "
-            f"{_g(math_['epsilon_lower'])}",
+            f"{_lo(math_['epsilon_lower'])}",
             "both hold together at the stated confidence (each at half its failure probability)"]
     if verdict == "violation":
         if leak == "floating-point":
-            head = (f"VIOLATION through floating-point representation (Mironov 2012): {_g(epsilon_lower)} > "
-                    f"{_g(epsilon_claimed)}.")
+            head = (f"VIOLATION through floating-point representation (Mironov 2012): {_lo(epsilon_lower)} > "
+                    f"{_up(epsilon_claimed)}.")
             if math_ is not None:
                 state = "consistent" if math_["epsilon_lower"] > 0 else "not contradicted"
-                head += (f" The mathematical mechanism is {state}: {_g(math_['epsilon_lower'])} <= "
-                         f"{_g(epsilon_claimed)}.")
+                head += (f" The mathematical mechanism is {state}: {_lo(math_['epsilon_lower'])} <= "
+                         f"{_up(epsilon_claimed)}.")
             out["why"].append(f"the winning attack ({family}) reads the binary representation of the outputs: outputs "
                               "reachable from one input are not reachable from the other")
         else:
-            head = f"VIOLATION: the certified lower bound {_g(epsilon_lower)} exceeds the claimed epsilon {_g(epsilon_claimed)}."
+            head = (f"VIOLATION: the certified lower bound {_lo(epsilon_lower)} exceeds the claimed epsilon "
+                    f"{_up(epsilon_claimed)}.")
             if math_ is not None:
-                head += f" The mathematical mechanism itself leaks: {_g(math_['epsilon_lower'])} > {_g(epsilon_claimed)}."
+                head += (f" The mathematical mechanism itself leaks: {_lo(math_['epsilon_lower'])} > "
+                         f"{_up(epsilon_claimed)}.")
             out["why"].append(f"the attack {family} ({attack.get('description', '')}) tells the two inputs apart more "
                               "often than the claim allows")
         out["next"] = list(CHECKS.get((leak, scenario), CHECKS[("distribution", "mechanism")])) + [FLUKE]
+        out["action"] = ACTIONS.get((leak, scenario), ACTIONS[("distribution", "mechanism")])
     elif verdict == "consistent":
-        head = (f"consistent: the audit certified epsilon >= {_g(epsilon_lower)}, not more than the claimed "
-                f"{_g(epsilon_claimed)}.")
+        head = (f"consistent: the audit certified epsilon >= {_lo(epsilon_lower)}, not more than the claimed "
+                f"{_up(epsilon_claimed)}.")
         if math_ is not None and impl is not None:
-            head += (f" The implementation ({_g(impl['epsilon_lower'])}) and the mathematical mechanism "
-                     f"({_g(math_['epsilon_lower'])}) are both within the claim.")
+            head += (f" The implementation ({_lo(impl['epsilon_lower'])}) and the mathematical mechanism "
+                     f"({_lo(math_['epsilon_lower'])}) are both within the claim.")
         out["why"].append(f"the best attack ({family}) certified some privacy loss, and not more than claimed")
         out["next"] = ["this is evidence at the audit's power, not a proof: compare the bound with the ceiling of a "
                        "threshold audit at these trials (details['advice']) to see how much more an audit could show"]
@@ -253,5 +281,8 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
         head = ("inconclusive: the audit certified nothing (lower bound 0); it had no power to test the claim -- "
                 "this is not evidence that the claim holds.")
         out["next"] = list(POWER_HINTS.get(scenario, POWER_HINTS["mechanism"]))
+        out["action"] = ACTIONS["inconclusive"]
     out["headline"] = head
+    out.setdefault("action", "")
+    out["line"] = f"{head} {out['action']}".strip()
     return out
