@@ -1,6 +1,9 @@
 import os
 
-from hypothesis import HealthCheck, settings
+try:  # the test extra installs Hypothesis; the docs check also runs without it (a README-only install, .ci/run)
+    from hypothesis import HealthCheck, settings
+except ImportError:
+    settings = None
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # one BLAS/OpenMP thread per xdist worker: two workers on two cores with a multi-threaded
@@ -15,12 +18,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     else:
         threadpool_limits(1)  # for those already loaded (numpy's, through the pytest plugin)
 
-settings.register_profile(
-    "dpaudit",
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow],
-    derandomize=True,
-)
-settings.register_profile("ci", parent=settings.get_profile("dpaudit"), max_examples=60)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dpaudit"))
+if settings is not None:
+    settings.register_profile(
+        "dpaudit",
+        deadline=None,
+        max_examples=60,
+        suppress_health_check=[HealthCheck.too_slow],
+        derandomize=True,
+    )
+    settings.register_profile("ci", parent=settings.get_profile("dpaudit"), max_examples=60)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dpaudit"))

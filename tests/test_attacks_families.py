@@ -103,12 +103,30 @@ def test_mlp_power_where_linear_fails():
     assert m.violation and m.epsilon_lower > lin.epsilon_lower
 
 
-def test_mlp_skipped_and_recorded_without_sklearn(monkeypatch):
+def test_named_mlp_skipped_and_recorded_without_sklearn(monkeypatch):
     import dpaudit.audit.attacks.families as fam
 
     monkeypatch.setattr(fam, "sklearn_available", lambda: False)
-    r = audit_mechanism(randomized_response, 0, 1, epsilon=1.0, trials=600, seed=0)
+    r = audit_mechanism(randomized_response, 0, 1, epsilon=1.0, trials=600, seed=0, statistic=["auto", "mlp"])
     assert any(s["family"] == "mlp" and "scikit-learn" in s["reason"] for s in r.details["attack"]["skipped"])
+
+
+def test_default_contest_is_the_same_on_every_install(monkeypatch):
+    """The default contest must not depend on the installed extras (b3a8540: without scikit-learn the mlp family was
+    skipped, so the same seed gave another answer on another machine)."""
+    import dpaudit.audit.attacks.families as fam
+
+    def vector(x, rng, size):  # a vector output on which the learned families compete
+        return rng.laplace(0.0, 1.0, (size, 3)) + np.array([x, 0.0, x])
+
+    kw = dict(epsilon=5.0, trials=3000, seed=4)
+    with_sklearn = audit_mechanism(vector, 0.0, 1.0, **kw)
+    tried = {c["family"] for c in with_sklearn.details["attack"]["candidates"]}
+    assert "mlp" not in tried and {"logistic", "projection"} <= tried
+    monkeypatch.setattr(fam, "sklearn_available", lambda: False)
+    without = audit_mechanism(vector, 0.0, 1.0, **kw)
+    assert without.epsilon_lower == with_sklearn.epsilon_lower
+    assert without.details["attack"] == with_sklearn.details["attack"]
 
 
 def test_textbook_float_laplace_caught_by_default_regression():

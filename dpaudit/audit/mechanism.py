@@ -162,6 +162,8 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError(f"selection_fraction must be in (0, 1), got {selection_fraction}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "gdp" and delta == 0.0:
+        raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
     if encode is not None and not callable(encode):
         raise ValueError("encode must be callable as encode(output) -> number, tuple or string")
     choice, threshold = _moved_keywords(deprecated, statistic, threshold)

@@ -17,8 +17,8 @@ result whatever the number of workers").
 Executors (``executor=`` / ``workers=``):
 
 * default: :class:`InProcessExecutor`, the chunks run one after the other in this process;
-* ``workers=N`` (N >= 2): a :class:`ProcessPool` of N processes, owned by the call and shut down
-  after it. It runs on loky (a maintained ``concurrent.futures`` process pool that serialises with
+* ``workers=N`` (N >= 2): the shared :class:`ProcessPool` of N processes (:func:`shared_pool`: started on
+  first use and kept warm for the next call). It runs on loky (a maintained ``concurrent.futures`` process pool that serialises with
   cloudpickle and starts workers without re-running the caller's script), so samplers and
   statistics may be lambdas or closures, defined in a notebook or in a script without an
   ``if __name__ == "__main__":`` guard. It is restarted when a worker process dies
@@ -46,6 +46,7 @@ result computed from fewer trials than it says.
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures as cf
 import contextlib
@@ -58,13 +59,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpaudit.core import progress as progress_bar
-from dpaudit.core.seeds import copy_seed, spawn
+from dpaudit.core.seeds import as_seed_sequence, child, copy_seed
 from dpaudit.core.validation import check_count
 
 __all__ = [
-    "chunk_sizes", "run_chunks", "run_jobs", "Job", "concat_chunks",
+    "chunk_sizes", "run_chunks", "run_jobs", "Job", "Counts", "concat_chunks", "in_flight",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
-    "open_executor", "dask_executor",
+    "open_executor", "dask_executor", "shared_pool", "shutdown_shared_pools",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
 ]
 
@@ -188,13 +189,42 @@ class ProcessPool(cf.Executor):
         self._stop(old, wait=wait, cancel=cancel_futures)
 
 
+#: dpaudit's own pools, one per number of workers, kept between calls (their workers stay warm)
+_SHARED_POOLS: dict = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_pool(workers: int) -> ProcessPool:
+    """The process pool of ``workers`` workers that ``workers=N`` audits share: started on first use and kept for
+    the next call (a pool start costs each worker its imports, about a second; a warm pool costs nothing), shut
+    down when the interpreter exits, and restarted when a worker dies. Results never depend on it."""
+    workers = check_count("workers", workers, minimum=2)
+    with _SHARED_LOCK:
+        pool = _SHARED_POOLS.get(workers)
+        if pool is None:
+            pool = _SHARED_POOLS[workers] = ProcessPool(workers)
+        return pool
+
+
+def shutdown_shared_pools() -> None:
+    """Shut down the shared pools (they are also shut down at interpreter exit)."""
+    with _SHARED_LOCK:
+        pools = list(_SHARED_POOLS.values())
+        _SHARED_POOLS.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(shutdown_shared_pools)
+
+
 @contextlib.contextmanager
 def open_executor(executor=None, workers=None):
     """The executor to run chunks on, as a context manager.
 
     ``executor`` given: yielded as is (never shut down here). ``workers`` None or 1: an
-    :class:`InProcessExecutor`. ``workers >= 2``: a :class:`ProcessPool` shut down on exit. Use it
-    to share one pool between several :func:`run_jobs` calls.
+    :class:`InProcessExecutor`. ``workers >= 2``: the :func:`shared_pool` of that size (kept warm for the next
+    call; a pool that broke is restarted). Use it to share one pool between several :func:`run_jobs` calls.
     """
     if executor is not None and workers is not None:
         raise ValueError("give either executor= or workers=, not both")
@@ -204,11 +234,15 @@ def open_executor(executor=None, workers=None):
         yield executor
         return
     workers = 1 if workers is None else check_count("workers", workers, minimum=1)
-    ex = InProcessExecutor() if workers == 1 else ProcessPool(workers)
+    if workers == 1:
+        yield InProcessExecutor()
+        return
+    pool = shared_pool(workers)
     try:
-        yield ex
-    finally:
-        ex.shutdown(wait=True, cancel_futures=True)
+        yield pool
+    except BaseException:
+        pool.restart()  # chunks of a failed or interrupted call may still run: the next call gets a fresh pool
+        raise
 
 
 def _is_process_pool(executor) -> bool:
@@ -304,12 +338,37 @@ def _chunk_error(cause, *, reason: str, **where) -> ChunkError:
 # ------------------------------------------------------------------------------------ running
 @dataclass(frozen=True)
 class Job:
-    """``trials`` trials of ``fn(size, seed_sequence)`` seeded from ``seed``; ``name`` for messages."""
+    """``trials`` trials of ``fn(size, seed_sequence)`` seeded from ``seed``; ``name`` for messages.
+
+    ``fold=True``: the chunk results are :class:`Counts` (or any value whose ``+`` is exact and order-free and
+    which states its ``trials``) and are summed as they arrive, in any order: :func:`run_jobs` then returns the one
+    total for the job and holds only it, whatever the number of chunks."""
 
     fn: object
     trials: int
     seed: object = None
     name: str = ""
+    fold: bool = False
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Integer counts computed from ``trials`` trials of a chunk: exact to merge (sum) in any order, so an audit
+    gets the same total whatever the chunking, the number of workers or the executor. ``counts`` is an int64
+    array (its meaning is the caller's, e.g. ``#{score <= t}`` at fixed thresholds); ``extra`` holds further
+    mergeable arrays by name (each summed)."""
+
+    trials: int
+    counts: np.ndarray
+    extra: tuple = ()
+
+    def __add__(self, other: Counts) -> Counts:
+        if not isinstance(other, Counts):
+            return NotImplemented
+        if self.counts.shape != other.counts.shape or len(self.extra) != len(other.extra):
+            raise ValueError("cannot add Counts of different shapes")
+        return Counts(self.trials + other.trials, self.counts + other.counts,
+                      tuple(a + b for a, b in zip(self.extra, other.extra)))
 
 
 def _call_chunk(fn, size, seed_seq, attempt):
@@ -320,7 +379,10 @@ def _call_chunk(fn, size, seed_seq, attempt):
 
 
 def _default_count(result):
-    """Trials held by a chunk result: first axis of an array, ``None`` (unchecked) otherwise."""
+    """Trials held by a chunk result: ``Counts.trials``, the first axis of an array, ``None`` (unchecked)
+    otherwise."""
+    if isinstance(result, Counts):
+        return int(result.trials)
     shape = getattr(result, "shape", None)
     if shape is not None and len(shape) >= 1:
         return int(shape[0])
@@ -329,14 +391,17 @@ def _default_count(result):
 
 def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, workers=None,
              retries: int = DEFAULT_RETRIES, label: str = "audit") -> list[list]:
-    """Run several jobs' chunks concurrently; return, per job, its chunk results in chunk order.
+    """Run several jobs' chunks concurrently; return, per job, its chunk results in chunk order (or, for a job
+    with ``fold=True``, a one-element list holding their sum).
 
     Parameters
     ----------
     jobs : sequence of :class:`Job` or ``(fn, trials, seed)`` tuples
         ``fn(size, seed_sequence)`` must be a pure function of its arguments (picklable for
         process pools). Job ``j`` is split by :func:`chunk_sizes` and its chunk ``i`` gets child
-        ``i`` of ``SeedSequence(seed_j).spawn(n_chunks_j)``.
+        ``i`` of ``SeedSequence(seed_j)`` (:func:`dpaudit.core.seeds.child`, the same stream as
+        ``spawn(n_chunks)[i]``; the seeds are made when their chunk is submitted, so a job of millions of
+        chunks holds none of them in advance).
     chunk_size : int
         Trials per chunk: part of the random-stream layout (keep it fixed to reproduce a result).
     executor : concurrent.futures.Executor, optional
@@ -347,6 +412,9 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
         Resubmissions of a failing chunk (exceptions in :data:`NOT_RETRIED` are not retried).
     label : str
         Prefix of the progress line (stderr, only on a terminal; :mod:`dpaudit.core.progress`).
+
+    At most :func:`in_flight` chunks are submitted at a time (a few per worker), so a cluster is never handed
+    the whole job at once and the client holds O(workers) pending results.
 
     Raises
     ------
@@ -359,55 +427,88 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
         return []
     retries = check_count("retries", retries)
     chunk_size = check_count("chunk_size", chunk_size, minimum=1)
-    tasks = _layout(jobs, chunk_size)
+    layout = _Layout(jobs, chunk_size)
     with open_executor(executor, workers) as ex:
         if _is_process_pool(ex):
             for j, job in enumerate(jobs):
                 _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}", _pickler(ex))
-        run = _Schedule(ex, jobs, tasks, retries)
+        run = _Schedule(ex, jobs, layout, retries)
         with progress_bar.Progress(sum(job.trials for job in jobs), label=label) as progress:
             run.until_done(progress)
     return run.merged()
 
 
-def _layout(jobs, chunk_size: int) -> list[tuple]:
-    """The tasks ``(job index, chunk index, start, size, seed)``, fixed before anything runs."""
-    tasks = []
-    for j, job in enumerate(jobs):
-        if not callable(job.fn):
-            raise ValueError(f"the function of job {j} must be callable as fn(size, seed_sequence)")
-        sizes = chunk_sizes(job.trials, chunk_size)
-        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
-        for i, (start, size, ss) in enumerate(zip(starts, sizes, spawn(job.seed, len(sizes)))):
-            tasks.append((j, i, start, size, ss))
-    return tasks
+#: chunks in flight per worker of an executor (enough to keep every worker busy between submissions)
+IN_FLIGHT_PER_WORKER = 4
+#: chunks in flight when an executor does not say how many workers it has
+DEFAULT_IN_FLIGHT = 64
+
+
+def in_flight(executor) -> int:
+    """How many chunks :func:`run_jobs` keeps submitted at once on ``executor``: 1 in this process,
+    ``IN_FLIGHT_PER_WORKER`` per worker of a pool that says how many it has (a dpaudit or concurrent.futures pool,
+    a Dask client's executor), else ``DEFAULT_IN_FLIGHT``."""
+    if isinstance(executor, InProcessExecutor):
+        return 1
+    n = getattr(executor, "workers", None) or getattr(executor, "_max_workers", None)
+    client = getattr(executor, "_client", None)
+    if n is None and client is not None:
+        try:
+            n = sum(client.nthreads().values())
+        except Exception:  # noqa: BLE001 - a client that cannot say: the default
+            n = None
+    return max(2, IN_FLIGHT_PER_WORKER * int(n)) if n else DEFAULT_IN_FLIGHT
+
+
+class _Layout:
+    """The chunks of the jobs, fixed before anything runs but made on demand: task ``t`` is chunk ``i`` of job
+    ``j`` (jobs in order), trials ``start .. start + size - 1``, seeded by child ``i`` of the job's seed."""
+
+    def __init__(self, jobs, chunk_size: int):
+        for j, job in enumerate(jobs):
+            if not callable(job.fn):
+                raise ValueError(f"the function of job {j} must be callable as fn(size, seed_sequence)")
+            check_count("trials", job.trials, minimum=1)
+        self.chunk_size = chunk_size
+        self.n_chunks = [-(-job.trials // chunk_size) for job in jobs]
+        self.first = np.concatenate([[0], np.cumsum(self.n_chunks)]).astype(np.int64)
+        self.seeds = [as_seed_sequence(job.seed) for job in jobs]  # fixed once: a None seed is drawn here
+        self.trials = [job.trials for job in jobs]
+
+    def __len__(self) -> int:
+        return int(self.first[-1])
+
+    def task(self, t: int) -> tuple:
+        """``(job, chunk, start, size, seed)`` of task ``t``."""
+        j = int(np.searchsorted(self.first, t, side="right")) - 1
+        i = int(t - self.first[j])
+        start = i * self.chunk_size
+        return j, i, start, min(self.chunk_size, self.trials[j] - start), child(self.seeds[j], i)
 
 
 class _Schedule:
     """Submission, retries and pool-breakage isolation of the tasks of :func:`run_jobs` on ``ex``."""
 
-    def __init__(self, ex, jobs, tasks, retries: int):
-        self.ex, self.jobs, self.tasks, self.retries = ex, jobs, tasks, retries
-        n_chunks = [0] * len(jobs)
-        for j, *_ in tasks:
-            n_chunks[j] += 1
-        self.results = [[None] * n for n in n_chunks]
-        self.completed = [[False] * n for n in n_chunks]
+    def __init__(self, ex, jobs, layout: _Layout, retries: int):
+        self.ex, self.jobs, self.layout, self.retries = ex, jobs, layout, retries
+        self.results = [[None] if job.fold else [None] * n for job, n in zip(jobs, layout.n_chunks)]
+        self.completed = [np.zeros(n, dtype=bool) for n in layout.n_chunks]
         self.done_trials = [0] * len(jobs)
         # in-process: stop at the first failure
-        self.window = 1 if isinstance(ex, InProcessExecutor) else len(tasks)
-        self.queue = collections.deque((t, 1) for t in range(len(tasks)))  # (task, attempt) to submit
+        self.window = in_flight(ex)
+        self.next_task = 0                      # tasks below it were submitted at least once
+        self.queue = collections.deque()         # (task, attempt) to resubmit, before any new task
         self.pending: dict = {}  # future -> (task, attempt, ran alone)
         self.suspects: set = set()  # tasks lost with a broken pool: rerun one at a time
 
     def where(self, t, attempts) -> dict:
-        j, i, start, size, _ = self.tasks[t]
+        j, i, start, size, _ = self.layout.task(t)
         return dict(job=j, job_name=self.jobs[j].name, chunk=i, start=start, stop=start + size,
                     trials=self.jobs[j].trials, attempts=attempts)
 
     def submit(self, t, attempt) -> None:
-        _, _, _, size, ss = self.tasks[t]
-        fn = self.jobs[self.tasks[t][0]].fn
+        j, _, _, size, ss = self.layout.task(t)
+        fn = self.jobs[j].fn
         try:
             fut = self.ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)  # a fresh copy: same stream
         except cf.BrokenExecutor as exc:
@@ -417,6 +518,15 @@ class _Schedule:
             fut = self.ex.submit(_call_chunk, fn, size, copy_seed(ss), attempt)
         self.pending[fut] = (t, attempt, bool(self.suspects))
 
+    def _next(self):
+        """The next (task, attempt) to submit: a resubmission first, then the next new task; None when none."""
+        if self.queue:
+            return self.queue.popleft()
+        if self.next_task < len(self.layout):
+            self.next_task += 1
+            return self.next_task - 1, 1
+        return None
+
     def fill(self) -> None:
         if self.suspects:  # isolation: one suspect at a time, alone, so a crash is charged to its culprit
             if not self.pending:
@@ -425,8 +535,11 @@ class _Schedule:
                 del self.queue[k]
                 self.submit(t, attempt)
             return
-        while self.queue and len(self.pending) < self.window:
-            self.submit(*self.queue.popleft())
+        while len(self.pending) < self.window:
+            nxt = self._next()
+            if nxt is None:
+                return
+            self.submit(*nxt)
 
     def until_done(self, progress) -> None:
         try:
@@ -443,7 +556,7 @@ class _Schedule:
     def collect(self, fut, progress) -> None:
         """Record a finished chunk, or queue its rerun (or raise when it is out of attempts)."""
         t, attempt, alone = self.pending.pop(fut)
-        j, i, _, size, _ = self.tasks[t]
+        j, i, _, size, _ = self.layout.task(t)
         try:
             res = fut.result()
         except Exception as exc:  # noqa: BLE001 - classified below
@@ -462,15 +575,22 @@ class _Schedule:
             raise _chunk_error(None, reason=f"returned {got} trials instead of {size}", **self.where(t, attempt))
         if self.completed[j][i]:  # a duplicate delivery must not count twice
             return
-        self.results[j][i] = res
+        if self.jobs[j].fold:
+            acc = self.results[j][0]
+            self.results[j][0] = res if acc is None else acc + res
+        else:
+            self.results[j][i] = res
         self.completed[j][i] = True
         self.done_trials[j] += size
         progress.update(size)
 
     def merged(self) -> list[list]:
         for j, job in enumerate(self.jobs):  # never a result from fewer trials than announced
-            if self.done_trials[j] != job.trials or not all(self.completed[j]):
+            if self.done_trials[j] != job.trials or not self.completed[j].all():
                 raise RuntimeError(f"job {j}: merged {self.done_trials[j]} trials, expected {job.trials}")
+            if job.fold and getattr(self.results[j][0], "trials", job.trials) != job.trials:
+                raise RuntimeError(f"job {j}: the folded counts cover {self.results[j][0].trials} trials, "
+                                   f"expected {job.trials}")
         return self.results
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpaudit.core.validation import check_count
 
-__all__ = ["as_seed_sequence", "copy_seed", "pin_seed", "seed_record", "spawn", "make_rng"]
+__all__ = ["as_seed_sequence", "copy_seed", "pin_seed", "seed_record", "spawn", "child", "make_rng"]
 
 
 def copy_seed(ss: np.random.SeedSequence) -> np.random.SeedSequence:
@@ -76,6 +76,15 @@ def seed_record(seed):
 def spawn(seed, n: int) -> list[np.random.SeedSequence]:
     """``n`` independent child seed sequences of ``seed`` (children 0..n-1 of its spawn tree)."""
     return as_seed_sequence(seed).spawn(check_count("n", n, minimum=1))
+
+
+def child(seed: np.random.SeedSequence, i: int) -> np.random.SeedSequence:
+    """Child ``i`` of ``seed``'s spawn tree without spawning the ``i`` children before it: the same sequence as
+    ``copy_seed(seed).spawn(i + 1)[i]`` (numpy's ``SeedSequence.spawn`` numbers its children from
+    ``n_children_spawned``), so a job of millions of chunks never holds their seeds at once."""
+    i = check_count("i", i)
+    return np.random.SeedSequence(entropy=seed.entropy, spawn_key=tuple(seed.spawn_key) + (seed.n_children_spawned + i,),
+                                  pool_size=seed.pool_size)
 
 
 def make_rng(seed) -> np.random.Generator:

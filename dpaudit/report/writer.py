@@ -36,8 +36,7 @@ import math
 import os
 from pathlib import Path
 
-from dpaudit.audit.protocol.result import POWER_HINTS, VIOLATION_CHECKS
-from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, verdict_of
+from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, explain, verdict_of
 from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
 from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
@@ -349,9 +348,10 @@ def _next_steps_section(doc, audit_d, verdict, certified):
     eps_c = _num(audit_d.get("epsilon_claimed"))
     if verdict == "violation" and certified:
         doc.h(2, "What to check next")
+        ex = explain(verdict, float(_num(audit_d.get("epsilon_lower"))), float(eps_c), audit_d.get("details") or {})
         doc.p("A certified violation means an attacker can tell the two neighbouring inputs apart better than the "
-              "claim allows. Most often one of these is the cause:")
-        doc.items([c[0].upper() + c[1:] + "." for c in VIOLATION_CHECKS])
+              "claim allows. " + " ".join(w[0].upper() + w[1:] + "." for w in ex["why"]) + " Check:")
+        doc.items([c[0].upper() + c[1:] + "." for c in ex["next"]])
     elif verdict == "inconclusive":
         doc.h(2, "What would give this audit power")
         lines = [line.replace("advisory: ", "", 1) for line in
@@ -360,7 +360,8 @@ def _next_steps_section(doc, audit_d, verdict, certified):
             doc.p("Advisory numbers (point estimates from this audit's own runs; never a bound, never a verdict):",
                   "note")
         opt_name = (audit_d.get("details") or {}).get("optimizer")
-        hints = [h for h in POWER_HINTS if "one-run" not in h or _hosts_many_canaries(opt_name)]
+        ex = explain(verdict, 0.0, float(eps_c), audit_d.get("details") or {})
+        hints = [h for h in ex["next"] if "one-run" not in h or _hosts_many_canaries(opt_name)]
         doc.items(lines + [h[0].upper() + h[1:] + "." for h in hints])
 
 

@@ -31,13 +31,16 @@ class AuditConfig:
 
     ``seed=None`` means fresh randomness on each call; under the pytest plugin the seed
     defaults to a stable hash of the test's node id, so a CI failure reproduces exactly.
-    ``source`` records where each value came from (shown in failure messages).
+    ``source`` records where each value came from (shown in failure messages); ``under_pytest`` is set by the
+    plugin, so that a failure says how to re-run it in the words of its context (``--dpaudit-seed N`` under
+    pytest, ``seed=N`` outside).
     """
 
     trials: int = DEFAULT_TRIALS
     seed: int | None = None
     confidence: float = DEFAULT_CONFIDENCE
     source: str = "defaults"
+    under_pytest: bool = False
 
     def merged(self, *, trials=None, seed=None, confidence=None, source=None) -> AuditConfig:
         """A copy with the given (non-None) values replaced."""

@@ -28,7 +28,6 @@ import numpy as np
 
 from dpaudit.accounting.exact import exact_epsilon
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.protocol.result import VIOLATION_CHECKS
 from dpaudit.audit.protocol.verdict import advice_lines
 from dpaudit.core.defaults import no_pure_dp
 from dpaudit.core.describe import describe_object, describe_value
@@ -39,19 +38,14 @@ from dpaudit.testing._config import active_config
 #: for compatibility
 __all__ = ["assert_audit_consistent", "assert_accountant_sound", "exact_epsilon", "mechanism_sampler"]
 
-_FLOAT_CAUSE = (
-    "The winning attack reads the binary representation of the outputs: the leak is FLOATING-POINT, not "
-    "the noise scale. A textbook floating-point sampler (x + Laplace or Gaussian noise in doubles) rounds "
-    "differently around different inputs, so some outputs can only come from one of them (Mironov 2012). "
-    "The bound is valid for the code as written. Fix: snap the output to a coarse grid after clamping "
-    "(Mironov's snapping mechanism) or draw discrete noise (discrete Laplace / discrete Gaussian) on "
-    "integer-valued or grid-valued queries; statistic='auto-real' audits the mathematical mechanism only."
-)
-
-def _causes() -> str:
-
-    return "Common causes: " + "; ".join(VIOLATION_CHECKS[:-1]) + "."
-
+#: what a violation comes from, in the words of the failure message (``AuditResult.cause``)
+_CAUSES = {
+    "floating-point": "FLOATING-POINT representation of the outputs, not the noise scale: the winning attack reads "
+                      "their bits, and some outputs can only come from one of the two inputs (Mironov 2012); the bound "
+                      "is valid for the code as written",
+    "distribution": "the mechanism's output distribution: the two inputs are told apart more often than the claim "
+                    "allows",
+}
 
 # frames of this module are hidden from pytest's failure output (the failing line of YOUR test is shown)
 __tracebackhide__ = True
@@ -68,12 +62,36 @@ def _short(a) -> str:
 
 
 def _resolve(trials, confidence, seed):
+    """The settings in force and where they came from (a text saying, for each, whether the call, the pytest
+    plugin or the defaults set it). A seed left to chance is drawn here (as ``seed=None`` would, from the
+    operating system's entropy) so that a failure can say which seed reproduces it."""
     cfg = active_config()
     merged = cfg.merged(trials=trials, confidence=confidence, seed=seed)
     explicit = [n for n, v in (("trials", trials), ("confidence", confidence), ("seed", seed)) if v is not None]
-    parts = [p for p in cfg.source.split(", ") if p and not (seed is not None and p == "seed from the test id")]
+    parts = [p for p in cfg.source.split(", ") if p and p != "defaults"
+             and not (seed is not None and p == "seed from the test id")]
+    if merged.seed is None:
+        merged = merged.merged(seed=int(np.random.SeedSequence().entropy))
+        parts.append("seed drawn fresh")
     where = (", ".join(parts) or "defaults") + (f"; {', '.join(explicit)} from the call" if explicit else "")
     return merged, where
+
+
+def _rerun(cfg, seed_given: bool) -> str:
+    """How to repeat this audit, in the words of the context: the call's own ``seed=`` when it gave one, the
+    pytest option under the plugin, the keyword outside."""
+    if seed_given:
+        return f"the call's seed={cfg.seed} repeats this audit exactly"
+    if cfg.under_pytest:
+        return f"re-run with --dpaudit-seed {cfg.seed} (or @pytest.mark.dpaudit(seed={cfg.seed})) to repeat this audit"
+    return f"pass seed={cfg.seed} to repeat this audit exactly"
+
+
+def _another_seed(cfg) -> str:
+    other = int(cfg.seed) + 1 if cfg.seed is not None else 1
+    if cfg.under_pytest:
+        return f"--dpaudit-seed {other}"
+    return f"seed={other}"
 
 
 def mechanism_sampler(mechanism):
@@ -164,8 +182,14 @@ def assert_audit_consistent(sampler, x, x_prime, epsilon, delta=None, *, trials=
     return result
 
 
-def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
+def _seed_line(cfg, where: str) -> str:
+    return "  re-run:".ljust(16) + _rerun(cfg, "seed from the call" in where)
 
+
+def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
+    ex = result.explain()
+    more = ("@pytest.mark.dpaudit(trials=...) or --dpaudit-trials" if cfg.under_pytest
+            else f"trials=..., now {int(result.trials):,}")
     lines = [
         "dpaudit: the audit is inconclusive: it certified nothing (lower bound 0), so it had no power to test the "
         "claim (require_power=True).",
@@ -173,11 +197,12 @@ def _inconclusive_message(result, cfg, where, x, x_prime) -> str:
         "  claimed:".ljust(16) + f"epsilon = {_fmt(float(result.epsilon_claimed))} at delta = {_fmt(float(result.delta))}",
         "  method:".ljust(16) + str(result.method),
         "  trials:".ljust(16) + f"{int(result.trials):,} per dataset, seed {cfg.seed} ({where})",
+        _seed_line(cfg, where),
         "  inputs:".ljust(16) + f"x = {_short(x)}, x_prime = {_short(x_prime)}",
     ]
     lines += ["  " + line for line in advice_lines(result.details.get("advice"), float(result.epsilon_claimed))]
-    lines.append("Raise the trials (@pytest.mark.dpaudit(trials=...) or --dpaudit-trials), use a sharper statistic, "
-                 "or choose neighbouring inputs that differ more.")
+    lines.append(f"Raise the trials ({more}), use a sharper statistic, or choose neighbouring inputs that differ more"
+                 + (": " + "; ".join(ex["next"][1:]) if len(ex["next"]) > 1 else "") + ".")
     return "\n".join(lines)
 
 
@@ -188,34 +213,40 @@ def _attack_line(result) -> str:
     return f"{attack['family']} ({attack.get('description', '')})"
 
 
-def _leak(result) -> str:
-    attack = result.details.get("attack") or {}
-    return attack.get("leak", "distribution") if isinstance(attack, dict) else "distribution"
-
-
 def _violation_message(result, cfg, where, x, x_prime, *, what: str) -> str:
+    """The failure message: the verdict in :func:`~dpaudit.audit.protocol.verdict.explain`'s words (both findings
+    and the cause when the audit has them), the numbers, how to repeat the audit, and what to check."""
     conf = float(result.confidence)
+    ex = result.explain()
+    cause = result.cause or "distribution"
     lines = [
         "dpaudit: the audit contradicts the " + what + " privacy budget.",
+        ex["line"],
         "  verdict:".ljust(16) + "violation (the certified lower bound exceeds the claim)",
+        "  cause:".ljust(16) + _CAUSES.get(cause, cause),
+        *["  finding:".ljust(16) + f for f in ex["findings"]],
         "  claimed:".ljust(16) + f"epsilon = {_fmt(float(result.epsilon_claimed))} at delta = {_fmt(float(result.delta))}",
         "  lower bound:".ljust(16) + f"epsilon >= {_fmt(float(result.epsilon_lower))} "
                                       f"(valid with confidence {conf:.4g})",
         "  method:".ljust(16) + str(result.method),
         *(["  attack:".ljust(16) + _attack_line(result)] if _attack_line(result) else []),
         "  trials:".ljust(16) + f"{int(result.trials):,} per dataset, seed {cfg.seed} ({where})",
+        _seed_line(cfg, where),
         "  inputs:".ljust(16) + f"x = {_short(x)}, x_prime = {_short(x_prime)}",
+    ]
+    if result.gdp_estimate is not None:
+        lines.append("  estimate:".ljust(16) + f"GDP epsilon {_fmt(float(result.gdp_estimate))} (estimate, assuming "
+                                                 "mu-GDP; not a bound, not what failed this check)")
+    lines += [
         f"With confidence {conf:.4g} the mechanism is NOT ({_fmt(float(result.epsilon_claimed))}, "
         f"{_fmt(float(result.delta))})-DP on these neighbouring inputs: it lets an attacker tell them apart "
         "better than the claim allows.",
+        "Why: " + "; ".join(ex["why"]) + "." if ex["why"] else "",
+        "Common causes: " + "; ".join(ex["next"][:-1]) + ".",
         f"A mechanism that meets its claim fails this check with probability at most {1 - conf:.2g}; re-run with "
-        "another seed (--dpaudit-seed) to tell a rare fluke from a bug.",
-        _FLOAT_CAUSE if _leak(result) == "floating-point" else _causes(),
+        f"another seed ({_another_seed(cfg)}) to tell a rare fluke from a bug.",
     ]
-    if result.gdp_estimate is not None:
-        lines.insert(5, "  GDP estimate:".ljust(16) + f"{_fmt(float(result.gdp_estimate))} (estimate, assuming mu-GDP; "
-                                                         "not a bound, not what failed this check)")
-    return "\n".join(lines)
+    return "\n".join(line for line in lines if line)
 
 
 def _llr_sampler(mechanism, count: int):

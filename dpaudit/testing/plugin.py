@@ -92,11 +92,11 @@ def pytest_configure(config):
             except ValueError as exc:
                 raise pytest.UsageError(str(exc)) from None
             sources.append(where)
-    config._dpaudit_base = AuditConfig().merged(**values, source=", ".join(sources) or "defaults")
+    config._dpaudit_base = AuditConfig(under_pytest=True).merged(**values, source=", ".join(sources) or "defaults")
 
 
 def _config_for(item) -> AuditConfig:
-    base = getattr(item.config, "_dpaudit_base", None) or AuditConfig()
+    base = getattr(item.config, "_dpaudit_base", None) or AuditConfig(under_pytest=True)
     marker = item.get_closest_marker("dpaudit")
     kwargs, sources = {}, [base.source] if base.source != "defaults" else []
     if marker is not None:

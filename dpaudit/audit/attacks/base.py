@@ -49,6 +49,10 @@ class AttackFamily:
     #: False for families that learn nothing from the training half (then, alone and with a single
     #: candidate pair, the whole selection sample chooses the threshold)
     needs_fit = True
+    #: tried by ``statistic="auto"`` / ``"auto-real"``; False for a family that depends on an optional extra, so that
+    #: the default contest -- and every default result -- is the same whatever extras are installed (it is then
+    #: used when named)
+    in_auto = True
 
     def applicable(self, train0, train1) -> tuple[bool, str]:
         return True, ""

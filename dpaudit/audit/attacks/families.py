@@ -34,7 +34,8 @@ Families of real-valued attacks (``auto`` tries the applicable ones, :func:`dpau
     of the posterior P[x' | o] (the classifier of DP-Sniper, Bichsel et al., S&P 2021).
 ``mlp``
     a small neural network (hidden layers 10 and 5, as in DP-Sniper's evaluation) from
-    scikit-learn (optional extra ``dpaudit[learn]``; skipped, and the skip recorded, without it).
+    scikit-learn (optional extra ``dpaudit[learn]``). Not in ``statistic="auto"``: a default result must not depend
+    on which extras are installed; name it to use it (``statistic=["auto-real", "mlp"]``).
 
 The bit-level family ``float-bits`` (Mironov 2012) is in :mod:`dpaudit.audit.attacks.floating`; the
 registry of the families ``statistic="auto"`` tries is :mod:`dpaudit.audit.attacks.registry`.
@@ -611,6 +612,7 @@ class MLPAttack(AttackFamily):
     name = "mlp"
     description = "small neural network (10, 5) on features (scikit-learn)"
     requires = "scikit-learn (pip install 'dpaudit[learn]')"
+    in_auto = False  # needs an optional extra: used when named (statistic=["auto-real", "mlp"], or "mlp")
 
     def applicable(self, train0, train1):
         if not sklearn_available():

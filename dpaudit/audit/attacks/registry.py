@@ -29,19 +29,18 @@ BIT_LEVEL_FAMILIES = ("float-bits",)
 
 
 def resolve_families(statistic) -> list[AttackFamily]:
-    """The families to try for ``statistic``: "auto" (all), "auto-real" (all but the bit-level ones:
-    the outputs are read as real numbers, so the audit is of the mathematical mechanism, not of its
-    floating-point implementation), a family name, or a list of names/families."""
+    """The families to try for ``statistic``: "auto" (every family with ``in_auto``: the same on every install),
+    "auto-real" (those but the bit-level ones: the outputs are read as real numbers, so the audit is of the
+    mathematical mechanism, not of its floating-point implementation), a family name, or a list of names, families
+    and "auto"/"auto-real" (``["auto", "mlp"]`` adds the optional neural network)."""
     if isinstance(statistic, str):
-        if statistic == "auto":
-            return list(ATTACK_FAMILIES)
-        if statistic == "auto-real":
-            return [f for f in ATTACK_FAMILIES if f.name not in BIT_LEVEL_FAMILIES]
         statistic = [statistic]
     out = []
     for f in statistic:
         if isinstance(f, AttackFamily):
             out.append(f)
+        elif f in ("auto", "auto-real"):  # the families every install has (in_auto), bit-level ones for "auto"
+            out += [g for g in ATTACK_FAMILIES if g.in_auto and (f == "auto" or g.name not in BIT_LEVEL_FAMILIES)]
         elif isinstance(f, str) and f in FAMILY_NAMES:
             out.append(ATTACK_FAMILIES[FAMILY_NAMES.index(f)])
         else:
@@ -49,7 +48,7 @@ def resolve_families(statistic) -> list[AttackFamily]:
                              f"got {f!r}")
     if not out:
         raise ValueError("statistic: the list of attack families is empty")
-    return out
+    return list(dict.fromkeys(out))  # each family once, in the order given
 
 
 def leak_kind(family: str, statistic=None) -> str:

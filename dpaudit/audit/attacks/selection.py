@@ -41,7 +41,7 @@ import numpy as np
 
 from dpaudit.audit.attacks.base import AttackFamily
 from dpaudit.audit.attacks.outputs import is_numeric_batch
-from dpaudit.audit.attacks.registry import resolve_families
+from dpaudit.audit.attacks.registry import leak_kind, resolve_families
 from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
@@ -123,6 +123,14 @@ class ChosenAttack:
     skipped: list = field(default_factory=list)
     #: which selection runs choose the threshold: "validation half", or all of them when the winner fits nothing
     threshold_on: str = "validation half"
+    #: the best family of the same contest that reads the outputs as real numbers (not their bits), when the
+    #: winner is a bit-level family: the attack on the mathematical mechanism (None otherwise)
+    real: ChosenAttack | None = None
+
+    @property
+    def bit_level(self) -> bool:
+        """True when the attack reads the binary representation of floats."""
+        return leak_kind(self.family, self.statistic) == "floating-point"
 
 
 def predict_bound(s0, s1, *, n_eval: int, delta: float, beta: float) -> float:
@@ -169,13 +177,14 @@ def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: f
                   features=None, label: str = "", n_eval: int | None = None,
                   randomize_ties: bool = False) -> ChosenAttack | None:
     """Fit every applicable family on (train0, train1), score (val0, val1), keep the best by
-    :func:`predict_bound` at the evaluation size ``n_eval`` (default: the validation size).
+    :func:`predict_bound` at the evaluation size ``n_eval`` (default: the validation size). When the winner reads
+    the bits of floats, ``winner.real`` is the best family that reads the outputs as real numbers.
 
     ``u0, u1`` are the auditor's tie-break coins for the validation outputs (uniform [0, 1)).
     Returns None when no family is applicable (the reasons are raised by the caller).
     """
     rng = np.random.default_rng(seed)
-    best, candidates, skipped = None, [], []
+    best, best_real, candidates, skipped = None, None, [], []
     if u0 is None:
         u0 = rng.random(len(val0))
     if u1 is None:
@@ -194,10 +203,15 @@ def choose_attack(train0, train1, val0, val1, *, families, delta: float, beta: f
         pred = predict_bound(s0, s1, n_eval=n_eval or len(val0), delta=delta, beta=beta)
         candidates.append({"family": fam.name, "description": stat.description, "predicted": pred,
                            "tie_break": tb is not None, "pair": label})
+        chosen = ChosenAttack(stat, fam.name, stat.description, tb, s0, s1, pred)
         if best is None or pred > best.predicted:
-            best = ChosenAttack(stat, fam.name, stat.description, tb, s0, s1, pred)
+            best = chosen
+        if not chosen.bit_level and (best_real is None or pred > best_real.predicted):
+            best_real = chosen
     if best is not None:
         best.candidates, best.skipped = candidates, skipped
+        if best.bit_level:
+            best.real = best_real
     return best
 
 

@@ -11,32 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from dpaudit.audit.protocol.verdict import GDP_LABEL, advice_lines, verdict_of, verdict_text
+from dpaudit.audit.protocol.verdict import CHECKS, FLUKE, GDP_LABEL, advice_lines, explain, verdict_of
 from dpaudit.audit.stats.estimate import Estimate
 from dpaudit.core.jsonable import to_jsonable
 
-__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS", "POWER_HINTS"]
+__all__ = ["AuditResult", "Estimate", "to_jsonable", "VIOLATION_CHECKS"]
 
-#: what to check after a certified violation, most common first (shown by reports and the pytest helpers)
-VIOLATION_CHECKS = (
-    "noise calibrated to the wrong sensitivity or neighbouring relation (replace-one neighbours double the "
-    "sensitivity of a sum)",
-    "a noise scale given as a variance instead of a standard deviation",
-    "noise added before clipping, or clipping of the batch instead of each example",
-    "subsampling claimed but not performed (or at another rate)",
-    "one budget charged for two releases (every release composes)",
-    "a rare fluke: a claim that holds is flagged with probability at most 1 - confidence; re-run with other "
-    "seeds (the same seed gives the same result)",
-)
-
-#: what can give an audit without power its power (besides the advisory trial counts)
-POWER_HINTS = (
-    "more trials (the advisory count above); a lower confidence certifies more from the same runs, at the price of "
-    "more false alarms",
-    "a stronger attack: a canary the mechanism reacts to more (white-box gradient canary, a worst-case input "
-    "pair), or a statistic closer to the likelihood ratio",
-    "for dp-gd / dp-sgd, method='one-run' with many canaries certifies from a single training run",
-)
+#: what to check after a violation of a training loop, most common first (kept for callers of the old name;
+#: :func:`dpaudit.audit.protocol.verdict.explain` chooses the checks by the evidence)
+VIOLATION_CHECKS = CHECKS[("distribution", "optimizer")] + (FLUKE,)
 
 
 @dataclass(frozen=True, repr=False)
@@ -105,11 +88,46 @@ class AuditResult:
         eps = c.get("epsilon") if isinstance(c, dict) else None
         return None if eps is None else float(eps)
 
+    @property
+    def findings(self) -> list:
+        """The two findings of an audit whose contest had a bit-level attack: ``[implementation, mathematical]``
+        (each a dict with ``epsilon_lower``, ``family``, ``leak``, ...), valid together at ``confidence``; ``[]``
+        for a single finding."""
+        f = self.details.get("findings") if isinstance(self.details, dict) else None
+        return list(f) if isinstance(f, list) else []
+
+    @property
+    def mathematical_lower(self):
+        """The certified bound of the mathematical mechanism (the best attack reading the outputs as real numbers)
+        when the audit has two findings, else ``None``."""
+        f = {x.get("name"): x for x in self.findings}.get("mathematical")
+        return None if f is None else float(f["epsilon_lower"])
+
+    @property
+    def cause(self):
+        """What a violation comes from: ``"floating-point"`` (the bits of the outputs) or ``"distribution"`` (the
+        mechanism as a distribution); ``None`` without a violation."""
+        if not self.violation:
+            return None
+        c = self.details.get("cause") if isinstance(self.details, dict) else None
+        if c:
+            return c
+        attack = self.details.get("attack") if isinstance(self.details, dict) else None
+        return attack.get("leak", "distribution") if isinstance(attack, dict) else "distribution"
+
+    def explain(self) -> dict:
+        """What the audit found, why, and what to do next (:func:`dpaudit.audit.protocol.verdict.explain`)."""
+        return explain(self.verdict, self.epsilon_lower, self.epsilon_claimed, self.details)
+
     def __repr__(self) -> str:
         """One line: the verdict and the numbers that decide it (``details`` are left out; see
         :meth:`summary` or ``to_dict()``)."""
         gdp = self.gdp_estimate
         tail = f", gdp_estimate={gdp:.4g} (not a bound)" if gdp is not None else ""
+        if self.mathematical_lower is not None:
+            tail = f", mathematical_lower={self.mathematical_lower:.4g}" + tail
+        if self.cause is not None:
+            tail = f", cause={self.cause!r}" + tail
         return (f"AuditResult(verdict={self.verdict!r}, epsilon_lower={self.epsilon_lower:.4g}, "
                 f"epsilon_claimed={self.epsilon_claimed:.4g}, delta={self.delta:.3g}, confidence={self.confidence:.4g}, "
                 f"trials={self.trials}, method={self.method.split(',')[0]!r}{tail}, details=<{len(self.details)} keys>)")
@@ -125,6 +143,7 @@ class AuditResult:
             "epsilon_lower": self.epsilon_lower, "epsilon_claimed": self.epsilon_claimed,
             "delta": self.delta, "confidence": self.confidence, "violation": self.violation,
             "verdict": self.verdict, "method": self.method, "trials": self.trials,
+            "cause": self.cause, "mathematical_lower": self.mathematical_lower, "explanation": self.explain(),
             "gdp_estimate": self.gdp_estimate, "gdp_estimate_label": f"{GDP_LABEL}; not a bound, never sets the verdict",
             "details": self.details,
         })
@@ -140,18 +159,18 @@ class AuditResult:
         return f"trials            : {self.trials} per neighbouring input"
 
     def summary(self) -> str:
-        """Multi-line human-readable summary (used by ``dpaudit audit``)."""
-        lines = [
+        """Multi-line human-readable summary (used by ``dpaudit audit``): the verdict and its next step first, the
+        findings, the certified numbers, why and what to check, and last -- apart from the bounds -- the GDP number,
+        an estimate that is never a bound."""
+        ex = self.explain()
+        lines = [f"verdict           : {ex['line']}"]
+        lines += [f"finding           : {f}" for f in ex["findings"]]
+        lines += [
             f"claimed epsilon   : {self.epsilon_claimed:.6g} at delta = {self.delta:.3g}",
             f"epsilon lower     : {self.epsilon_lower:.6g} (certified, {self.confidence:.0%} confidence)",
             f"method            : {self.method}",
             self._trials_line(),
         ]
-        gdp = self.details.get("gdp") or {}
-        eps = self.gdp_estimate
-        if eps is not None:
-            lines.append(f"GDP estimate      : {eps:.6g} ({GDP_LABEL}: mu >= {gdp.get('mu_lower', float('nan')):.4g}; "
-                         "not a bound, never sets the verdict)")
         ceiling = self.ceiling
         if ceiling is not None:
             if self.epsilon_claimed >= ceiling:
@@ -161,10 +180,17 @@ class AuditResult:
             else:
                 note = ""
             lines.append(f"ceiling           : {ceiling:.6g} (the most this audit could certify: every guess right){note}")
-        lines.append(f"verdict           : {verdict_text(self.verdict, self.epsilon_lower, self.epsilon_claimed)}")
+        lines += [f"why               : {w}" for w in ex["why"]]
+        if self.verdict == "violation":
+            lines += [f"check             : {c}" for c in ex["next"]]
         relation = self.details.get("relation") if isinstance(self.details, dict) else None
         if isinstance(relation, dict) and relation.get("warning"):
             lines.append(f"warning           : {relation['warning']}")
         if self.verdict == "inconclusive":
             lines += [f"                    {x}" for x in advice_lines(self.details.get("advice"), self.epsilon_claimed)]
+        eps = self.gdp_estimate
+        if eps is not None:
+            gdp = self.details.get("gdp") or {}
+            lines.append(f"estimate          : GDP epsilon {eps:.4g} ({GDP_LABEL}: mu >= "
+                         f"{gdp.get('mu_lower', float('nan')):.4g}; not a bound, never sets the verdict)")
         return "\n".join(lines)

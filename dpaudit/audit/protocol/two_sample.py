@@ -43,6 +43,7 @@ from dpaudit.audit.attacks.selection import (
     split_train_validation,
     tiebreak_seed,
 )
+from dpaudit.audit.protocol.evaluation import ScoreCounts, certify, plan_evaluation
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.verdict import GDP_LABEL
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
@@ -261,27 +262,44 @@ def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: f
     sel0 = np.asarray(sel0, dtype=float).ravel()
     sel1 = np.asarray(sel1, dtype=float).ravel()
     thr = threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="dp")
-    gdp = _gdp_record(threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="gdp"), delta)
+    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
+    parts = {"threshold_test": thr,
+             "gdp_test": threshold_test(rule, sel0, sel1, eval0, eval1, delta=delta, beta=beta, kind="gdp"),
+             "roc": roc_points(eval0, eval1, thr["orientation"]),
+             "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels,
+                                                    confidence=confidence),
+             "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
+                                        trials=max(n_trials, int(eval0.size)), selection=rule.name,
+                                        grid_size=thr.get("grid_size"))}
+    return assemble(parts, rule=rule, epsilon=epsilon, delta=delta, confidence=confidence, method=method,
+                    trials=n_trials, n_selection=(sel0.size, sel1.size), n_evaluation=(eval0.size, eval1.size),
+                    details=details)
+
+
+def assemble(parts: dict, *, rule: ThresholdRule, epsilon: float, delta: float, confidence: float, method: str,
+             trials: int, n_selection, n_evaluation, details: dict | None = None) -> AuditResult:
+    """The :class:`AuditResult` of a threshold audit from its certified parts (the threshold test, the GDP test,
+    the ROC curve, the descriptive statistics and the advice), whether they came from kept scores
+    (:func:`audit_scores`) or from counts (:func:`dpaudit.audit.protocol.evaluation.certify`)."""
+    thr = parts["threshold_test"]
     method_str = f"threshold test, Clopper-Pearson + delta term, {_rule_description(rule)}"
     if method == "gdp":
         method_str += f" (method='gdp': the GDP number is gdp_estimate, an {GDP_LABEL})"
     eps_lower = thr["value"]
     eps_lower = max(0.0, round_down(eps_lower)) if math.isfinite(eps_lower) else eps_lower
-    n_trials = int(trials if trials is not None else eval0.size + sel0.size)
     out = dict(details or {})
     out.update({
-        "threshold_test": thr, "gdp": gdp, "requested_method": method, "selection": rule.name,
-        "n_selection": [int(sel0.size), int(sel1.size)], "n_evaluation": [int(eval0.size), int(eval1.size)],
-        "roc": roc_points(eval0, eval1, thr["orientation"]),
-        "attack_statistics": attack_statistics(sel0, sel1, eval0, eval1, fpr_levels=fpr_levels, confidence=confidence),
-        "advice": threshold_advice(sel0, sel1, eval0, eval1, epsilon=epsilon, delta=delta, beta=beta,
-                                   trials=max(n_trials, int(eval0.size)), selection=rule.name,
-                                   grid_size=thr.get("grid_size")),
+        "threshold_test": thr, "gdp": _gdp_record(parts["gdp_test"], delta), "requested_method": method,
+        "selection": rule.name, "n_selection": [int(n) for n in n_selection],
+        "n_evaluation": [int(n) for n in n_evaluation], "roc": parts["roc"],
+        "attack_statistics": parts["attack_statistics"],
     })
+    if parts.get("advice") is not None:
+        out["advice"] = parts["advice"]
     return AuditResult(
         epsilon_lower=float(eps_lower), epsilon_claimed=float(epsilon), delta=float(delta),
         confidence=float(confidence), violation=bool(eps_lower > epsilon), method=method_str,
-        trials=n_trials, details=out,
+        trials=int(trials), details=out,
     )
 
 
@@ -352,19 +370,39 @@ def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
     use_grid = isinstance(rule, Bonferroni) and rule.grid is not None
     n_sel, n_eval = (0, req.trials) if use_grid else split_trials(req.trials, req.selection_fraction)
     sel0 = sel1 = np.empty(0)
-    chunk0, chunk1 = AttackChunk(req.sampler, a, statistic, req.encode), AttackChunk(req.sampler, b, statistic, req.encode)
     if n_sel:
-        sel0, sel1 = run_pair(run, chunk0, chunk1, n_sel, s_sel0, s_sel1, ("selection scores on x", "selection scores on x'"))
-    ev0, ev1 = run_pair(run, chunk0, chunk1, n_eval, s_ev0, s_ev1, ("evaluation scores on x", "evaluation scores on x'"))
+        sel0, sel1 = run_pair(run, AttackChunk(req.sampler, a, statistic, req.encode),
+                              AttackChunk(req.sampler, b, statistic, req.encode), n_sel, s_sel0, s_sel1,
+                              ("selection scores on x", "selection scores on x'"))
     desc = getattr(statistic, "description", "user statistic")
-    return audit_scores(sel0, sel1, ev0, ev1, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
-                        method=req.method, threshold=rule, trials=req.trials, fpr_levels=req.fpr_levels,
-                        details={"statistic": desc,
-                                 "attack": {"family": getattr(statistic, "family", "") or "user statistic",
-                                            "description": desc, "selected_on": "fixed by the user",
-                                            "leak": leak_kind(getattr(statistic, "family", ""), statistic)},
-                                 "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0,
-                                            "name": name}})
+    details = {"statistic": desc,
+               "attack": {"family": getattr(statistic, "family", "") or "user statistic", "description": desc,
+                          "selected_on": "fixed by the user", "leak": leak_kind(getattr(statistic, "family", ""),
+                                                                                 statistic)},
+               "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0, "name": name}}
+    plan = plan_evaluation(rule, sel0, sel1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels)
+    (le0, le1), = evaluate_counts(run, req, a, b, None, [(statistic, None, plan)], n_eval, (s_ev0, s_ev1))
+    parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                    trials=req.trials)
+    return assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
+                    method=req.method, trials=req.trials, n_selection=(n_sel, n_sel), n_evaluation=(n_eval, n_eval),
+                    details=details)
+
+
+def evaluate_counts(run, req: SamplerAudit, a, b, spec, tests, n_eval: int, seeds) -> list[tuple]:
+    """The evaluation runs of the pair (a, b), each reduced where it is drawn to the counts of every test
+    ``(statistic, tiebreak, EvaluationPlan)`` at its plan's thresholds (:class:`ScoreCounts`; summed exactly, so
+    the client holds O(thresholds) whatever ``n_eval``). Returns ``[(le0, le1)]`` per test."""
+    spec_tests = [(stat, tb, plan.thresholds) for stat, tb, plan in tests]
+    jobs = [Job(ScoreCounts(req.sampler, inp, spec_tests, req.encode, spec), n_eval, seed, name, fold=True)
+            for inp, seed, name in ((a, seeds[0], "evaluation runs on x"), (b, seeds[1], "evaluation runs on x'"))]
+    (c0,), (c1,) = run(jobs)
+    out, start = [], 0
+    for _, _, plan in tests:
+        stop = start + plan.size
+        out.append((c0.counts[start:stop], c1.counts[start:stop]))
+        start = stop
+    return out
 
 
 def fixed_statistic_rule(threshold) -> ThresholdRule:
@@ -409,22 +447,74 @@ def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
     sel = select_attack(req, contest, run, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit, n_eval=n_eval)
     best = sel["best"]
     _, a, b = req.candidates[sel["index"]]
-    tb = best.tiebreak
-    ev0, ev1 = run_pair(run, AttackChunk(req.sampler, a, best.statistic, req.encode, sel["spec"], tb),
-                        AttackChunk(req.sampler, b, best.statistic, req.encode, sel["spec"], tb), n_eval, s_ev0, s_ev1,
-                        ("evaluation scores on x", "evaluation scores on x'"))
-    runs = sel["runs"] + 2 * n_eval
-    rule, rule_record = _resolve_contest_rule(req.threshold, tb, best.threshold_on == FIT_FREE_WINNER)
-    details = attack_details(sel, req.candidates, n_sel, runs)
-    details["statistic"] = best.description
-    details["selection_rule"] = rule_record
-    res = audit_scores(best.val0, best.val1, ev0, ev1, epsilon=req.epsilon, delta=req.delta,
-                       confidence=req.confidence, method=req.method, threshold=rule, trials=req.trials,
-                       details=details, fpr_levels=req.fpr_levels)
+    findings = _findings(best, req)
+    tests, rules = [], []
+    for f in findings:
+        rule, record = _resolve_contest_rule(req.threshold, f["attack"].tiebreak,
+                                             f["attack"].threshold_on == FIT_FREE_WINNER)
+        plan = plan_evaluation(rule, f["attack"].val0, f["attack"].val1, delta=req.delta, beta=f["beta"],
+                               fpr_levels=req.fpr_levels)
+        tests.append((f["attack"].statistic, f["attack"].tiebreak, plan))
+        rules.append((rule, record))
+    counts = evaluate_counts(run, req, a, b, sel["spec"], tests, n_eval, (s_ev0, s_ev1))
+    results = []
+    for f, (_, _, plan), (rule, record), (le0, le1) in zip(findings, tests, rules, counts):
+        details = attack_details({**sel, "best": f["attack"]}, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
+        details["statistic"] = f["attack"].description
+        details["selection_rule"] = record
+        parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta,
+                        confidence=1.0 - f["beta"], trials=req.trials)
+        results.append(assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=1.0 - f["beta"],
+                                method=req.method, trials=req.trials, n_selection=(f["attack"].val0.size,
+                                                                                   f["attack"].val1.size),
+                                n_evaluation=(n_eval, n_eval), details=details))
+    res = results[0] if len(results) == 1 else _two_findings(results, findings, req)
     # every selection run counts (fitting half + threshold half), as the trial accounting promises
     res.details["n_threshold_selection"] = res.details["n_selection"]
     res.details["n_selection"] = [int(n_sel), int(n_sel)]
     return res
+
+
+def _findings(best, req: SamplerAudit) -> list[dict]:
+    """The attacks the evaluation certifies, each with its share of beta: the winner alone, or -- when it reads the
+    bits of floats and a real-valued family competed -- the winner (the implementation's finding) and the best
+    real-valued attack (the mathematical mechanism's finding) at beta/2 each, so that both hold together at the
+    stated confidence (a union bound; the same evaluation runs serve both)."""
+    if best.real is None:
+        return [{"name": "attack", "attack": best, "beta": req.beta}]
+    return [{"name": "implementation", "attack": best, "beta": req.beta / 2.0},
+            {"name": "mathematical", "attack": best.real, "beta": req.beta / 2.0}]
+
+
+def _finding_record(name: str, res: AuditResult) -> dict:
+    attack = res.details["attack"]
+    thr = res.details["threshold_test"]
+    return {"name": name, "epsilon_lower": res.epsilon_lower, "family": attack["family"],
+            "description": attack["description"], "leak": attack["leak"], "confidence": res.confidence,
+            "violation": res.violation, "threshold_test": {k: thr[k] for k in ("threshold", "orientation", "k_fp",
+                                                                                "k_fn", "n0", "n1", "value")},
+            "method": res.method}
+
+
+def _two_findings(results: list[AuditResult], findings: list[dict], req: SamplerAudit) -> AuditResult:
+    """One result from the implementation's and the mathematical mechanism's findings, valid together at the
+    stated confidence: its ``epsilon_lower`` is the larger (both hold at once), its details those of that finding,
+    ``details["findings"]`` records both and ``details["cause"]`` what a violation comes from."""
+    impl, math_ = results
+    headline = impl if impl.epsilon_lower > math_.epsilon_lower else math_
+    eps = headline.epsilon_lower
+    cause = None
+    if eps > req.epsilon:
+        cause = "floating-point" if math_.epsilon_lower <= req.epsilon else "distribution"
+    details = dict(headline.details)
+    details["findings"] = [_finding_record(f["name"], r) for f, r in zip(findings, results)]
+    details["gdp"] = math_.details["gdp"]  # the GDP estimate is about the mathematical mechanism's outputs
+    details["cause"] = cause
+    method = (f"{headline.method}; two findings at beta/2 each (the implementation: every family, bits of floats "
+              f"included; the mathematical mechanism: real-valued families), valid together")
+    return AuditResult(epsilon_lower=eps, epsilon_claimed=float(req.epsilon), delta=float(req.delta),
+                       confidence=float(req.confidence), violation=bool(eps > req.epsilon), method=method,
+                       trials=int(req.trials), details=details)
 
 
 # ------------------------------------------------------------------------------------ the contest
@@ -483,17 +573,20 @@ def _set_threshold_runs(best, best_train, contest: Contest, threshold_from_selec
     half or a Bonferroni grid: docs/attacks-benchmark.md); still only selection draws, so the evaluation
     certifies as before."""
     fit_free = {f.name for f in contest.families if not f.needs_fit}
-    if not threshold_from_selection:
-        best.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
-    elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
-        best.threshold_on = "all selection runs (nothing to fit or compare)"
-    elif best.family in fit_free:
-        tr0, tr1, g = best_train
-        s0, s1 = score_batch(best.statistic, tr0), score_batch(best.statistic, tr1)
-        if best.tiebreak is not None:
-            s0, s1 = best.tiebreak(s0, g.random(len(tr0))), best.tiebreak(s1, g.random(len(tr1)))
-        best.val0, best.val1 = np.concatenate([s0, best.val0]), np.concatenate([s1, best.val1])
-        best.threshold_on = FIT_FREE_WINNER
+    for attack in (best, best.real):
+        if attack is None:
+            continue
+        if not threshold_from_selection:
+            attack.threshold_on = "not used (one-run: the guesses are chosen on the calibration run)"
+        elif best_train is None:  # one candidate, nothing to fit: every selection run already picks the threshold
+            attack.threshold_on = "all selection runs (nothing to fit or compare)"
+        elif attack.family in fit_free:
+            tr0, tr1, g = best_train
+            s0, s1 = score_batch(attack.statistic, tr0), score_batch(attack.statistic, tr1)
+            if attack.tiebreak is not None:
+                s0, s1 = attack.tiebreak(s0, g.random(len(tr0))), attack.tiebreak(s1, g.random(len(tr1)))
+            attack.val0, attack.val1 = np.concatenate([s0, attack.val0]), np.concatenate([s1, attack.val1])
+            attack.threshold_on = FIT_FREE_WINNER
 
 
 def attack_details(sel: dict, candidates, n_sel: int, runs: int) -> dict:

@@ -25,8 +25,10 @@ from __future__ import annotations
 import math
 
 from dpaudit.audit.stats.power import DEFAULT_TARGET_FRACTION, MAX_ADVICE_TRIALS
+from dpaudit.core.display import bound_text
 
-__all__ = ["VERDICTS", "GDP_LABEL", "verdict_of", "verdict_text", "advice_lines"]
+__all__ = ["VERDICTS", "GDP_LABEL", "verdict_of", "verdict_text", "advice_lines", "explain", "scenario_of",
+           "SCENARIOS", "CHECKS", "POWER_HINTS", "ACTIONS"]
 
 VERDICTS = ("violation", "consistent", "inconclusive")
 #: label carried by every printed GDP number (summary, report, CLI, JSON)
@@ -46,11 +48,11 @@ def verdict_of(epsilon_lower: float, epsilon_claimed: float, violation: bool | N
 def verdict_text(verdict: str, epsilon_lower: float, epsilon_claimed: float) -> str:
     """One line explaining a verdict."""
     if verdict == "violation":
-        return (f"VIOLATION: the certified lower bound {epsilon_lower:.4g} exceeds the claimed epsilon "
-                f"{epsilon_claimed:.4g}")
+        return (f"VIOLATION: the certified lower bound {_lo(epsilon_lower)} exceeds the claimed epsilon "
+                f"{_up(epsilon_claimed)}")
     if verdict == "consistent":
-        return (f"consistent: the audit certified epsilon >= {epsilon_lower:.4g}, not more than the claimed "
-                f"{epsilon_claimed:.4g}")
+        return (f"consistent: the audit certified epsilon >= {_lo(epsilon_lower)}, not more than the claimed "
+                f"{_up(epsilon_claimed)}")
     return ("inconclusive: the audit certified nothing (lower bound 0); it had no power to test the claim "
             "-- this is not evidence that the claim holds")
 
@@ -116,3 +118,171 @@ def advice_lines(advice: dict | None, epsilon_claimed: float) -> list[str]:
                      "points to a weak attack or a mechanism far more private than claimed)")
         lines.append(line)
     return [f"advisory: {x}" for x in lines]
+
+
+# -- what a verdict means and what to do next, chosen by the evidence ---------------------------------------
+#: who produced the outputs: a mechanism (a sampler), an optimizer of dpaudit, the user's training loop, a library
+SCENARIOS = ("mechanism", "optimizer", "training", "library")
+
+#: what to check after a violation, by leak and scenario (most common first)
+CHECKS = {
+    ("floating-point", "mechanism"): (
+        "the sampler adds real-valued noise in floating point (x + noise in doubles): the low bits of its outputs "
+        "depend on x (Mironov 2012); snap the output to a grid after clamping (Mironov's snapping mechanism), or "
+        "draw exact discrete noise on a grid -- dpaudit's own Laplace.sample and Gaussian.sample do",
+        "statistic='auto-real' audits the mathematical mechanism only (the outputs read as real numbers)",
+    ),
+    ("floating-point", "library"): (
+        "the library's sampler adds floating-point noise whose low bits depend on the input (Mironov 2012): use "
+        "its secure or snapping option if it has one, and report the leak to its maintainers",
+        "statistic='auto-real' audits the mathematical mechanism only",
+    ),
+    ("distribution", "mechanism"): (
+        "noise calibrated to the wrong sensitivity: the inputs differ by more than the sensitivity the noise is "
+        "scaled to (replace-one neighbours double the sensitivity of a sum)",
+        "a noise scale given as a variance instead of a standard deviation, or a Laplace scale as epsilon",
+        "a vector output whose coordinates each spend the budget (the epsilons of the coordinates add up)",
+        "one budget charged for two releases (every release composes)",
+    ),
+    ("distribution", "library"): (
+        "the claim read from the library's parameters does not describe its output: check the documented "
+        "epsilon, the neighbouring relation it assumes (add/remove or replace-one) and the sensitivity it bounds",
+        "the library's input bounds (clamping) differ from the ones the claim assumes",
+    ),
+    ("distribution", "optimizer"): (
+        "noise calibrated to the wrong sensitivity or neighbouring relation (replace-one neighbours double the "
+        "sensitivity of a sum)",
+        "a noise scale given as a variance instead of a standard deviation",
+        "noise added before clipping, or clipping of the batch instead of each example",
+        "subsampling claimed but not performed (or at another rate)",
+        "one budget charged for two releases (every release composes)",
+    ),
+}
+CHECKS[("distribution", "training")] = CHECKS[("distribution", "optimizer")]
+CHECKS[("floating-point", "optimizer")] = CHECKS[("floating-point", "mechanism")]
+CHECKS[("floating-point", "training")] = CHECKS[("floating-point", "mechanism")]
+#: the last check of every violation
+FLUKE = ("a rare fluke: a claim that holds is flagged with probability at most 1 - confidence; re-run with other "
+         "seeds (the same seed gives the same result)")
+
+#: what can give an audit without power its power (besides the advisory trial counts)
+POWER_HINTS = {
+    "mechanism": ("more trials (the advisory count above); a lower confidence certifies more from the same runs, "
+                  "at the price of more false alarms",
+                  "a stronger attack: a neighbouring pair the mechanism reacts to more (pairs=statdp_pairs(n)), or a "
+                  "statistic closer to the likelihood ratio"),
+    "optimizer": ("more trials (the advisory count above)",
+                  "a stronger attack: a canary the optimizer reacts to more (white-box gradient canary)",
+                  "for dp-gd / dp-sgd, method='one-run' with many canaries certifies from a single training run"),
+    "training": ("more canaries (one run) or more trainings (many runs): the advisory count above",
+                 "a score closer to the likelihood ratio of the canary (e.g. the canary coordinate's movement)"),
+    "library": ("more trials (the advisory count above)",
+                "a neighbouring pair at the edge of the library's input bounds"),
+}
+
+
+def scenario_of(details: dict) -> str:
+    """Who produced the audited outputs, read from a result's ``details``: an optimizer of dpaudit, the user's
+    training loop (``audit_training`` / ``audit_one_run``), a mechanism library's adapter, or a mechanism."""
+    if not isinstance(details, dict):
+        return "mechanism"
+    if details.get("library"):
+        return "library"
+    if details.get("optimizer"):
+        return "optimizer"
+    if "trainings" in details:
+        return "training"
+    return "mechanism"
+
+
+def _lo(x: float) -> str:
+    """A certified lower bound as printed: rounded down (:func:`dpaudit.core.display.bound_text`)."""
+    return bound_text(x, up=False)
+
+
+def _up(x: float) -> str:
+    """A claim as printed: rounded up."""
+    return bound_text(x, up=True)
+
+
+#: the one-sentence next step of a verdict, by leak and scenario (the full list is ``explain()["next"]``)
+ACTIONS = {
+    ("floating-point", "mechanism"): "Fix: snap the output to a grid, or draw discrete noise; statistic='auto-real' "
+                                     "audits the mathematics only.",
+    ("floating-point", "library"): "Fix: use the library's secure (snapping) mode if it has one, and report the leak "
+                                   "to its maintainers; statistic='auto-real' audits the mathematics only.",
+    ("distribution", "mechanism"): "Check: the sensitivity and the noise scale the claim assumes (the checks below).",
+    ("distribution", "optimizer"): "Check: the noise calibration, the clipping and the sampling against the claim "
+                                   "(the checks below).",
+    ("distribution", "library"): "Check: the claim read from the library (its epsilon, its neighbouring relation, its "
+                                 "input bounds).",
+    "inconclusive": "Next: more trials or a stronger attack (the advisory numbers say how many).",
+}
+ACTIONS[("floating-point", "optimizer")] = ACTIONS[("floating-point", "mechanism")]
+ACTIONS[("floating-point", "training")] = ACTIONS[("floating-point", "mechanism")]
+ACTIONS[("distribution", "training")] = ACTIONS[("distribution", "optimizer")]
+
+
+def _findings_of(details: dict) -> dict:
+    return {f["name"]: f for f in details.get("findings") or () if isinstance(f, dict)}
+
+
+def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details: dict) -> dict:
+    """What an audit found, why, and what to do next, in words chosen by the evidence: the verdict, the two findings
+    when the contest had a bit-level family (the implementation and the mathematical mechanism), the winning attack
+    and its leak kind, and the scenario (:func:`scenario_of`). Returns ``{"headline", "findings", "why", "next",
+    "leak", "scenario"}`` (lists of sentences where plural); every surface (summary, report, CLI, pytest) prints it."""
+    details = details if isinstance(details, dict) else {}
+    scenario = scenario_of(details)
+    attack = details.get("attack") if isinstance(details.get("attack"), dict) else {}
+    found = _findings_of(details)
+    impl, math_ = found.get("implementation"), found.get("mathematical")
+    leak = details.get("cause") or attack.get("leak", "distribution")
+    family = attack.get("family", "the attack")
+    out = {"verdict": verdict, "scenario": scenario, "leak": leak if verdict == "violation" else None,
+           "findings": [], "why": [], "next": []}
+    if impl is not None and math_ is not None:
+        out["findings"] = [
+            f"implementation (every attack, bits of floats included; winner: {impl['family']}): epsilon >= "
+            f"{_lo(impl['epsilon_lower'])}",
+            f"mathematical mechanism (outputs read as real numbers; winner: {math_['family']}): epsilon >= "
+            f"{_lo(math_['epsilon_lower'])}",
+            "both hold together at the stated confidence (each at half its failure probability)"]
+    if verdict == "violation":
+        if leak == "floating-point":
+            head = (f"VIOLATION through floating-point representation (Mironov 2012): {_lo(epsilon_lower)} > "
+                    f"{_up(epsilon_claimed)}.")
+            if math_ is not None:
+                state = "consistent" if math_["epsilon_lower"] > 0 else "not contradicted"
+                head += (f" The mathematical mechanism is {state}: {_lo(math_['epsilon_lower'])} <= "
+                         f"{_up(epsilon_claimed)}.")
+            out["why"].append(f"the winning attack ({family}) reads the binary representation of the outputs: outputs "
+                              "reachable from one input are not reachable from the other")
+        else:
+            head = (f"VIOLATION: the certified lower bound {_lo(epsilon_lower)} exceeds the claimed epsilon "
+                    f"{_up(epsilon_claimed)}.")
+            if math_ is not None:
+                head += (f" The mathematical mechanism itself leaks: {_lo(math_['epsilon_lower'])} > "
+                         f"{_up(epsilon_claimed)}.")
+            out["why"].append(f"the attack {family} ({attack.get('description', '')}) tells the two inputs apart more "
+                              "often than the claim allows")
+        out["next"] = list(CHECKS.get((leak, scenario), CHECKS[("distribution", "mechanism")])) + [FLUKE]
+        out["action"] = ACTIONS.get((leak, scenario), ACTIONS[("distribution", "mechanism")])
+    elif verdict == "consistent":
+        head = (f"consistent: the audit certified epsilon >= {_lo(epsilon_lower)}, not more than the claimed "
+                f"{_up(epsilon_claimed)}.")
+        if math_ is not None and impl is not None:
+            head += (f" The implementation ({_lo(impl['epsilon_lower'])}) and the mathematical mechanism "
+                     f"({_lo(math_['epsilon_lower'])}) are both within the claim.")
+        out["why"].append(f"the best attack ({family}) certified some privacy loss, and not more than claimed")
+        out["next"] = ["this is evidence at the audit's power, not a proof: compare the bound with the ceiling of a "
+                       "threshold audit at these trials (details['advice']) to see how much more an audit could show"]
+    else:
+        head = ("inconclusive: the audit certified nothing (lower bound 0); it had no power to test the claim -- "
+                "this is not evidence that the claim holds.")
+        out["next"] = list(POWER_HINTS.get(scenario, POWER_HINTS["mechanism"]))
+        out["action"] = ACTIONS["inconclusive"]
+    out["headline"] = head
+    out.setdefault("action", "")
+    out["line"] = f"{head} {out['action']}".strip()
+    return out

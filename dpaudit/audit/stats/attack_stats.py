@@ -31,11 +31,12 @@ import math
 import numpy as np
 
 from dpaudit.audit.stats.binomial import cp_lower, cp_upper
-from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_counts
+from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_counts, oriented_from_counts
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.validation import check_confidence
 
-__all__ = ["attack_statistics", "auroc", "auroc_interval", "DEFAULT_FPR_LEVELS", "ROLE"]
+__all__ = ["attack_statistics", "statistics_thresholds", "statistics_from_counts", "auroc", "auroc_interval",
+           "DEFAULT_FPR_LEVELS", "ROLE"]
 
 #: FPR levels of the "TPR at a fixed low FPR" statistics
 DEFAULT_FPR_LEVELS = (1e-3, 1e-2)
@@ -74,6 +75,33 @@ def _threshold_at_fpr(sel0, orientation: str, level: float) -> float:
     return float(np.nextafter(s[allowed], -np.inf)) if allowed < n else math.inf
 
 
+def statistics_thresholds(sel0, sel1, *, orientation: str | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> dict:
+    """The thresholds the descriptive statistics read, fixed on the selection scores before any evaluation score
+    is seen: ``{"orientation", "fpr_levels", "fpr": [t per level], "accuracy": t}`` (no thresholds without
+    selection scores)."""
+    levels = [float(a) for a in np.atleast_1d(np.asarray(fpr_levels, dtype=float))]
+    if any(not 0.0 < a < 1.0 for a in levels):
+        raise ValueError(f"fpr_levels must lie in (0, 1), got {fpr_levels!r}")
+    s0 = np.asarray(sel0, dtype=float).ravel()
+    s1 = np.asarray(sel1, dtype=float).ravel()
+    have_sel = s0.size > 0 and s1.size > 0
+    if orientation is None:
+        orientation = ">" if not have_sel or auroc(s0, s1) >= 0.5 else "<="
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
+    out = {"orientation": orientation, "fpr_levels": levels, "fpr": [], "accuracy": None}
+    if not have_sel:
+        return out
+    o = ORIENTATIONS.index(orientation)
+    out["fpr"] = [_threshold_at_fpr(s0, orientation, level) for level in levels]
+    # best balanced accuracy: threshold chosen on the selection scores
+    cand = np.unique(np.concatenate([s0, s1]))
+    k_fp, k_fn = oriented_counts(s0, s1, cand)
+    acc_sel = 1.0 - 0.5 * (k_fp[o] / s0.size + k_fn[o] / s1.size)
+    out["accuracy"] = float(cand[int(np.argmax(acc_sel))])
+    return out
+
+
 def attack_statistics(sel0, sel1, eval0, eval1, *, orientation: str | None = None, fpr_levels=DEFAULT_FPR_LEVELS,
                       confidence: float = 0.95) -> dict:
     """TPR at each FPR level, AUROC and best accuracy with intervals (module docstring).
@@ -82,51 +110,53 @@ def attack_statistics(sel0, sel1, eval0, eval1, *, orientation: str | None = Non
     (``">"`` when there are none).
     """
     confidence = check_confidence("confidence", confidence)
-    levels = [float(a) for a in np.atleast_1d(np.asarray(fpr_levels, dtype=float))]
-    if any(not 0.0 < a < 1.0 for a in levels):
-        raise ValueError(f"fpr_levels must lie in (0, 1), got {fpr_levels!r}")
+    plan = statistics_thresholds(sel0, sel1, orientation=orientation, fpr_levels=fpr_levels)
     e0 = as_scores(eval0, "eval0")
     e1 = as_scores(eval1, "eval1")
-    s0 = np.asarray(sel0, dtype=float).ravel()
-    s1 = np.asarray(sel1, dtype=float).ravel()
-    have_sel = s0.size > 0 and s1.size > 0
-    if orientation is None:
-        orientation = ">" if not have_sel or auroc(s0, s1) >= 0.5 else "<="
-    if orientation not in ORIENTATIONS:
-        raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
-    n0, n1 = int(e0.size), int(e1.size)
+    ts = np.asarray(plan["fpr"] + ([plan["accuracy"]] if plan["accuracy"] is not None else []), dtype=float)
+    le0, le1 = np.searchsorted(np.sort(e0), ts, side="right"), np.searchsorted(np.sort(e1), ts, side="right")
     a = auroc(e0, e1)
-    a = a if orientation == ">" else 1.0 - a
+    return statistics_from_counts(plan, ts, le0, le1, int(e0.size), int(e1.size), confidence=confidence,
+                                  auroc_value=a, auroc_method="Mann-Whitney U on the evaluation scores")
+
+
+def statistics_from_counts(plan: dict, t, le0, le1, n0: int, n1: int, *, confidence: float, auroc_value: float,
+                           auroc_method: str) -> dict:
+    """The descriptive statistics from the evaluation counts ``le0[i] = #{s0 <= t_i}`` at thresholds ``t`` that
+    include the ones of ``plan`` (:func:`statistics_thresholds`); ``auroc_value`` of ``s1`` over ``s0`` (``">"``)."""
+    confidence = check_confidence("confidence", confidence)
+    t = np.asarray(t, dtype=float)
+    orientation = plan["orientation"]
+    o = ORIENTATIONS.index(orientation)
+    a = auroc_value if orientation == ">" else 1.0 - auroc_value
     lo, hi = auroc_interval(a, n0, n1, confidence)
     out = {"role": ROLE, "orientation": orientation, "confidence": confidence, "n_evaluation": [n0, n1],
            "auroc": {"value": a, "interval": [lo, hi],
-                     "method": "Mann-Whitney U on the evaluation scores; McDiarmid bounded-differences interval "
-                               "(distribution-free, exact level)"},
+                     "method": f"{auroc_method}; McDiarmid bounded-differences interval (distribution-free, exact "
+                               "level)"},
            "tpr_at_fpr": [], "accuracy": None}
-    o = ORIENTATIONS.index(orientation)
-    if not have_sel:
+    if plan["accuracy"] is None:
         out["note"] = "no selection scores: thresholds cannot be fixed in advance, so only the AUROC is given"
         return out
-    for level in levels:
-        t = _threshold_at_fpr(s0, orientation, level)
-        k_fp, k_fn = oriented_counts(e0, e1, [t])
-        fp, tp = int(k_fp[o, 0]), n1 - int(k_fn[o, 0])
+    k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
+
+    def at(x):  # the counts of the test at threshold x (one of t)
+        i = int(np.flatnonzero(t == x)[0])
+        return int(k_fp[o, i]), int(k_fn[o, i])
+
+    for level, x in zip(plan["fpr_levels"], plan["fpr"]):
+        fp, fn = at(x)
+        tp = n1 - fn
         out["tpr_at_fpr"].append({
-            "fpr_level": level, "threshold": t, "tpr": tp / n1, "tpr_interval": _two_sided(tp, n1, confidence),
+            "fpr_level": level, "threshold": x, "tpr": tp / n1, "tpr_interval": _two_sided(tp, n1, confidence),
             "fpr": fp / n0, "fpr_interval": _two_sided(fp, n0, confidence),
             "method": "threshold fixed on the selection scores (empirical FPR <= level); exact two-sided "
                       "Clopper-Pearson on the evaluation scores"})
-    # best balanced accuracy: threshold chosen on the selection scores
-    cand = np.unique(np.concatenate([s0, s1]))
-    k_fp, k_fn = oriented_counts(s0, s1, cand)
-    acc_sel = 1.0 - 0.5 * (k_fp[o] / s0.size + k_fn[o] / s1.size)
-    t = float(cand[int(np.argmax(acc_sel))])
-    k_fp, k_fn = oriented_counts(e0, e1, [t])
-    fp, fn = int(k_fp[o, 0]), int(k_fn[o, 0])
+    fp, fn = at(plan["accuracy"])
     b = (1.0 - confidence) / 2.0  # FPR and FNR at beta/2 each (union bound), each interval two-sided
     fpr_i = _two_sided(fp, n0, 1.0 - b)
     fnr_i = _two_sided(fn, n1, 1.0 - b)
-    out["accuracy"] = {"value": 1.0 - 0.5 * (fp / n0 + fn / n1), "threshold": t,
+    out["accuracy"] = {"value": 1.0 - 0.5 * (fp / n0 + fn / n1), "threshold": plan["accuracy"],
                        "interval": [max(0.0, round_down(1.0 - 0.5 * (fpr_i[1] + fnr_i[1]))),
                                     min(1.0, round_up(1.0 - 0.5 * (fpr_i[0] + fnr_i[0])))],
                        "method": "balanced accuracy of the threshold best on the selection scores; Clopper-Pearson "

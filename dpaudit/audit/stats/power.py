@@ -41,9 +41,10 @@ import numpy as np
 from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.one_run import one_run_epsilon_lower
-from dpaudit.audit.stats.thresholds import ORIENTATIONS, oriented_counts
+from dpaudit.audit.stats.thresholds import ORIENTATIONS, counts_at, oriented_from_counts
 
 __all__ = ["ADVICE_LABEL", "trials_needed", "threshold_ceiling", "threshold_advice", "one_run_advice",
+           "threshold_advice_from_counts", "advice_grid",
            "POWER_Z", "MAX_ADVICE_TRIALS", "DEFAULT_TARGET_FRACTION"]
 
 #: label carried by every advisory number
@@ -149,25 +150,30 @@ def _quantile_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
     return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
 
 
-def _advisory_test(s0, s1, beta):
-    """The test with the most significant advantage 1 - FPR - FNR on all of the audit's scores."""
-    t = _quantile_grid(s0, s1)
-    k_fp, k_fn = oriented_counts(s0, s1, t)
-    p0 = (k_fp + 0.5) / (s0.size + 1.0)  # Jeffreys-style point estimates: never exactly 0 or 1
-    p1 = (k_fn + 0.5) / (s1.size + 1.0)
-    se0 = np.sqrt(p0 * (1.0 - p0) / s0.size)
-    se1 = np.sqrt(p1 * (1.0 - p1) / s1.size)
+def advice_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
+    """The advisory test's thresholds: fixed quantile levels of the pooled scores (geometric towards both tails)."""
+    return _quantile_grid(np.asarray(s0, dtype=float).ravel(), np.asarray(s1, dtype=float).ravel(), size)
+
+
+def _advisory_test(t, le0, le1, n0: int, n1: int, beta):
+    """The test with the most significant advantage 1 - FPR - FNR among the thresholds ``t`` (counts ``le0[i] =
+    #{s0 <= t_i}`` of all of the audit's scores)."""
+    k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
+    p0 = (k_fp + 0.5) / (n0 + 1.0)  # Jeffreys-style point estimates: never exactly 0 or 1
+    p1 = (k_fn + 0.5) / (n1 + 1.0)
+    se0 = np.sqrt(p0 * (1.0 - p0) / n0)
+    se1 = np.sqrt(p1 * (1.0 - p1) / n1)
     z = (1.0 - p0 - p1) / np.sqrt(se0**2 + se1**2)
     o, i = np.unravel_index(int(np.argmax(z)), z.shape)
     tests = int(z.size)
     gate = NormalDist().inv_cdf(1.0 - beta / tests)  # one-sided, Bonferroni over the grid's tests
     # optimistic rates: each test's rates `gate` standard errors better (all hold at once w.p. ~1 - beta)
-    floor0, floor1 = 0.5 / (s0.size + 1.0), 0.5 / (s1.size + 1.0)
+    floor0, floor1 = 0.5 / (n0 + 1.0), 0.5 / (n1 + 1.0)
     opt0 = np.maximum(p0 - gate * se0, floor0)
     opt1 = np.maximum(p1 - gate * se1, floor1)
     best = np.argsort((1.0 - opt0 - opt1).ravel())[::-1][:_OPTIMISTIC_TESTS]
     return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "fpr": float(p0[o, i]), "fnr": float(p1[o, i]),
-            "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(s0.size), "n1": int(s1.size),
+            "k_fp": int(k_fp[o, i]), "k_fn": int(k_fn[o, i]), "n0": int(n0), "n1": int(n1),
             "z": float(z[o, i]), "z_needed": float(gate), "tests": tests,
             # rates one standard error worse: allows for the noise and for choosing the best of many tests
             "fpr_planning": float(min(1.0, p0[o, i] + se0[o, i])), "fnr_planning": float(min(1.0, p1[o, i] + se1[o, i])),
@@ -214,15 +220,26 @@ def threshold_advice(sel0, sel1, eval0, eval1, *, epsilon: float, delta: float, 
     ev1 = np.asarray(eval1, dtype=float).ravel()
     s0 = np.concatenate([np.asarray(sel0, dtype=float).ravel(), ev0])
     s1 = np.concatenate([np.asarray(sel1, dtype=float).ravel(), ev1])
-    trials = max(int(trials), int(ev0.size))
-    eval_share = ev0.size / float(trials)
+    t = advice_grid(s0, s1)
+    return threshold_advice_from_counts(t, counts_at(s0, t), counts_at(s1, t), int(s0.size), int(s1.size),
+                                        n_eval=int(ev0.size), epsilon=epsilon, delta=delta, beta=beta, trials=trials,
+                                        selection=selection, grid_size=grid_size, target_fraction=target_fraction)
+
+
+def threshold_advice_from_counts(t, le0, le1, n0: int, n1: int, *, n_eval: int, epsilon: float, delta: float,
+                                 beta: float, trials: int, selection: str = "heldout", grid_size: int | None = None,
+                                 target_fraction: float = DEFAULT_TARGET_FRACTION) -> dict:
+    """:func:`threshold_advice` from the counts of all the audit's scores (``n0``, ``n1`` of them, ``n_eval`` per
+    side evaluating) at the advisory thresholds ``t`` (:func:`advice_grid`, fixed before the counts)."""
+    trials = max(int(trials), int(n_eval))
+    eval_share = n_eval / float(trials)
     if selection == "heldout":  # the levels of heldout_test: selection beta/20, evaluation beta/2 per rate
         stages = [(1.0 - eval_share, beta / 20.0), (eval_share, beta / 2.0)]
     else:  # Bonferroni over G = 2 * grid_size tests: beta/(2G) per rate
         stages = [(eval_share, beta / (4.0 * int(grid_size or 1)))]
     out = {"label": ADVICE_LABEL, "trials": trials, "target_fraction": float(target_fraction),
            "trials_for_positive": None, "trials_for_target": None}
-    test = _advisory_test(s0, s1, beta)
+    test = _advisory_test(np.asarray(t, dtype=float), le0, le1, n0, n1, beta)
     test["limit"] = float(epsilon_lower_from_rates(test["fpr_planning"], test["fnr_planning"], delta))
     test["chosen_by"] = ("largest z-score of 1 - FPR - FNR over a quantile grid of all the audit's scores; "
                          "planning rates one standard error worse than observed")

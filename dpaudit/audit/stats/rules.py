@@ -40,6 +40,7 @@ from dpaudit.audit.stats.thresholds import (
     ORIENTATIONS,
     as_scores,
     check_kind,
+    counts_at,
     criterion,
     roc_frontier,
     select_test,
@@ -179,13 +180,6 @@ def plan_tests(rule: ThresholdRule, sel0, sel1, *, delta: float, beta: float, ki
         parts = tuple(plan_tests(r, sel0, sel1, delta=delta, beta=beta / k, kind=kind) for r in rule.rules)
         return TestPlan("combined", np.concatenate([p.thresholds for p in parts]), (0, 1), beta / k, beta, {}, parts)
     raise ValueError(f"rule must be a ThresholdRule (HeldOut, Bonferroni, Frontier, Combined), got {rule!r}")
-
-
-def counts_at(scores, thresholds) -> np.ndarray:
-    """``#{s <= t}`` for every ``t`` of ``thresholds``: all a plan needs of one side's evaluation scores (sums of
-    these over chunks are exact, so they can be computed where the scores are drawn)."""
-    s = np.sort(as_scores(scores))
-    return np.searchsorted(s, np.atleast_1d(np.asarray(thresholds, dtype=float)), side="right").astype(np.int64)
 
 
 def certify_plan(plan: TestPlan, le0, le1, n0: int, n1: int, *, delta: float, kind: str = "dp") -> dict:

@@ -25,7 +25,8 @@ from dpaudit.audit.stats.gdp import mu_lower_from_rates
 from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
-           "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind"]
+           "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind", "counts_at", "oriented_from_counts",
+           "auroc_from_counts", "select_from_counts", "frontier_from_counts"]
 
 #: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
 FRONTIER_MAX_POINTS = 128
@@ -59,6 +60,35 @@ def oriented_counts(scores0, scores1, thresholds):
     k_fp = np.stack([s0.size - le0, le0])
     k_fn = np.stack([le1, s1.size - le1])
     return k_fp, k_fn
+
+
+def counts_at(scores, thresholds) -> np.ndarray:
+    """``#{s <= t}`` for every ``t`` of ``thresholds`` (int64): all a threshold test needs of one side's scores.
+    Sums of these over chunks of scores are exact, so they can be computed where the scores are drawn."""
+    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
+    s = as_scores(scores)
+    if t.size > 1 and np.all(t[1:] > t[:-1]):  # sorted thresholds: one pass, no sort of the scores
+        i = np.searchsorted(t, s, side="left")  # s <= t_j  iff  j >= i
+        return np.cumsum(np.bincount(i, minlength=t.size + 1)[:t.size]).astype(np.int64)
+    return np.searchsorted(np.sort(s), t, side="right").astype(np.int64)
+
+
+def oriented_from_counts(le0, le1, n0: int, n1: int):
+    """``(k_fp, k_fn)`` of shape (2, T) from the counts ``le0[i] = #{s0 <= t_i}``, ``le1[i] = #{s1 <= t_i}``
+    (:func:`oriented_counts` without the scores)."""
+    le0 = np.asarray(le0, dtype=np.int64)
+    le1 = np.asarray(le1, dtype=np.int64)
+    return np.stack([n0 - le0, le0]), np.stack([le1, n1 - le1])
+
+
+def auroc_from_counts(le0, le1, n0: int, n1: int) -> float:
+    """P[s1 > s0] + P[s1 = s0] / 2 from counts at sorted thresholds, scores in the same bin (t_{k-1}, t_k] counted
+    as ties: the Mann-Whitney statistic exactly when every distinct score value is a threshold, else that of the
+    scores binned at the thresholds."""
+    c0 = np.diff(np.concatenate([[0], np.asarray(le0, dtype=float), [n0]]))
+    c1 = np.diff(np.concatenate([[0], np.asarray(le1, dtype=float), [n1]]))
+    below0 = np.concatenate([[0.0], np.cumsum(c0)[:-1]])
+    return float(np.sum(c1 * (below0 + 0.5 * c0)) / (float(n0) * float(n1)))
 
 
 def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.ndarray:
@@ -105,17 +135,25 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     side this raised the Laplace ratio from 0.89 to 0.98 on average, see
     ``benchmarks/audit_tightness.py``).
     """
-    kind = check_kind(kind)
-    delta = check_audit_delta("delta", delta)
-    beta = check_beta("beta", beta)
     sel0 = as_scores(sel0, "sel0")
     sel1 = as_scores(sel1, "sel1")
     t = candidate_thresholds(sel0, sel1, max_candidates)
-    k_fp, k_fn = oriented_counts(sel0, sel1, t)
+    return select_from_counts(t, counts_at(sel0, t), counts_at(sel1, t), sel0.size, sel1.size, delta=delta,
+                              beta=beta, kind=kind)
+
+
+def select_from_counts(t, le0, le1, n0: int, n1: int, *, delta: float, beta: float, kind: str = "dp") -> dict:
+    """:func:`select_test` on selection counts at candidate thresholds ``t`` (``le0[i] = #{s0 <= t_i}``): each
+    (threshold, orientation) scored by its Clopper-Pearson bound on the selection counts at ``beta/20`` per rate."""
+    kind = check_kind(kind)
+    delta = check_audit_delta("delta", delta)
+    beta = check_beta("beta", beta)
+    k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
     level = beta / 20.0
-    crit = np.asarray(criterion(kind, cp_upper(k_fp, sel0.size, level), cp_upper(k_fn, sel1.size, level), delta))
+    crit = np.asarray(criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta))
     o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
-    return {"threshold": float(t[i]), "orientation": ORIENTATIONS[o], "predicted": float(crit[o, i])}
+    return {"threshold": float(np.asarray(t, dtype=float)[i]), "orientation": ORIENTATIONS[o],
+            "predicted": float(crit[o, i])}
 
 
 def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta: float, beta: float,
@@ -164,24 +202,28 @@ def roc_frontier(sel0, sel1, max_points: int = FRONTIER_MAX_POINTS) -> dict:
     ``max_points`` vertices are thinned to ``max_points`` spread evenly in log FPR (the tails matter for large
     epsilon). Everything here depends only on the selection scores.
     """
-    max_points = check_count("max_points", max_points, minimum=2)
     s0 = as_scores(sel0, "sel0")
     s1 = as_scores(sel1, "sel1")
     t = np.unique(np.concatenate([s0, s1]))
-    k_fp, k_fn = oriented_counts(s0, s1, t)
-    s0s = np.sort(s0)
-    below = np.searchsorted(s0s, s1, side="left").sum() + 0.5 * (np.searchsorted(s0s, s1, side="right")
-                                                                  - np.searchsorted(s0s, s1, side="left")).sum()
-    o = 0 if below / (s0.size * s1.size) >= 0.5 else 1  # selection AUROC of ">" (Mann-Whitney)
-    fpr = k_fp[o] / s0.size
-    tpr = 1.0 - k_fn[o] / s1.size
+    return frontier_from_counts(t, counts_at(s0, t), counts_at(s1, t), s0.size, s1.size, max_points)
+
+
+def frontier_from_counts(t, le0, le1, n0: int, n1: int, max_points: int = FRONTIER_MAX_POINTS) -> dict:
+    """:func:`roc_frontier` from counts at sorted candidate thresholds ``t`` (the orientation from the AUROC of
+    the counts, exact when every distinct selection score is a candidate)."""
+    max_points = check_count("max_points", max_points, minimum=2)
+    t = np.asarray(t, dtype=float)
+    k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
+    o = 0 if auroc_from_counts(le0, le1, n0, n1) >= 0.5 else 1  # selection AUROC of ">" (Mann-Whitney)
+    fpr = k_fp[o] / n0
+    tpr = 1.0 - k_fn[o] / n1
     order = np.lexsort((tpr, fpr))
     hull = order[_upper_hull(fpr[order], tpr[order])]
     hull = hull[(fpr[hull] < 1.0) & (tpr[hull] > 0.0)]  # the trivial corners certify nothing
     if hull.size == 0:
         hull = np.array([int(np.argmax(tpr - fpr))])
     if hull.size > max_points:
-        lf = np.log(np.maximum(fpr[hull], 0.5 / s0.size))
+        lf = np.log(np.maximum(fpr[hull], 0.5 / n0))
         targets = np.linspace(lf.min(), lf.max(), max_points)
         pick = np.unique(np.clip(np.searchsorted(lf, targets), 0, hull.size - 1))
         hull = hull[pick]

@@ -1,0 +1,158 @@
+"""What the evaluation runs of a threshold audit count, and the certified result from those counts.
+
+Once the attack and the selection scores are fixed, a threshold audit needs of its evaluation runs only the
+counts ``#{score <= t}`` at a finite set of thresholds fixed in advance (Kairouz, Oh, Viswanath 2015, Thm. 2.1
+with Clopper-Pearson rates): the tests of its threshold rule (:mod:`dpaudit.audit.stats.rules`), those of the GDP
+estimate, the thresholds of the descriptive statistics (TPR at a fixed FPR, best accuracy), a descriptive grid
+(the ROC curve and the AUROC, binned at it), and the advisory grid. :func:`plan_evaluation` fixes them all from
+the selection scores; :class:`ScoreCounts` is the chunk function that turns a chunk of mechanism runs into those
+counts where the runs are drawn (a process, a Dask worker), so only integer counts travel and the client holds
+O(thresholds) whatever the number of runs; :func:`certify` turns the summed counts into the result. Counts add up
+exactly, in any order: the result depends on the seed and the trial count only, never on the chunking, the
+number of workers or the executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpaudit.audit.attacks.outputs import as_output_batch, conform
+from dpaudit.audit.attacks.selection import tiebreak_seed
+from dpaudit.audit.stats.attack_stats import statistics_from_counts, statistics_thresholds
+from dpaudit.audit.stats.power import advice_grid, threshold_advice_from_counts
+from dpaudit.audit.stats.rules import TestPlan, ThresholdRule, certify_plan, plan_tests
+from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, auroc_from_counts, counts_at, oriented_from_counts
+from dpaudit.core.runner import Counts
+
+__all__ = ["EvaluationPlan", "plan_evaluation", "ScoreCounts", "certify", "describe_grid", "DESCRIBE_POINTS",
+           "ROC_POINTS"]
+
+#: thresholds of the descriptive grid (ROC curve, AUROC) fixed on the selection scores
+DESCRIBE_POINTS = 2048
+#: points of the ROC curve recorded in ``details["roc"]``
+ROC_POINTS = 201
+
+
+def describe_grid(sel0, sel1, points: int = DESCRIBE_POINTS) -> np.ndarray:
+    """Every distinct selection score when there are at most ``points``, else ``points`` quantiles of them (evenly
+    spread, and geometrically towards both tails): fixed before the evaluation, it bins the evaluation scores for the
+    ROC curve and the AUROC (exact when the statistic takes only values seen in selection)."""
+    pooled = np.concatenate([np.asarray(sel0, dtype=float).ravel(), np.asarray(sel1, dtype=float).ravel()])
+    if pooled.size == 0:
+        return np.empty(0)
+    values = np.unique(pooled)
+    if values.size <= points:
+        return values
+    tail = np.geomspace(0.5 / pooled.size, 0.5, points // 4)
+    levels = np.unique(np.clip(np.concatenate([tail, 1.0 - tail, np.linspace(0.0, 1.0, points // 2)]), 0.0, 1.0))
+    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """Everything the evaluation of one attack counts, fixed on its selection scores (module docstring)."""
+
+    rule: ThresholdRule
+    dp: TestPlan
+    gdp: TestPlan
+    statistics: dict          # statistics_thresholds(...): orientation, FPR-level and accuracy thresholds
+    describe: np.ndarray      # the descriptive grid (ROC curve, AUROC)
+    advice: np.ndarray        # the advisory grid
+    thresholds: np.ndarray    # the sorted union of all of them: what the evaluation counts
+    selection_le: tuple       # counts of the selection scores at the advisory grid: (le0, le1, n0, n1)
+
+    @property
+    def size(self) -> int:
+        return int(self.thresholds.size)
+
+
+def plan_evaluation(rule: ThresholdRule, sel0, sel1, *, delta: float, beta: float, fpr_levels) -> EvaluationPlan:
+    """Fix, on the selection scores alone, every threshold the evaluation counts (module docstring)."""
+    s0 = np.asarray(sel0, dtype=float).ravel()
+    s1 = np.asarray(sel1, dtype=float).ravel()
+    dp = plan_tests(rule, s0, s1, delta=delta, beta=beta, kind="dp")
+    gdp = plan_tests(rule, s0, s1, delta=delta, beta=beta, kind="gdp")
+    st = statistics_thresholds(s0, s1, fpr_levels=fpr_levels)
+    have = bool(s0.size and s1.size)  # no selection scores: a grid fixed in advance (Bonferroni) stands in
+    describe = describe_grid(s0, s1) if have else np.asarray(dp.thresholds, dtype=float)
+    adv = advice_grid(s0, s1) if have else np.asarray(dp.thresholds, dtype=float)
+    extra = np.asarray(st["fpr"] + ([st["accuracy"]] if st["accuracy"] is not None else []), dtype=float)
+    every = np.unique(np.concatenate([dp.thresholds, gdp.thresholds, extra, describe, adv]).astype(float))
+    sel_le = (counts_at(s0, adv) if have else np.zeros(adv.size, np.int64),
+              counts_at(s1, adv) if have else np.zeros(adv.size, np.int64), int(s0.size), int(s1.size))
+    return EvaluationPlan(rule, dp, gdp, st, describe, adv, every, sel_le)
+
+
+def _at(plan: EvaluationPlan, t, le):
+    """The counts ``le`` (at ``plan.thresholds``) read at thresholds ``t`` (each one of them)."""
+    idx = np.searchsorted(plan.thresholds, np.asarray(t, dtype=float))
+    return np.asarray(le, dtype=np.int64)[idx]
+
+
+def _roc(plan: EvaluationPlan, le0, le1, n0: int, n1: int, orientation: str) -> dict:
+    """The evaluation ROC curve at the descriptive grid (thinned to ``ROC_POINTS``), for plotting."""
+    t = plan.describe
+    if t.size > ROC_POINTS:
+        t = t[np.unique(np.round(np.linspace(0, t.size - 1, ROC_POINTS)).astype(int))]
+    k_fp, k_fn = oriented_from_counts(_at(plan, t, le0), _at(plan, t, le1), n0, n1)
+    o = ORIENTATIONS.index(orientation)
+    fpr = np.concatenate([[0.0, 1.0], k_fp[o] / n0])
+    tpr = np.concatenate([[0.0, 1.0], 1.0 - k_fn[o] / n1])
+    idx = np.lexsort((tpr, fpr))
+    return {"fpr": fpr[idx].tolist(), "tpr": tpr[idx].tolist(), "orientation": orientation}
+
+
+def certify(plan: EvaluationPlan, le0, le1, n0: int, n1: int, *, epsilon: float, delta: float, confidence: float,
+            trials: int, fpr_levels=None) -> dict:
+    """The threshold test, the GDP test, the ROC curve, the descriptive statistics and the advice from the evaluation
+    counts ``le0[i] = #{s0 <= t_i}``, ``le1[i]`` at ``plan.thresholds`` (``n0``, ``n1`` evaluation runs)."""
+    beta = 1.0 - confidence
+    thr = certify_plan(plan.dp, _at(plan, plan.dp.thresholds, le0), _at(plan, plan.dp.thresholds, le1), n0, n1,
+                       delta=delta, kind="dp")
+    g = certify_plan(plan.gdp, _at(plan, plan.gdp.thresholds, le0), _at(plan, plan.gdp.thresholds, le1), n0, n1,
+                     delta=delta, kind="gdp")
+    d = plan.describe
+    stats = statistics_from_counts(plan.statistics, plan.thresholds, le0, le1, n0, n1, confidence=confidence,
+                                   auroc_value=auroc_from_counts(_at(plan, d, le0), _at(plan, d, le1), n0, n1),
+                                   auroc_method=f"Mann-Whitney U on the evaluation scores binned at {d.size} "
+                                                "thresholds fixed on the selection scores (exact for a statistic "
+                                                "with no other values)")
+    out = {"threshold_test": thr, "gdp_test": g, "roc": _roc(plan, le0, le1, n0, n1, thr["orientation"]),
+           "attack_statistics": stats}
+    s0, s1, m0, m1 = plan.selection_le
+    a = plan.advice
+    out["advice"] = threshold_advice_from_counts(a, s0 + _at(plan, a, le0), s1 + _at(plan, a, le1), m0 + n0,
+                                                 m1 + n1, n_eval=n0, epsilon=epsilon, delta=delta, beta=beta,
+                                                 trials=max(int(trials), n0), selection=plan.rule.name,
+                                                 grid_size=thr.get("grid_size"))
+    return out
+
+
+class ScoreCounts:
+    """Chunk function (picklable, for pools and clusters): ``size`` runs of ``sampler`` on ``inp``, scored by each
+    ``(statistic, tiebreak, thresholds)`` of ``tests`` and reduced to the counts ``#{score <= t}`` at that test's
+    sorted thresholds (concatenated over the tests) -- a :class:`~dpaudit.core.runner.Counts` of ``size`` trials.
+    The tie-break coins come from the chunk's tie-break stream, as when scores are kept."""
+
+    def __init__(self, sampler, inp, tests, encode=None, spec=None):
+        self.sampler, self.inp, self.tests, self.encode, self.spec = sampler, inp, tests, encode, spec
+
+    def __call__(self, size, seed_seq) -> Counts:
+        rng = np.random.default_rng(seed_seq)
+        batch = as_output_batch(self.sampler(self.inp, rng, size), size, self.encode)
+        if self.spec is not None:
+            batch = conform(batch, self.spec)
+        coins = None  # the auditor's tie-break coins of this chunk, drawn once when a test needs them
+        out = []
+        for statistic, tiebreak, thresholds in self.tests:
+            s = as_scores(statistic(batch), "statistic(outputs)")
+            if s.size != size:
+                raise ValueError(f"statistic(outputs) returned {s.size} scores for {size} outputs")
+            if tiebreak is not None:
+                if tiebreak.randomize and coins is None:
+                    coins = np.random.default_rng(tiebreak_seed(seed_seq)).random(size)
+                s = tiebreak(s, coins if tiebreak.randomize else 0.0)
+            out.append(counts_at(s, thresholds))
+        return Counts(int(size), np.concatenate(out))
