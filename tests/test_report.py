@@ -89,7 +89,7 @@ def test_html_is_self_contained_with_three_plots(tmp_path, accountants):
     assert not re.search(r'(src|href)="(?!data:)', text) and "<link" not in text and "<script" not in text
     assert list(tmp_path.iterdir()) == [path]
     for needle in ("Consistent", "epsilon lower bound (95% confidence)", "GDP estimate (NOT a bound",
-                   "Accountants compared", "Renyi divergence", "Thm 1 (upper)", "[0.16, 0.24]", "inf]"):
+                   "Accountants compared", "Renyi divergence", "Thm 1 (upper)", "[0.160, 0.240]", "inf]"):
         assert needle in text, needle
 
 

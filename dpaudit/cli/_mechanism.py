@@ -183,7 +183,7 @@ def run_mechanism(args, seed: int, seed_source: str) -> int:
         out = result.to_dict()
         out["details"].pop("roc", None)
         emit_json("audit", {"mechanism": args.sampler, "x": x, "x_prime": x_prime, "seed": seed,
-                            "seed_source": seed_source, **out})
+                            "seed_source": seed_source, "findings": result.findings, **out})
     else:
         print(f"mechanism         : {args.sampler}")
         print(f"inputs            : x = {json.dumps(x)}, x' = {json.dumps(x_prime)}")

@@ -288,7 +288,8 @@ def _print_result(args, result, opt, given, seed, source) -> int:
         if not args.plot:
             out["details"].pop("roc", None)
         emit_json("audit", {"optimizer": args.optimizer, "hyperparameters": dict(opt.hp),
-                            "hyperparameters_given": sorted(given), "seed": seed, "seed_source": source, **out})
+                            "hyperparameters_given": sorted(given), "seed": seed, "seed_source": source,
+                            "findings": result.findings, **out})
     else:
         print(f"optimizer         : {args.optimizer}")
         print(f"hyper-parameters  : {hyperparameter_line(opt, given)}")

@@ -92,8 +92,12 @@ class LibraryClaim:
 
 
 def audit_library_claim(sampler, x, x_prime, claim: LibraryClaim, *, confidence: float = 0.95, seed=None,
-                        **audit_options):
-    """Audit ``sampler`` on ``x, x_prime`` at every point of ``claim`` (module docstring)."""
+                        library: str | None = None, **audit_options):
+    """Audit ``sampler`` on ``x, x_prime`` at every point of ``claim`` (module docstring).
+
+    The result is marked as a library's (``details["library"]``, with ``library`` as its name): its verdict is
+    explained with the checks of a library adapter (:func:`dpaudit.audit.protocol.verdict.scenario_of`); the
+    adapters replace the mark with their own record (library, mechanism, claim, seeding)."""
     if not isinstance(claim, LibraryClaim):
         raise ValueError(f"claim must be a LibraryClaim, got {claim!r}")
     confidence = check_confidence("confidence", confidence)
@@ -113,7 +117,8 @@ def audit_library_claim(sampler, x, x_prime, claim: LibraryClaim, *, confidence:
     worst = max(results, key=lambda r: (r.violation, excess(r), r.epsilon_lower))
     points = [{"epsilon": r.epsilon_claimed, "delta": r.delta, "epsilon_lower": r.epsilon_lower,
                "violation": r.violation, "confidence_each": each} for r in results]
-    return worst.with_details(claim_points=points, library_claim=claim.to_dict(),
+    return worst.with_details(library={"name": library or "unnamed library", "claim": claim.to_dict()},
+                              claim_points=points, library_claim=claim.to_dict(),
                               claim_confidence={"overall": confidence, "each": each, "points": k,
                                                 "rule": "Bonferroni over the claim points"},
                               claim_seed=seed_record(seed))

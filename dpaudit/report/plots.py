@@ -13,10 +13,13 @@ import math
 
 import numpy as np
 
+from dpaudit.core.display import bound_text
 from dpaudit.report.data import dp_region_tpr
+from dpaudit.report.summary import certified_side, delta_text, input_names
 
 __all__ = ["ReportDependencyError", "require_matplotlib", "accountants_figure", "renyi_figure", "roc_figure",
-           "DECADES", "readable_log_axis", "linear_panel_useful", "LINEAR_PANEL_MIN_RATE"]
+           "DECADES", "readable_log_axis", "linear_panel_useful", "LINEAR_PANEL_MIN_RATE", "chosen_view",
+           "text_overlaps", "draw_roc", "draw_accountants"]
 
 #: use a log axis when max/min of the (positive) values exceeds 10**DECADES
 DECADES = 1.5
@@ -53,8 +56,36 @@ def _spans_decades(values) -> bool:
     return v.size >= 2 and v.max() / v.min() > 10**DECADES
 
 
+def text_overlaps(fig) -> list[tuple[str, str]]:
+    """The pairs of visible, non-empty texts of ``fig`` (tick labels, axis labels, titles, legend entries,
+    annotations) whose boxes intersect once drawn: an empty list for a figure a reader can read."""
+    _, Canvas = require_matplotlib()
+    from matplotlib.text import Text
+
+    canvas = Canvas(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = []
+    for t in fig.findobj(Text):
+        if t.get_visible() and t.get_text().strip() and t.get_alpha() != 0:
+            bb = t.get_window_extent(renderer)
+            if bb.width > 0 and bb.height > 0:
+                boxes.append((t.get_text(), bb))
+    out = []
+    for i, (ta, a) in enumerate(boxes):
+        for tb, b in boxes[i + 1:]:
+            if a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5:
+                out.append((ta, tb))
+    return out
+
+
 def accountants_figure(data: dict) -> bytes:
-    """epsilon(delta) against the number of compositions, one line per accountant."""
+    """epsilon(delta) against the number of compositions, one line per accountant (PNG)."""
+    return _png(draw_accountants(data))
+
+
+def draw_accountants(data: dict):
+    """The matplotlib figure of :func:`accountants_figure`."""
     Figure, _ = require_matplotlib()
     fig = Figure(figsize=(7.0, 4.4))
     ax = fig.add_subplot()
@@ -85,7 +116,7 @@ def accountants_figure(data: dict) -> bytes:
     ax.set_title(f"Per-step mechanism: {data['mechanism']}", fontsize=10)
     ax.grid(True, which="major", alpha=0.35)
     ax.legend(title="accountant", fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
-    return _png(fig)
+    return fig
 
 
 def renyi_figure(rows: list[dict]) -> bytes:
@@ -133,43 +164,38 @@ def renyi_figure(rows: list[dict]) -> bytes:
     return _png(fig)
 
 
-def _chosen_side(audit: dict):
-    """Which error rate the certified bound rests on, and the points of the plot in that view.
+def chosen_view(audit: dict):
+    """Which guess the certified bound rests on, and the points of the plot in that view.
 
     The bound is max{log((1-delta-FNR+)/FPR+), log((1-delta-FPR+)/FNR+)} (Kairouz, Oh, Viswanath
-    2015, Thm 2.1). When the first term wins, the evidence is a small false-positive rate: the view
-    is (x = FPR, y = TPR). Otherwise it is a small false-negative rate: (x = FNR, y = TNR). The
-    region an (epsilon, delta)-DP mechanism allows is the same in both views (y <= min(1,
-    delta + e^eps x, 1 - e^-eps (1 - delta - x))), so one drawing serves both.
+    2015, Thm 2.1; :func:`dpaudit.report.summary.certified_side`). When the first term wins, the evidence is
+    the guess of the second input, rare on the first: the view is (x = FPR, y = TPR). Otherwise it is the
+    guess of the first input, rare on the second: (x = FNR, y = TNR). The region an (epsilon, delta)-DP
+    mechanism allows is the same in both views (y <= min(1, delta + e^eps x, 1 - e^-eps (1 - delta - x))), so
+    one drawing serves both; the axes are labelled in the words of the guess.
     """
     details = audit.get("details") or {}
     roc = details.get("roc") or {}
     test = details.get("threshold_test") or {}
-    delta = _num(audit.get("delta"))
-    delta = 0.0 if not math.isfinite(delta) else delta
     fpr_u, fnr_u = test.get("fpr_upper"), test.get("fnr_upper")
     fpr_e = np.asarray(roc.get("fpr", []), dtype=float)
     tpr_e = np.asarray(roc.get("tpr", []), dtype=float)
-    side = "fpr"
-    if fpr_u is not None and fnr_u is not None:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = math.log(max(1.0 - delta - fnr_u, 1e-300)) - math.log(max(fpr_u, 1e-300))
-            b = math.log(max(1.0 - delta - fpr_u, 1e-300)) - math.log(max(fnr_u, 1e-300))
-        side = "fpr" if a >= b else "fnr"
+    side = certified_side(audit) or "fpr"
     n0, n1 = test.get("n0"), test.get("n1")
     est = None
     if n0 and n1 and "k_fp" in test and "k_fn" in test:
         est = (test["k_fp"] / n0, test["k_fn"] / n1)
+    a, b, _ = input_names(audit)
     if side == "fpr":
         corner = None if fpr_u is None else (float(fpr_u), 1.0 - float(fnr_u))
         point = None if est is None else (est[0], 1.0 - est[1])
         curve = (fpr_e, tpr_e)
-        labels = ("false-positive rate: runs on D wrongly flagged as D'", "true-positive rate: runs on D' flagged as D'")
+        labels = (f'guess "{b}" on runs of {a} (false alarms)', f'guess "{b}" on runs of {b} (hits)')
     else:
         corner = None if fnr_u is None else (float(fnr_u), 1.0 - float(fpr_u))
         point = None if est is None else (est[1], 1.0 - est[0])
         curve = (1.0 - tpr_e, 1.0 - fpr_e)
-        labels = ("false-negative rate: runs on D' missed", "true-negative rate: runs on D left unflagged")
+        labels = (f'guess "{a}" on runs of {b} (misses)', f'guess "{a}" on runs of {a} (correct)')
     return {"side": side, "corner": corner, "point": point, "curve": curve, "labels": labels}
 
 
@@ -179,7 +205,7 @@ LINEAR_PANEL_MIN_RATE = 0.02
 
 def linear_panel_useful(audit: dict) -> bool:
     """True when the certified point can be told apart from the axis on linear axes."""
-    corner = _chosen_side(audit)["corner"]
+    corner = chosen_view(audit)["corner"]
     return corner is not None and corner[0] >= LINEAR_PANEL_MIN_RATE
 
 
@@ -242,10 +268,10 @@ def _zoom_panel(ax, audit: dict, view: dict):
         bound = dp_region_tpr(grid, eps_c, delta)
         ax.fill_between(grid, y_lo, bound, color="tab:green", alpha=0.15, linewidth=0)
         ax.plot(grid, bound, color="tab:green", linewidth=1.8,
-                label=f"the most a mechanism meeting the claim (epsilon {eps_c:.3g}, delta {delta:.0e}) allows")
+                label=f"allowed by the claim: epsilon = {bound_text(eps_c, up=True)}, {delta_text(delta)}")
     if math.isfinite(eps_l) and eps_l > 0:
         ax.plot(grid, dp_region_tpr(grid, eps_l, delta), color="tab:red", linestyle="--", linewidth=1.4,
-                label=f"boundary at the certified lower bound, epsilon = {eps_l:.3g}")
+                label=f"boundary at the certified epsilon = {bound_text(eps_l, up=False)}")
     cx, cy = view["curve"]
     keep = (cx > 0) & (cy > 0) & (cx >= x_lo) & (cx <= x_hi)
     if np.any(keep):
@@ -260,19 +286,17 @@ def _zoom_panel(ax, audit: dict, view: dict):
         if point is not None and point[0] > 0 and point[1] > 0:
             ax.annotate("", xy=corner, xytext=point,
                         arrowprops=dict(arrowstyle="->", color="tab:purple", linewidth=1.0))
+        certified = (f": epsilon >= {bound_text(eps_l, up=False)}" if math.isfinite(eps_l) and eps_l > 0 else "")
         ax.plot([corner[0]], [corner[1]], marker="*", markersize=15, color="tab:purple", linestyle="none",
-                label=f"certified point: the chosen test's error rates at their {conf:.0%} worst case")
-        if math.isfinite(eps_l) and eps_l > 0:
-            ax.annotate(f"epsilon >= {eps_l:.3g}", xy=corner, xytext=(8, -14), textcoords="offset points",
-                        fontsize=9, color="tab:purple")
+                label=f"certified point, both rates at their {conf:.0%} worst case{certified}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
     ax.set_ylim(y_lo, 1.25)
     readable_log_axis(ax, "x", x_lo, x_hi)
     readable_log_axis(ax, "y", y_lo, 1.0)
-    ax.set_xlabel(view["labels"][0] + " (log scale)")
-    ax.set_ylabel(view["labels"][1] + " (log scale)")
+    ax.set_xlabel(view["labels"][0] + ", log scale")
+    ax.set_ylabel(view["labels"][1] + ", log scale")
     ax.grid(True, which="major", alpha=0.35)
     ax.set_title("Zoom on the certified point (log-log)", fontsize=10)
 
@@ -310,7 +334,7 @@ def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> byt
 
     Main panel: a log-log zoom around the *certified point* -- the chosen test's error rates
     replaced by their Clopper-Pearson upper confidence bounds -- in the view where the bound
-    lives (small FPR: (FPR, TPR); small FNR: (FNR, TNR); see :func:`_chosen_side`). On log-log
+    lives (small FPR: (FPR, TPR); small FNR: (FNR, TNR); see :func:`chosen_view`). On log-log
     axes the boundary y = e^eps x of (eps, delta)-DP is a line parallel to random guessing,
     eps/ln 10 decades above it, so the distance of the star from the diagonal *is* the bound.
     The measured curve and the hollow circle are point estimates and may cross the certified
@@ -318,8 +342,13 @@ def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> byt
     ``linear`` is True, or (default) when the certified point is far enough from the axis to be
     seen there (:data:`LINEAR_PANEL_MIN_RATE`). ``fmt``: any format matplotlib saves (default png).
     """
+    return _png(draw_roc(audit, linear), fmt)
+
+
+def draw_roc(audit: dict, linear: bool | None = None):
+    """The matplotlib figure of :func:`roc_figure`."""
     Figure, _ = require_matplotlib()
-    view = _chosen_side(audit)
+    view = chosen_view(audit)
     if linear is None:
         linear = linear_panel_useful(audit)
     fig = Figure(figsize=(12.0, 5.0) if linear else (8.6, 5.4), layout="constrained")
@@ -329,7 +358,7 @@ def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> byt
         _linear_panel(axes[1], audit, view)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=8.5, frameon=False)
-    return _png(fig, fmt)
+    return fig
 
 
 def _num(x) -> float:

@@ -3,7 +3,9 @@
 The page answers, in this order: does the claim hold, how sure are we, what was tested, what next.
 
 1. **Verdict banner**: red *violation*, green *consistent*, grey *inconclusive* (an audit that
-   certified nothing is never shown as green), with one sentence.
+   certified nothing is never shown as green), with the verdict in the words of
+   :func:`dpaudit.audit.protocol.verdict.explain` (the cause of a violation, its one-sentence next step) and
+   the two findings when the audit has them (the implementation and the mathematical mechanism).
 2. **Gap summary**: the certified lower bound, the tightest upper bound dpaudit computes for the
    audited mechanism (exact epsilon or the PLD interval; :mod:`dpaudit.report.summary`) and the
    claim, in order with the relation between them, e.g.
@@ -12,15 +14,20 @@ The page answers, in this order: does the claim hold, how sure are we, what was 
    comes from, canary, attack, statistic, trials, seed, confidence.
 4. **What next**: after a violation, what to check; for an inconclusive audit, the advisory trial
    counts and what else would give it power.
-5. **Evidence**: a log-log zoom on the certified point against the region the claim allows
-   (Kairouz, Oh, Viswanath 2015), plus the linear-axis curve when it shows anything; the numbers,
-   with the GDP number labelled as an estimate assuming mu-GDP.
+5. **Evidence**: in plain words, what the attack guessed, how often it was right on each input and
+   why those counts bound epsilon (:func:`dpaudit.report.summary.evidence_text`); a log-log zoom on
+   the certified point against the region the claim allows (Kairouz, Oh, Viswanath 2015), with its
+   axes explained, plus the linear-axis curve when it shows anything; the certified numbers.
+   **Estimates, not bounds** (the GDP number, the attack statistics) follow in a collapsed part
+   (HTML ``<details>``), apart from the bounds.
 6. **Accountants**: epsilon(delta) against the number of compositions for RDP, zCDP, PLD and the
    exact curve where known (table + plot); a notion that gives subsampling no amplification is
    labelled so.
 7. **Linear-instance check**: analytic Renyi bounds against empirical estimates on the noisy-GD
    squared-loss instance of Chourasia, Ye, Shokri 2021 (independent of the audited algorithm).
 
+Every number is written by :mod:`dpaudit.core.display` (3 significant digits; bounds rounded in their
+direction). ``audit`` may be a list of results (each with its own sections, e.g. ``dpaudit demo``).
 The format follows the file suffix (``.html``/``.htm`` or ``.md``) unless ``fmt`` is given.
 HTML embeds each plot as a ``data:image/png;base64`` URI and uses inline CSS and SVG only, so the
 single file can be mailed or attached to a CI run. Markdown writes ``<stem>_files/<plot>.png``
@@ -37,9 +44,17 @@ import os
 from pathlib import Path
 
 from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, explain, verdict_of
+from dpaudit.core.display import bound_text, number_text, percent_text
 from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
-from dpaudit.report.summary import audited_rows, gap_summary, tightest_upper
+from dpaudit.report.summary import (
+    audited_rows,
+    delta_text,
+    evidence_text,
+    gap_summary,
+    input_names,
+    tightest_upper,
+)
 
 __all__ = ["write_report", "render_report"]
 
@@ -57,6 +72,9 @@ letter-spacing:.06em;line-height:1.1;text-transform:uppercase}.banner .line{font
 .gap{font-size:1.25em;font-weight:700;font-family:ui-monospace,Menlo,Consolas,monospace;margin:.5em 0 .2em}
 .reading{font-size:1.02em;margin:.2em 0 .6em}.warn{background:#fff4e5;border-left:4px solid #c77700;padding:.4em .8em}
 ul.next li{margin:.25em 0}.caption{color:#333;font-size:.92em;max-width:60em}
+.banner ul.findings{margin:.4em 0 0;padding-left:1.2em;font-size:.98em}.evidence{max-width:60em}
+details.estimates{border:1px solid #ddd;border-radius:6px;padding:.3em .9em;margin:1em 0}
+details.estimates summary{cursor:pointer;font-weight:600}
 table.facts td.l{font-weight:600;white-space:nowrap}table.facts td{text-align:left}"""
 
 
@@ -69,17 +87,19 @@ def _hosts_many_canaries(optimizer_name) -> bool:
         return False
 
 
-def _f(x, digits: int = 4) -> str:
-    if x is None:
-        return "n/a"
-    if isinstance(x, str):
-        return x
-    x = float(x)
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return f"{x:.{digits}g}"
+def _f(x) -> str:
+    """A number that is not a bound, as every number of the report (:func:`dpaudit.core.display.number_text`)."""
+    return number_text(x)
+
+
+def _lo(x) -> str:
+    """A lower bound (rounded down)."""
+    return bound_text(x, up=False)
+
+
+def _up(x) -> str:
+    """An upper bound or a claim (rounded up)."""
+    return bound_text(x, up=True)
 
 
 def _audit_dict(audit) -> dict:
@@ -89,7 +109,24 @@ def _audit_dict(audit) -> dict:
         return audit
     if hasattr(audit, "to_dict"):
         return audit.to_dict()
-    raise ValueError(f"audit must be an AuditResult or its to_dict(), got {type(audit).__name__}")
+    raise ValueError(f"audit must be an AuditResult or its to_dict(), or a list of them, got {type(audit).__name__}")
+
+
+def _audit_list(audit) -> list[tuple[str | None, dict]]:
+    """``[(heading, audit dict)]``: one result (no heading), or a list of results or of ``(heading, result)``."""
+    if audit is None:
+        return []
+    if isinstance(audit, (list, tuple)) and not (len(audit) == 2 and isinstance(audit[0], str)):
+        out = []
+        for i, item in enumerate(audit):
+            name, res = item if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) else (None, item)
+            out.append((name or f"Audit {i + 1}", _audit_dict(res)))
+        if not out:
+            raise ValueError("audit must not be an empty list")
+        return out
+    if isinstance(audit, tuple):
+        return [(audit[0], _audit_dict(audit[1]))]
+    return [(None, _audit_dict(audit))]
 
 
 def _renyi_rows(renyi):
@@ -150,13 +187,26 @@ class _Doc:
         else:
             self.parts.append(f"**{text}**\n")
 
-    def banner(self, verdict: str, line: str):
+    def banner(self, verdict: str, line: str, findings=(), anchor: str = "verdict"):
         word = {"violation": "VIOLATION", "consistent": "Consistent", "inconclusive": "Inconclusive"}[verdict]
         if self.fmt == "html":  # shown in capitals by the CSS
-            self.parts.append(f'<div class="banner v-{verdict}" id="verdict"><div class="word">{word}</div>'
-                              f'<div class="line">{html.escape(line)}</div></div>')
+            items = "".join(f"<li>{html.escape(f)}</li>" for f in findings)
+            self.parts.append(f'<div class="banner v-{verdict}" id="{anchor}"><div class="word">{word}</div>'
+                              f'<div class="line">{html.escape(line)}</div>'
+                              + (f'<ul class="findings">{items}</ul>' if items else "") + "</div>")
         else:
-            self.parts.append(f"> **{word.upper()}**: {line}\n")
+            self.parts.append(f"> **{word.upper()}**: {line}\n" + "".join(f">\n> * {f}\n" for f in findings))
+
+    def collapsible(self, summary: str):
+        """Open a part shown collapsed (HTML ``<details>``; a heading in Markdown); :meth:`end_collapsible` closes it."""
+        if self.fmt == "html":
+            self.parts.append(f'<details class="estimates"><summary>{html.escape(summary)}</summary>')
+        else:
+            self.parts.append(f"#### {summary}\n")
+
+    def end_collapsible(self):
+        if self.fmt == "html":
+            self.parts.append("</details>")
 
     def gap(self, text: str, reading: str, svg: str | None):
         if self.fmt == "html":
@@ -208,17 +258,18 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
     """Build the report text and its images: returns ``(text, {file name: PNG bytes})``.
 
     For ``fmt="html"`` the images are embedded and the dict is empty; for ``"md"`` the text links
-    ``image_dir/<name>`` and the dict holds the files to write there. ``mechanism`` (composed
-    ``steps`` times, default 1) is the audited mechanism for the gap summary's tightest upper
-    bound; by default it is derived from an optimizer audit. ``upper`` gives that bound directly
-    (``{"kind": "...", "lower": ..., "upper": ...}``).
+    ``image_dir/<name>`` and the dict holds the files to write there. ``audit`` is one result (or its
+    ``to_dict()``), or a list of them -- each item a result or a ``(heading, result)`` pair -- written one after
+    the other, each with its verdict. ``mechanism`` (composed ``steps`` times, default 1) is the audited
+    mechanism for the gap summary's tightest upper bound; by default it is derived from an optimizer audit.
+    ``upper`` gives that bound directly (``{"kind": "...", "lower": ..., "upper": ...}``).
     """
     if fmt not in ("html", "md"):
         raise ValueError(f"fmt must be 'html' or 'md', got {fmt!r}")
-    audit_d = _audit_dict(audit)
+    audits = _audit_list(audit)
     rows = _renyi_rows(renyi)
     acc = _check_accountants(accountants)
-    if audit_d is None and rows is None and acc is None:
+    if not audits and rows is None and acc is None:
         raise ValueError("nothing to report: give at least one of audit, renyi, accountants")
     plots.require_matplotlib()
     import dpaudit
@@ -226,33 +277,38 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
     title = title or "dpaudit report"
     doc, images = _Doc(fmt), {}
     doc.h(1, title)
-    if audit_d is not None:
-        _audit_section(doc, audit_d, images, image_dir, mechanism=mechanism, steps=steps, upper=upper)
+    for i, (heading, audit_d) in enumerate(audits):
+        if heading is not None:
+            doc.h(2, heading)
+        _audit_section(doc, audit_d, images, image_dir, mechanism=mechanism, steps=steps, upper=upper,
+                       level=2 if heading is None else 3, key="" if i == 0 else f"-{i + 1}")
     if acc is not None:
         _accountants_section(doc, acc, images, image_dir)
     if rows is not None:
         _renyi_section(doc, rows, images, image_dir)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     doc.p(f"Generated by dpaudit {dpaudit.__version__} on {stamp}. Upper bounds (accountants, theorems) are "
-          "rounded up; the audit's epsilon is a lower bound valid at the stated confidence.", "note")
+          "rounded up, lower bounds down (3 significant digits); the audit's epsilon is a lower bound valid at the "
+          "stated confidence.", "note")
     return doc.render(title), images
 
 
-def _verdict_line(verdict: str, audit_d: dict) -> str:
-    lower, claim = _num(audit_d.get("epsilon_lower")), _num(audit_d.get("epsilon_claimed"))
+def _verdict_words(verdict: str, audit_d: dict, certified: bool) -> tuple[str, list]:
+    """The banner's line and findings: :func:`~dpaudit.audit.protocol.verdict.explain`'s words."""
+    if not certified:
+        return ("This result comes from the GDP estimate (assuming mu-GDP), which is never a certified bound: no "
+                "verdict.", [])
+    ex = explain(verdict, float(_num(audit_d.get("epsilon_lower"))), float(_num(audit_d.get("epsilon_claimed"))),
+                 audit_d.get("details") or {})
     conf = _num(audit_d.get("confidence"))
-    if verdict == "violation":
-        return (f"The audit certifies epsilon >= {_f(lower)} at {conf:.0%} confidence, MORE than the claimed "
-                f"{_f(claim)}: the claim does not hold. See what to check next below.")
-    if verdict == "consistent":
-        return (f"The audit certifies epsilon >= {_f(lower)} at {conf:.0%} confidence, not more than the claimed "
-                f"{_f(claim)}: no violation found.")
-    return ("The audit certified nothing (lower bound 0): it had no power to test the claimed "
-            f"{_f(claim)}. This is not evidence that the claim holds; see what would give it power below.")
+    line = ex["line"] + (f" ({conf:.0%} confidence.)" if math.isfinite(conf) else "")
+    return line, ex["findings"][:2]
 
 
 def _gap_svg(gap: dict) -> str | None:
-    """A number line with the certified lower bound, the tightest upper bound and the claim (HTML only)."""
+    """A number line with the certified lower bound, the tightest upper bound and the claim (HTML only). Each label
+    has a row of its own (claim on top, the proved bound under it, the computed bound below the axis), so labels never
+    overlap however close the numbers are; the claim's marker starts below the proved bound's row."""
     v = gap["values"]
     lower, claim, tight = v["lower"], v["claim"], v["tight"]
     pts = [x for x in (lower, claim) if math.isfinite(x)]
@@ -261,31 +317,36 @@ def _gap_svg(gap: dict) -> str | None:
     top = max(pts + [0.0]) * 1.12
     if not math.isfinite(top) or top <= 1e-9:
         return None
-    W, H, L, R = 760, 86, 20, 740
+    W, H, L, R, AXIS = 760, 112, 20, 740, 52
 
     def x(val):
         return L + (R - L) * min(max(val, 0.0), top) / top
 
+    def anchor(px):
+        return "start" if px < L + 70 else ("end" if px > R - 70 else "middle")
+
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" role="img" '
            'aria-label="certified lower bound, tightest upper bound and claim on one epsilon axis">',
-           f'<line x1="{L}" y1="44" x2="{R}" y2="44" stroke="#999" stroke-width="1.5"/>']
+           f'<line x1="{L}" y1="{AXIS}" x2="{R}" y2="{AXIS}" stroke="#999" stroke-width="1.5"/>']
     for t in _nice_ticks(top):
-        out.append(f'<line x1="{x(t):.1f}" y1="40" x2="{x(t):.1f}" y2="48" stroke="#999"/>'
-                   f'<text x="{x(t):.1f}" y="62" font-size="11" text-anchor="middle" fill="#666">{_f(t, 3)}</text>')
-    out.append(f'<rect x="{x(0):.1f}" y="38" width="{max(x(lower) - x(0), 0):.1f}" height="12" fill="#1f77b4" '
-               'opacity="0.8"/>' if math.isfinite(lower) else "")
+        out.append(f'<line x1="{x(t):.1f}" y1="{AXIS - 4}" x2="{x(t):.1f}" y2="{AXIS + 4}" stroke="#999"/>'
+                   f'<text x="{x(t):.1f}" y="{AXIS + 18}" font-size="11" text-anchor="middle" fill="#666">'
+                   f'{_f(t)}</text>')
+    if math.isfinite(lower):
+        out.append(f'<rect x="{x(0):.1f}" y="{AXIS - 6}" width="{max(x(lower) - x(0), 0):.1f}" height="12" '
+                   'fill="#1f77b4" opacity="0.8"/>')
     lx = x(lower if math.isfinite(lower) else 0.0)
-    anchor = "start" if lx < L + 60 else ("end" if lx > R - 60 else "middle")
-    out.append(f'<text x="{lx:.1f}" y="30" font-size="12" text-anchor="{anchor}" '
-               f'fill="#1f77b4">proved &#8805; {_f(lower, 3)}</text>')
+    out.append(f'<text x="{lx:.1f}" y="34" font-size="12" text-anchor="{anchor(lx)}" '
+               f'fill="#1f77b4">proved &#8805; {_lo(lower)}</text>')
     if tight is not None and math.isfinite(tight["upper"]):
         a, b = x(tight["lower"]), x(tight["upper"])
-        out.append(f'<rect x="{a - 2:.1f}" y="35" width="{max(b - a, 0) + 4:.1f}" height="18" fill="#2ca02c"/>'
-                   f'<text x="{(a + b) / 2:.1f}" y="80" font-size="12" text-anchor="middle" fill="#2ca02c">'
-                   f'{html.escape(tight["kind"])} &#8804; {_f(tight["upper"], 3)}</text>')
+        out.append(f'<rect x="{a - 2:.1f}" y="{AXIS - 9}" width="{max(b - a, 0) + 4:.1f}" height="18" fill="#2ca02c"/>'
+                   f'<text x="{(a + b) / 2:.1f}" y="{AXIS + 40}" font-size="12" text-anchor="{anchor((a + b) / 2)}" '
+                   f'fill="#2ca02c">{html.escape(tight["kind"])} &#8804; {_up(tight["upper"])}</text>')
     if math.isfinite(claim):
-        out.append(f'<line x1="{x(claim):.1f}" y1="30" x2="{x(claim):.1f}" y2="58" stroke="#000" stroke-width="3"/>'
-                   f'<text x="{x(claim):.1f}" y="22" font-size="12" text-anchor="middle">claim {_f(claim, 3)}</text>')
+        out.append(f'<line x1="{x(claim):.1f}" y1="39" x2="{x(claim):.1f}" y2="{AXIS + 8}" stroke="#000" '
+                   f'stroke-width="3"/><text x="{x(claim):.1f}" y="16" font-size="12" '
+                   f'text-anchor="{anchor(x(claim))}">claim {_up(claim)}</text>')
     out.append("</svg>")
     return "".join(out)
 
@@ -297,30 +358,28 @@ def _nice_ticks(top: float) -> list[float]:
     return [i * step for i in range(0, int(top / step) + 1)]
 
 
-def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=None, upper=None):
+def _audit_section(doc, audit_d, images, image_dir, *, mechanism=None, steps=None, upper=None, level=2, key=""):
     verdict, certified = _verdict_of(audit_d)
-    if not certified:
-        doc.banner("inconclusive", "This result comes from the GDP estimate (assuming mu-GDP), which is never a "
-                                   "certified bound: no verdict.")
-    else:
-        doc.banner(verdict, _verdict_line(verdict, audit_d))
-    _proved_section(doc, audit_d, certified, verdict, mechanism=mechanism, steps=steps, upper=upper)
-    doc.h(2, "What was audited")
+    line, findings = _verdict_words(verdict, audit_d, certified)
+    doc.banner("inconclusive" if not certified else verdict, line, findings, anchor=f"verdict{key}")
+    _proved_section(doc, audit_d, certified, verdict, mechanism=mechanism, steps=steps, upper=upper, level=level)
+    doc.h(level, "What was audited")
     doc.facts(audited_rows(audit_d, mechanism=mechanism, steps=steps))
-    _next_steps_section(doc, audit_d, verdict, certified)
-    _evidence_section(doc, audit_d, images, image_dir, verdict, certified)
-    _attack_statistics_section(doc, audit_d)
+    _next_steps_section(doc, audit_d, verdict, certified, level)
+    _evidence_section(doc, audit_d, images, image_dir, verdict, certified, level, key)
+    _estimates_section(doc, audit_d, level)
 
 
-def _proved_section(doc, audit_d, certified, verdict, *, mechanism, steps, upper):
+def _proved_section(doc, audit_d, certified, verdict, *, mechanism, steps, upper, level=2):
     """"Proved, computed, claimed": the certified bound, the tightest upper bound dpaudit computes, the claim."""
     tight = upper
     if tight is None:
         try:
-            tight = tightest_upper(audit_d, mechanism=mechanism, steps=steps)
+            # the report shows 3 significant digits: the PLD interval on the coarsest grid that resolves them
+            tight = tightest_upper(audit_d, mechanism=mechanism, steps=steps, digits=3)
         except (ValueError, TypeError, ArithmeticError) as exc:
             doc.p(f"Tightest upper bound not computed: {exc}", "note")
-    doc.h(2, "Proved, computed, claimed")
+    doc.h(level, "Proved, computed, claimed")
     if certified:
         gap = gap_summary({**audit_d, "verdict": verdict}, tight)
         doc.gap(gap["text"], gap["reading"], _gap_svg(gap) if doc.fmt == "html" else None)
@@ -343,44 +402,39 @@ def _proved_section(doc, audit_d, certified, verdict, *, mechanism, steps, upper
               "is not set against the claim.", "note")
 
 
-def _next_steps_section(doc, audit_d, verdict, certified):
-    """What to check after a violation, or what would give an inconclusive audit its power."""
+def _next_steps_section(doc, audit_d, verdict, certified, level=2):
+    """What to check after a violation, or what would give an inconclusive audit its power: the checks
+    :func:`~dpaudit.audit.protocol.verdict.explain` chooses by the evidence (leak, winning attack, scenario)."""
     eps_c = _num(audit_d.get("epsilon_claimed"))
+    details = audit_d.get("details") or {}
     if verdict == "violation" and certified:
-        doc.h(2, "What to check next")
-        ex = explain(verdict, float(_num(audit_d.get("epsilon_lower"))), float(eps_c), audit_d.get("details") or {})
+        doc.h(level, "What to check next")
+        ex = explain(verdict, float(_num(audit_d.get("epsilon_lower"))), float(eps_c), details)
         doc.p("A certified violation means an attacker can tell the two neighbouring inputs apart better than the "
               "claim allows. " + " ".join(w[0].upper() + w[1:] + "." for w in ex["why"]) + " Check:")
         doc.items([c[0].upper() + c[1:] + "." for c in ex["next"]])
     elif verdict == "inconclusive":
-        doc.h(2, "What would give this audit power")
-        lines = [line.replace("advisory: ", "", 1) for line in
-                 advice_lines((audit_d.get("details") or {}).get("advice"), eps_c)]
+        doc.h(level, "What would give this audit power")
+        lines = [line.replace("advisory: ", "", 1) for line in advice_lines(details.get("advice"), eps_c)]
         if lines:
             doc.p("Advisory numbers (point estimates from this audit's own runs; never a bound, never a verdict):",
                   "note")
-        opt_name = (audit_d.get("details") or {}).get("optimizer")
-        ex = explain(verdict, 0.0, float(eps_c), audit_d.get("details") or {})
-        hints = [h for h in ex["next"] if "one-run" not in h or _hosts_many_canaries(opt_name)]
+        ex = explain(verdict, 0.0, float(eps_c), details)
+        hints = [h for h in ex["next"] if "one-run" not in h or _hosts_many_canaries(details.get("optimizer"))]
         doc.items(lines + [h[0].upper() + h[1:] + "." for h in hints])
 
 
-def _evidence_section(doc, audit_d, images, image_dir, verdict, certified):
-    """The ROC evidence figure with how to read it, and the table of the certified numbers."""
-    doc.h(2, "Evidence: where the bound comes from")
+def _evidence_section(doc, audit_d, images, image_dir, verdict, certified, level=2, key=""):
+    """Where the bound comes from: in plain words (what the attack guessed, how often it was right, why that bounds
+    epsilon), the figure with its axes explained, and the certified numbers."""
+    doc.h(level, "Evidence: where the bound comes from")
+    for para in evidence_text(audit_d):
+        doc.p(para, "evidence")
     if (audit_d.get("details") or {}).get("roc"):
         linear = plots.linear_panel_useful(audit_d)
-        doc.image("roc.png", plots.roc_figure(audit_d, linear=linear),
+        doc.image(f"roc{key}.png", plots.roc_figure(audit_d, linear=linear),
                   "log-log zoom on the certified point against the region the claim allows", images, image_dir)
-        doc.p("How to read it: each point of the blue curve is one threshold test of the attack (how often it "
-              "flags runs on the two inputs). The green region is everything a mechanism that meets the claim can "
-              "reach: a point above it would contradict the claim. The star is the chosen test with each error "
-              "rate replaced by its worst case at the audit's confidence (Clopper-Pearson upper bounds); the "
-              "certified lower bound is the epsilon whose boundary (red dashed) passes through the star. On "
-              "log-log axes these boundaries run parallel to random guessing (grey dotted), higher for larger "
-              "epsilon. Why the blue curve may cross the red line: it and the hollow circle are point estimates "
-              "(what the runs showed, not what they prove); with few errors counted they are optimistic, so "
-              "only the star counts.", "caption")
+        doc.p(_figure_caption(audit_d), "caption")
         if not linear:
             doc.p(f"The linear-axis view of the whole curve is left out: the certified point sits at a rate below "
                   f"{plots.LINEAR_PANEL_MIN_RATE:g}, which a linear axis cannot tell apart from 0.", "note")
@@ -391,26 +445,60 @@ def _evidence_section(doc, audit_d, images, image_dir, verdict, certified):
     bound_label = (f"certified epsilon lower bound ({conf:.0%} confidence)" if certified
                    else f"GDP number ({GDP_LABEL}; NOT a bound)")
     doc.table(["quantity", "value"], [
-        ["claimed epsilon", _f(audit_d.get("epsilon_claimed"))],
-        ["delta", _f(audit_d.get("delta"))],
-        [bound_label, _f(audit_d.get("epsilon_lower"))],
+        ["claimed epsilon", _up(audit_d.get("epsilon_claimed"))],
+        ["delta", delta_text(audit_d.get("delta"))[len("delta = "):]],
+        [bound_label, _lo(audit_d.get("epsilon_lower")) if certified else _f(audit_d.get("epsilon_lower"))],
         ["verdict", verdict],
-    ] + _test_rows(audit_d) + _gdp_row(audit_d))
+    ] + _test_rows(audit_d))
     doc.p("A lower bound says: with the stated confidence, the mechanism is NOT (epsilon', delta)-DP for any "
           "epsilon' below it. It does not say the mechanism is private: a small lower bound can come from a weak "
-          "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all. The GDP number is an "
-          f"{GDP_LABEL}: it is never a bound and never sets the verdict.", "note")
+          "attack or too few trials, and a bound of 0 (inconclusive) says nothing at all.", "note")
 
 
-def _attack_statistics_section(doc, audit_d):
+def _figure_caption(audit_d) -> str:
+    """How to read the evidence figure: its axes, in the words of the guess the bound rests on."""
+    a, b, _ = input_names(audit_d)
+    side = plots.chosen_view(audit_d)["side"]
+    guess, rare_on, often_on = (b, a, b) if side == "fpr" else (a, b, a)
+    return (f"How to read it: both axes count the guess \"{guess}\". Across: how often the test makes it on runs of "
+            f"{rare_on}, where it is wrong; up: how often on runs of {often_on}, where it is right (log scales). Each "
+            "point of the blue curve is one threshold of the attack's score. The green region is everything a "
+            "mechanism that meets the claim can reach (up is at most e^epsilon times across, plus delta): a point "
+            "above it would contradict the claim. The star is the chosen threshold with both rates at their worst "
+            "case at the audit's confidence; the certified lower bound is the epsilon whose boundary (red dashed) "
+            "passes through the star. On log-log axes these boundaries run parallel to random guessing (grey "
+            "dotted), higher for larger epsilon. Why the blue curve may cross the red line: it and the hollow circle "
+            "are point estimates (what the runs showed, not what they prove); with few errors counted they are "
+            "optimistic, so only the star counts.")
+
+
+def _estimates_section(doc, audit_d, level=2):
+    """Estimates, not bounds: the GDP number and the attack statistics, collapsed (they never set the verdict)."""
+    gdp = _gdp_row(audit_d)
+    st = (audit_d.get("details") or {}).get("attack_statistics")
+    stats = isinstance(st, dict) and isinstance(st.get("auroc"), dict)
+    if not gdp and not stats:
+        return
+    doc.collapsible("Estimates, not bounds: " + ", ".join(
+        x for x, on in (("the GDP number", gdp), ("the attack's statistics", stats)) if on)
+        + " (they never set the verdict)")
+    if gdp:
+        doc.table(["estimate", "value"], gdp)
+        doc.p(f"The GDP number is an {GDP_LABEL}: it is a lower bound only when the mechanism's trade-off curve is "
+              "exactly Gaussian, and can exceed the true epsilon otherwise (e.g. on Laplace noise). It is never a "
+              "bound and never sets the verdict.", "note")
+    if stats:
+        _attack_statistics_section(doc, audit_d, level + 1)
+    doc.end_collapsible()
+
+
+def _attack_statistics_section(doc, audit_d, level=3):
     """TPR at fixed low FPRs, AUROC and best accuracy with their intervals (descriptive; never the verdict)."""
     st = (audit_d.get("details") or {}).get("attack_statistics")
-    if not isinstance(st, dict) or not isinstance(st.get("auroc"), dict):
-        return
     conf = float(_num(st.get("confidence", 0.95)))
 
     def iv(x):
-        return f"[{_f(x[0])}, {_f(x[1])}]"
+        return f"[{_lo(x[0])}, {_up(x[1])}]"
 
     rows = [["AUROC", _f(st["auroc"]["value"]), iv(st["auroc"]["interval"]), "distribution-free (McDiarmid)"]]
     for r in st.get("tpr_at_fpr") or []:
@@ -419,7 +507,7 @@ def _attack_statistics_section(doc, audit_d):
     acc = st.get("accuracy")
     if isinstance(acc, dict):
         rows.append(["best balanced accuracy", _f(acc["value"]), iv(acc["interval"]), "exact (Clopper-Pearson)"])
-    doc.h(3, "Attack statistics")
+    doc.h(level, "Attack statistics")
     doc.table(["statistic (evaluation runs)", "value", f"{conf:.0%} interval", "interval"], rows)
     doc.p("How good the attack is, measured on the evaluation runs with thresholds fixed on the selection runs. "
           "These are descriptive statistics: they never set the lower bound, the verdict or an exit code.", "note")
@@ -435,29 +523,36 @@ def _one_run_rows(audit_d) -> list:
     g = rec.get("gdp_family")
     if isinstance(g, dict):
         rows.append(["one-run f-DP, Gaussian family (NOT a bound: estimate assuming mu-GDP)",
-                     f"{_f(g.get('epsilon'))} (certified only: not mu-GDP for mu <= {_f(g.get('mu_lower'))})"])
+                     f"{_f(g.get('epsilon'))} (certified only: not mu-GDP for mu <= {_lo(g.get('mu_lower'))})"])
     return rows
 
 
 def _test_rows(audit_d) -> list:
+    """The chosen test in the words of :func:`~dpaudit.report.summary.evidence_text`: its rule and, for each input,
+    how often it guessed the second one (with the worst case that enters the bound)."""
     test = (audit_d.get("details") or {}).get("threshold_test") or {}
     if not test or not test.get("n0"):
         return _one_run_rows(audit_d)
-    return [["chosen test (threshold, orientation)", f"{_f(test.get('threshold'))}, {test.get('orientation')}"],
-            ["false positives / runs on D (upper bound)",
-             f"{int(test['k_fp']):,} / {int(test['n0']):,} ({_f(test.get('fpr_upper'))})"],
-            ["false negatives / runs on D' (upper bound)",
-             f"{int(test['k_fn']):,} / {int(test['n1']):,} ({_f(test.get('fnr_upper'))})"]]
+    a, b, _ = input_names(audit_d)
+    n0, n1, k_fp, k_fn = int(test["n0"]), int(test["n1"]), int(test["k_fp"]), int(test["k_fn"])
+    word = {">": "above", ">=": "at or above", "<": "below", "<=": "at or below"}.get(str(test.get("orientation")),
+                                                                                      str(test.get("orientation")))
+    rows = [["chosen test", f"guess \"{b}\" when the score is {word} {_f(test.get('threshold'))}"],
+            [f"runs of {a} guessed \"{b}\" (false alarms)",
+             f"{k_fp:,} of {n0:,} ({percent_text(k_fp / n0)}; at most {percent_text(test.get('fpr_upper'))})"],
+            [f"runs of {b} guessed \"{b}\" (hits)",
+             f"{n1 - k_fn:,} of {n1:,} ({percent_text((n1 - k_fn) / n1)}; at least {percent_text(1.0 - _num(test.get('fnr_upper')))})"]]
+    return rows
 
 
 def _accountants_section(doc, acc, images, image_dir):
-    doc.h(2, f"Accountants compared: epsilon at delta = {acc['delta']:.0e}")
+    doc.h(2, f"Accountants compared: epsilon at {delta_text(acc['delta'])}")
     doc.p(f"Mechanism per step: {acc.get('mechanism', '?')}. Each accountant composes it T times; smaller is "
           "tighter, and every curve is a valid upper bound. The exact curve (when shown) is the true epsilon.")
     labels = list(acc["curves"])
     ignoring = set(acc.get("ignores_sampling") or ())
     header = [f"{lab} (ignores sampling)" if lab in ignoring else lab for lab in labels]
-    doc.table(["steps T"] + header, [[str(t)] + [_f(acc["curves"][lab][i], 5) for lab in labels]
+    doc.table(["steps T"] + header, [[f"{int(t):,}"] + [_up(acc["curves"][lab][i]) for lab in labels]
                                      for i, t in enumerate(acc["steps"])])
     for lab in labels:
         if lab in ignoring:
@@ -484,9 +579,14 @@ def _renyi_section(doc, rows, images, image_dir):
     names = {"exact": "exact", "theorem1": "Thm 1 (upper)", "theorem2": "Thm 2 (lower)",
              "composition": "composition"}
     doc.table(["steps K", "alpha", "estimate", "interval"] + [names[k] for k in keys],
-              [[str(r["steps"]), _f(r["alpha"]), _f(r["estimate"]), f"[{_f(r['lower'])}, {_f(r['upper'])}]"]
-               + [_f(r[k]) for k in keys] for r in rows], left=2)
+              [[str(r["steps"]), f"{float(r['alpha']):g}", _f(r["estimate"]), f"[{_lo(r['lower'])}, {_up(r['upper'])}]"]
+               + [_RENYI_ROUND[k](r[k]) for k in keys] for r in rows], left=2)
     doc.image("renyi.png", plots.renyi_figure(rows), "Renyi divergence against steps", images, image_dir)
+
+
+#: how each analytic column of the Renyi table is rounded: upper bounds up, the lower bound down, the exact value to
+#: nearest
+_RENYI_ROUND = {"exact": _f, "theorem1": _up, "theorem2": _lo, "composition": _up}
 
 
 def _verdict_of(audit_d) -> tuple[str, bool]:
