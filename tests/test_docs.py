@@ -6,7 +6,7 @@ Conventions (docs/index.md explains them to writers):
 * A ```output block right after a python block is the exact stdout that block prints.
 * A python block preceded by ``<!-- docs-test: skip (REASON) -->`` is not run; the reason must
   be given and is shown in the page.
-* A page holding ``<!-- docs-test: requires (MODULE, ...) -->`` is skipped, with that reason, where one of
+* A page holding ``<!-- docs-test: requires (MODULE, ...) -->`` is skipped, with that reason and the pip command, where one of
   those optional modules is not installed (CI installs them all).
 * ``python tests/test_docs.py --update [PAGE ...]`` runs the pages and rewrites their output blocks
   with the real output (use it after editing an example).
@@ -14,44 +14,15 @@ Conventions (docs/index.md explains them to writers):
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
-import re
 import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "docs").glob("**/*.md")) + [ROOT / "README.md"]
-FENCE = re.compile(r"(?P<skip><!-- docs-test: skip \((?P<reason>[^)]+)\) -->\n)?```python\n(?P<code>.*?)```\n"
-                   r"(?:\n?```output\n(?P<out>.*?)```\n)?", re.S)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _docs_runner import PAGES, ROOT, blocks, mismatches, missing_reason, run_page  # noqa: E402
 
-
-def blocks(text: str):
-    yield from FENCE.finditer(text)
-
-
-def run_page(path: Path, tmp: Path):
-    """Run every block; return [(match, captured stdout)] (skipped blocks give None)."""
-    ns = {"__name__": f"docs_{path.stem}"}
-    results = []
-    old = os.getcwd()
-    os.chdir(tmp)
-    try:
-        for i, m in enumerate(blocks(path.read_text())):
-            if m.group("skip"):
-                results.append((m, None))
-                continue
-            buf = io.StringIO()
-            code = compile(m.group("code"), f"{path.relative_to(ROOT)}[block {i + 1}]", "exec")
-            with contextlib.redirect_stdout(buf):
-                exec(code, ns)
-            results.append((m, buf.getvalue()))
-    finally:
-        os.chdir(old)
-    return results
+__all__ = ["PAGES", "ROOT", "blocks", "run_page", "update"]
 
 
 def _ids():
@@ -71,28 +42,14 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("page", PAGES, ids=_ids())
 
 
-REQUIRES = re.compile(r"<!-- docs-test: requires \((?P<mods>[^)]+)\) -->")
-
-
 def test_page_examples_run_and_print_what_the_page_shows(page, tmp_path):
-    import importlib.util
-
     import matplotlib  # noqa: F401  (docs examples write reports)
 
-    for req in REQUIRES.finditer(page.read_text()):
-        missing = [m.strip() for m in req.group("mods").split(",") if importlib.util.find_spec(m.strip()) is None]
-        if missing:
-            pytest.skip(f"{page.name} needs the optional {', '.join(missing)} (pip install 'dpaudit[torch]')")
-
-    for m, out in run_page(page, tmp_path):
-        if m.group("skip"):
-            assert m.group("reason").strip(), "a skipped block must say why"
-            continue
-        if m.group("out") is not None:
-            assert out.rstrip() == m.group("out").rstrip(), (
-                f"{page.name}: the output shown after this block is not what it prints; "
-                f"run `python tests/test_docs.py --update {page.relative_to(ROOT)}`\n--- shown\n"
-                f"{m.group('out')}\n--- printed\n{out}")
+    reason = missing_reason(page)
+    if reason is not None:
+        pytest.skip(reason)
+    bad = mismatches(page, tmp_path)
+    assert not bad, bad[0]
 
 
 def update(paths):

@@ -22,11 +22,13 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 
 def test_main_job_command_parses():
+    """The first command installs and runs the main job, ``dpaudit demo`` with its report."""
     from dpaudit.cli import build_parser
 
     readme = (ROOT / "README.md").read_text()
-    main_job = [b for b in _bash_blocks(readme) if "dpaudit audit" in b]
+    main_job = [b for b in _bash_blocks(readme) if "dpaudit demo" in b]
     assert len(main_job) == 1
+    assert main_job[0].startswith('python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[plot]" && ')
     argv = main_job[0].split("dpaudit ", 1)[1].split()
     args = build_parser().parse_args(argv)
-    assert args.command == "audit" and args.optimizer == "dp-sgd" and args.report == "audit-report.html"
+    assert args.command == "demo" and args.report == "audit-report.html"

@@ -33,7 +33,7 @@ import sys
 import traceback
 from pathlib import Path
 
-SUBCOMMANDS = ("account", "audit", "renyi", "proofs", "report")
+SUBCOMMANDS = ("demo", "account", "audit", "renyi", "proofs", "report")
 
 EXIT_OK = 0
 EXIT_VIOLATION = 1

@@ -136,8 +136,8 @@ class ProcessPool(cf.Executor):
 
     By default it is a loky pool (cloudpickle: lambdas, closures and functions of a script without
     a main guard or of a notebook are accepted; workers never re-run the caller's script). With an
-    explicit ``context`` (a multiprocessing start method or context), or when loky is not
-    installed, it is a standard ``ProcessPoolExecutor`` ("forkserver" where available, else
+    explicit ``context`` (a multiprocessing start method or context), or where loky cannot be imported (a core
+    dependency since issue 26: only a broken install lacks it), it is a standard ``ProcessPoolExecutor`` ("forkserver" where available, else
     "spawn"), which pickles with the standard :mod:`pickle`. A worker process that dies (killed,
     out of memory, ``os._exit``) breaks a pool for good; :func:`run_jobs` then calls
     :meth:`restart` and resubmits the lost chunks. The pool starts lazily.
@@ -285,7 +285,7 @@ def _check_picklable(fn, what: str, pickler: str = "pickle") -> None:
         raise ValueError(
             f"{what} cannot be sent to this process pool (it pickles with the standard pickle): {exc}. Use "
             "module-level functions for the sampler and the statistic (no lambdas or closures), or workers=N "
-            "with loky installed (pip install 'dpaudit[pool]': cloudpickle), or run in-process (workers=1)") from exc
+            "(dpaudit's own pool: loky with cloudpickle), or run in-process (workers=1)") from exc
     main = sys.modules.get("__main__")
     if b"__main__" in data and getattr(main, "__file__", None) is None:
         # pickled by reference to an interactive __main__ (notebook, python -c): workers cannot
