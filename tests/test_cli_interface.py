@@ -161,6 +161,7 @@ def test_every_json_object_shares_keys_and_is_strict(capsys, tmp_path):
         "renyi": ["renyi", "--steps", "2", "--alpha", "2", "--trials", "300"],
         "report": ["report", "dp-gd", "--no-audit", "--no-renyi", "--max-steps", "2", "--out", str(tmp_path / "r.html")],
         "proofs": ["proofs", "--path", str(checks)],
+        "demo": ["demo", "--trials", "300", "--seed", "1"],
     }
     assert set(commands) == set(SUBCOMMANDS)
     import dpaudit

@@ -59,6 +59,7 @@ differentially private algorithms. Run "dpaudit COMMAND --help" for each command
 takes --json (one JSON object on stdout).
 
 examples:
+  dpaudit demo --seed 1 --report audit-report.html
   dpaudit account gaussian --noise-multiplier 1.1 --sample-rate 0.01 --steps 1000 --delta 1e-5
   dpaudit audit dp-sgd --trials 20000 --seed 1 --report audit-report.html
   dpaudit report dp-sgd --out report.html
