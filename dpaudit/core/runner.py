@@ -136,9 +136,9 @@ class ProcessPool(cf.Executor):
 
     By default it is a loky pool (cloudpickle: lambdas, closures and functions of a script without
     a main guard or of a notebook are accepted; workers never re-run the caller's script). With an
-    explicit ``context`` (a multiprocessing start method or context), or where loky cannot be imported (a core
-    dependency since issue 26: only a broken install lacks it), it is a standard ``ProcessPoolExecutor`` ("forkserver" where available, else
-    "spawn"), which pickles with the standard :mod:`pickle`. A worker process that dies (killed,
+    explicit ``context`` (a multiprocessing start method or context), or where loky cannot be imported
+    (it is a core dependency: only a broken install lacks it), it is a standard ``ProcessPoolExecutor``
+    ("forkserver" where available, else "spawn"), which pickles with the standard :mod:`pickle`. A worker process that dies (killed,
     out of memory, ``os._exit``) breaks a pool for good; :func:`run_jobs` then calls
     :meth:`restart` and resubmits the lost chunks. The pool starts lazily.
     """
