@@ -32,6 +32,7 @@ from __future__ import annotations
 import abc
 import importlib
 import warnings
+from typing import TypeVar
 
 from dpaudit.core.validation import UnsupportedMechanismError, check_count
 
@@ -122,6 +123,10 @@ def join_relation(current: str | None, mechanism) -> str:
     return relation
 
 
+#: an accountant's own class: ``compose`` returns ``self``, typed as the subclass it is called on
+_Acc = TypeVar("_Acc", bound="Accountant")
+
+
 class Accountant(abc.ABC):
     """Base class of the accountants (see the module docstring)."""
 
@@ -139,7 +144,7 @@ class Accountant(abc.ABC):
         self._quiet = False
 
     @classmethod
-    def quiet(cls, **options) -> Accountant:
+    def quiet(cls: type[_Acc], **options) -> _Acc:
         """An instance for internal use (claims, calibration, the CLI, reports): it emits no
         warnings of its own (the RDP accountant's order-grid warning,
         :class:`NoAmplificationWarning`); the same numbers as ``cls()``."""
@@ -177,7 +182,7 @@ class Accountant(abc.ABC):
             NoAmplificationWarning, stacklevel=3)
 
     # -- composition -------------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> Accountant:
+    def compose(self: _Acc, mechanism, count=1) -> _Acc:
         """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``.
 
         ``count`` is any integer >= 0 (0 composes nothing but still checks the mechanism and its

@@ -296,7 +296,7 @@ class PLDAccountant(Accountant):
         self.adaptive = bool(adaptive)
         self._pairs: list[tuple[PrivacyLoss, int]] = []
         self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
-        self._rdp = None
+        self._rdp: RDPAccountant | None = None
         self._rdp_ok = True
         self._cache: dict = {}
         #: how the last query was answered (method, effective discretization, sources)
