@@ -248,6 +248,16 @@ def accountant_class(name: str) -> type[Accountant]:
 
 def make_accountant(name: str, *, quiet: bool = False, **options) -> Accountant:
     """A new, empty accountant ``name`` (``options`` go to its constructor); with ``quiet`` the
-    instance for internal use (:meth:`Accountant.quiet`)."""
+    instance for internal use (:meth:`Accountant.quiet`).
+
+    Example
+    -------
+    >>> from dpaudit import Gaussian, make_accountant
+    >>> acc = make_accountant("rdp").compose(Gaussian(1.0), 10)   # ten Gaussian steps, sigma = sensitivity = 1
+    >>> print(f"{acc.epsilon(1e-5):.4f}")
+    19.0536
+    >>> type(make_accountant("zcdp")).__name__
+    'ZCDPAccountant'
+    """
     cls = accountant_class(name)
     return cls.quiet(**options) if quiet else cls(**options)
