@@ -32,6 +32,7 @@ from __future__ import annotations
 import abc
 import importlib
 import warnings
+from typing import TypeVar
 
 from dpaudit.core.validation import UnsupportedMechanismError, check_count
 
@@ -122,6 +123,10 @@ def join_relation(current: str | None, mechanism) -> str:
     return relation
 
 
+#: an accountant's own class: ``compose`` returns ``self``, typed as the subclass it is called on
+_Acc = TypeVar("_Acc", bound="Accountant")
+
+
 class Accountant(abc.ABC):
     """Base class of the accountants (see the module docstring)."""
 
@@ -139,7 +144,7 @@ class Accountant(abc.ABC):
         self._quiet = False
 
     @classmethod
-    def quiet(cls, **options) -> Accountant:
+    def quiet(cls: type[_Acc], **options) -> _Acc:
         """An instance for internal use (claims, calibration, the CLI, reports): it emits no
         warnings of its own (the RDP accountant's order-grid warning,
         :class:`NoAmplificationWarning`); the same numbers as ``cls()``."""
@@ -177,7 +182,7 @@ class Accountant(abc.ABC):
             NoAmplificationWarning, stacklevel=3)
 
     # -- composition -------------------------------------------------------------------------
-    def compose(self, mechanism, count=1) -> Accountant:
+    def compose(self: _Acc, mechanism, count=1) -> _Acc:
         """Compose ``count`` (adaptive) runs of ``mechanism``; returns ``self``.
 
         ``count`` is any integer >= 0 (0 composes nothing but still checks the mechanism and its
@@ -243,6 +248,16 @@ def accountant_class(name: str) -> type[Accountant]:
 
 def make_accountant(name: str, *, quiet: bool = False, **options) -> Accountant:
     """A new, empty accountant ``name`` (``options`` go to its constructor); with ``quiet`` the
-    instance for internal use (:meth:`Accountant.quiet`)."""
+    instance for internal use (:meth:`Accountant.quiet`).
+
+    Example
+    -------
+    >>> from dpaudit import Gaussian, make_accountant
+    >>> acc = make_accountant("rdp").compose(Gaussian(1.0), 10)   # ten Gaussian steps, sigma = sensitivity = 1
+    >>> print(f"{acc.epsilon(1e-5):.4f}")
+    19.0536
+    >>> type(make_accountant("zcdp")).__name__
+    'ZCDPAccountant'
+    """
     cls = accountant_class(name)
     return cls.quiet(**options) if quiet else cls(**options)

@@ -129,6 +129,14 @@ def calibrate_sigma(target_epsilon, delta, *, sample_rate=1.0, steps=1, accounta
         On bad input, or when no sigma in [1e-12, 1e15] * sensitivity * sqrt(steps) meets the
         target; :class:`~dpaudit.core.validation.UnsupportedMechanismError` (a ValueError) when
         the accountant cannot compose the step (e.g. "exact" with q < 1 and steps > 1).
+
+    Example
+    -------
+    >>> from dpaudit import calibrate_sigma
+    >>> print(f"{calibrate_sigma(1.0, 1e-5, accountant='exact'):.4f}")    # one Gaussian step, (1, 1e-5)-DP
+    3.7306
+    >>> print(f"{calibrate_sigma(1.0, 1e-5, sample_rate=0.01, steps=1000):.4f}")   # DP-SGD-like, RDP
+    1.5131
     """
     target_epsilon = check_epsilon("target_epsilon", target_epsilon)
     delta = check_delta("delta", delta)

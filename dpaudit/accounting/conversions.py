@@ -201,6 +201,13 @@ def rdp_to_dp(orders, rdp, delta) -> tuple[float, float]:
     Returns
     -------
     (epsilon, order) : the smallest epsilon (rounded up) and the order that attains it.
+
+    Example
+    -------
+    >>> from dpaudit.conversions import rdp_to_dp
+    >>> eps, order = rdp_to_dp([2, 4, 8], [1.0, 2.0, 4.0], 1e-5)
+    >>> print(f"{eps:.4f} at order {order:g}")
+    5.0879 at order 4
     """
     orders, rdp = _check_rdp_vector(orders, rdp)
     delta = check_delta("delta", delta)
@@ -426,6 +433,12 @@ def zcdp_to_dp(rho, delta, method: str = "cks") -> float:
     Returns
     -------
     epsilon >= 0, an upper bound (rounded up; exactly 0 for rho = 0).
+
+    Example
+    -------
+    >>> from dpaudit.conversions import zcdp_to_dp
+    >>> print(f"{zcdp_to_dp(0.5, 1e-5):.4f} (cks), {zcdp_to_dp(0.5, 1e-5, method='bs'):.4f} (bs)")
+    4.7284 (cks), 5.2985 (bs)
     """
     rho = check_nonnegative("rho", rho)
     delta = check_delta("delta", delta)
@@ -566,6 +579,13 @@ def dp_to_zcdp(epsilon, delta, method: str = "cks") -> float:
 
     The result is rounded down and verified: ``zcdp_to_dp(result, delta, method) <= epsilon``
     for "bs" and ``zcdp_delta(result, epsilon) <= delta`` for "cks".
+
+    Example
+    -------
+    >>> from dpaudit.conversions import dp_to_zcdp, zcdp_to_dp
+    >>> rho = dp_to_zcdp(1.0, 1e-5)
+    >>> print(f"{rho:.6f}", zcdp_to_dp(rho, 1e-5) <= 1.0)
+    0.030557 True
     """
     epsilon = check_epsilon("epsilon", epsilon)
     delta = check_delta("delta", delta)
@@ -647,6 +667,12 @@ def gaussian_epsilon(sigma, delta, sensitivity=1.0) -> float:
     exact delta of the returned epsilon is <= delta and the exact root is at most a few ulps below
     it. 0 if delta(0) <= delta; ``inf`` if no finite epsilon suffices (sensitivity/sigma beyond the
     float range or the root beyond 1.8e308).
+
+    Example
+    -------
+    >>> from dpaudit.conversions import gaussian_epsilon
+    >>> print(f"{gaussian_epsilon(1.0, 1e-5):.4f}")    # sigma = sensitivity = 1
+    4.3772
     """
     sigma = check_positive("sigma", sigma)
     delta = check_delta("delta", delta)

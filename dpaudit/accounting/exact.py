@@ -183,7 +183,7 @@ class ExactAccountant(Accountant):
         self._count = 1
         self._cache: dict = {}
 
-    def compose(self, mechanism, count=1) -> Accountant:
+    def compose(self, mechanism, count=1) -> ExactAccountant:
         self._count = check_count("count", count)
         return super().compose(mechanism, count)
 

@@ -271,6 +271,8 @@ def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000
         def reach(y, v):
             return additive_reachable(y, v)
     else:
+        assert scale is not None  # model "numpy-laplace" requires it (checked above)
+
         def reach(y, v):
             return numpy_laplace_reachable(y, v, float(scale))
     self0, self1 = reach(y0, v0), reach(y1, v1)

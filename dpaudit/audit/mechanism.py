@@ -148,6 +148,13 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         ``workers``, ``executor``, ``chunk_size``, ``retries``, ``progress`` (now ``execution=``), ``selection``,
         ``grid`` (now ``threshold=``), ``features``, ``randomize_ties`` (now ``statistic=Contest(...)``): still
         accepted, with a ``DeprecationWarning``.
+
+    Example
+    -------
+    >>> from dpaudit import Laplace, audit_mechanism
+    >>> res = audit_mechanism(Laplace(1.0).sample, 0.0, 1.0, epsilon=0.5, trials=20_000, seed=0)  # a false claim
+    >>> print(f"{res.verdict}: epsilon >= {res.epsilon_lower:.3f} > claimed {res.epsilon_claimed:g}")
+    violation: epsilon >= 0.930 > claimed 0.5
     """
     relation = relation_record(neighbouring, claim_neighbouring)
     execution = resolve_execution(execution, deprecated, where="audit_mechanism")

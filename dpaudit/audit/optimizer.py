@@ -104,7 +104,7 @@ def _declared(opt, attribute: str):
     if hasattr(opt, attribute):
         return getattr(opt, attribute)
     default = getattr(Optimizer, attribute)
-    return default.fget(opt) if isinstance(default, property) else default
+    return default.__get__(opt, Optimizer) if isinstance(default, property) else default
 
 
 def _canary_norm(opt) -> float:

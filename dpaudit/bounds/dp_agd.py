@@ -211,7 +211,7 @@ def gradavg_charge(rho_old, rho_new):
     return round_up(np.asarray(rho_new, dtype=float) - np.asarray(rho_old, dtype=float))
 
 
-def gradavg_variance(rho_old: float, rho_new: float, clip: float) -> float:
+def gradavg_variance(rho_old: float, rho_new: float, clip: float) -> float | np.ndarray:
     """Per-coordinate variance of GradAvg's combined estimate (Lee & Kifer 2018, Sec. 4).
 
     With ``g1 = g + N(0, C^2/(2 rho_old))`` and ``g2 = g + N(0, C^2/(2 (rho_new - rho_old)))``,

@@ -227,9 +227,9 @@ def l1_recovery_calibration(lipschitz: float, sparsity: int, dim: int, n: int, e
     m = max(1, math.ceil(m_f)) if math.isfinite(m_f) else max(1, math.ceil(n * Fraction(epsilon) * Fraction(root)))
     sigma = product_ratio([math.sqrt(18.0 * (math.log(2.5) - math.log(delta))), lipschitz], [n, epsilon], "up")
     sens = product_ratio([3, lipschitz], [n], "up")
-    details = {"m": m, "noise": "gaussian",
-               "note": "[unconfirmed constants] Gaussian at (epsilon, delta/2), sensitivity 3L/n; "
-                       "RIP failure event charged to delta/2"}
+    details: dict = {"m": m, "noise": "gaussian",
+                     "note": "[unconfirmed constants] Gaussian at (epsilon, delta/2), sensitivity 3L/n; "
+                             "RIP failure event charged to delta/2"}
     return SparseCalibration("l1-recovery", "gaussian", sigma, sens, epsilon, delta,
                              _claim("l1-recovery", epsilon, delta, details["note"], details), details)
 

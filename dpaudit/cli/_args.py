@@ -163,7 +163,7 @@ def resolve_seed(args) -> tuple[int, str]:
         return int(args.seed), "--seed"
     import numpy as np
 
-    return int(np.random.SeedSequence().entropy), "fresh"
+    return int(np.random.SeedSequence().entropy), "fresh"  # type: ignore[arg-type]  # fresh: an int
 
 
 def seed_line(seed: int, source: str) -> str:

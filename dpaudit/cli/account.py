@@ -394,7 +394,7 @@ def _calibrate(args, names, target, delta, steps, params) -> int:
     q = check_probability("--sample-rate", args.sample_rate)
     if q == 0.0:
         raise _UsageError("--sample-rate must be > 0 to calibrate sigma (a rate of 0 releases nothing)")
-    results = {}
+    results: dict = {}
     for name in names:
         try:
             sigma = calibrate_sigma(target, delta, sample_rate=q, steps=steps, accountant=name,
@@ -522,7 +522,7 @@ def _mf_arguments(args):
 
 def _mf_results(names, mf, mech, count: int, sigma: float, delta: float, q: float) -> dict:
     """Each requested accountant's row for the MF run (``exact``: the closed form where sens(C) is exact)."""
-    results = {}
+    results: dict = {}
     for name in names:
         if name == "exact":
             if q < 1.0 or not mf.strategy_sensitivity.exact:
@@ -561,6 +561,7 @@ def _run_mf(args) -> int:
 
     mf = MatrixFactorization(strategy, sigma, part, sens_clip)
     sens = mf.strategy_sensitivity
+    mech: object  # the step composed: the amplified strategy or mf itself
     if q < 1.0:
         from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson
 

@@ -92,7 +92,7 @@ class _TargetParser(OneLineParser):
         self._declared = target is None
 
     def _declare(self) -> None:
-        if self._declared:
+        if self._declared or self._target is None:  # (no target: declared from the start)
             return
         self._declared = True
         from dpaudit.cli._hyper import add_hyperparameter_arguments

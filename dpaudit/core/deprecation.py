@@ -77,7 +77,7 @@ def renamed_keywords(**renames: str):
                     kwargs[new] = kwargs.pop(old)
             return fn(*args, **kwargs)
 
-        wrapper.deprecated_keywords = dict(renames)
+        wrapper.deprecated_keywords = dict(renames)  # type: ignore[attr-defined]  # a function attribute: read by introspection
         return wrapper
 
     return decorate

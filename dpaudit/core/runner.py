@@ -99,7 +99,7 @@ class InProcessExecutor(cf.Executor):
     def submit(self, fn, /, *args, **kwargs):
         if self._shutdown:
             raise RuntimeError("cannot submit to an InProcessExecutor after shutdown")
-        fut = cf.Future()
+        fut: cf.Future = cf.Future()
         fut.set_running_or_notify_cancel()
         try:
             fut.set_result(fn(*args, **kwargs))
@@ -147,7 +147,7 @@ class ProcessPool(cf.Executor):
         self.workers = check_count("workers", workers, minimum=1)
         self._loky = _loky() if context is None else None
         self._ctx = None if self._loky is not None else _mp_context(context)
-        self._pool = None
+        self._pool: cf.Executor | None = None
         self._lock = threading.Lock()
         self.restarts = 0
 
@@ -491,13 +491,13 @@ class _Schedule:
 
     def __init__(self, ex, jobs, layout: _Layout, retries: int):
         self.ex, self.jobs, self.layout, self.retries = ex, jobs, layout, retries
-        self.results = [[None] if job.fold else [None] * n for job, n in zip(jobs, layout.n_chunks)]
+        self.results: list[list] = [[None] if job.fold else [None] * n for job, n in zip(jobs, layout.n_chunks)]
         self.completed = [np.zeros(n, dtype=bool) for n in layout.n_chunks]
         self.done_trials = [0] * len(jobs)
         # in-process: stop at the first failure
         self.window = in_flight(ex)
         self.next_task = 0                      # tasks below it were submitted at least once
-        self.queue = collections.deque()         # (task, attempt) to resubmit, before any new task
+        self.queue: collections.deque = collections.deque()  # (task, attempt) to resubmit, before any new task
         self.pending: dict = {}  # future -> (task, attempt, ran alone)
         self.suspects: set = set()  # tasks lost with a broken pool: rerun one at a time
 

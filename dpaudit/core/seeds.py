@@ -10,6 +10,7 @@ numpy NEP 19), and :func:`seed_record` gives the JSON value that reproduces a ru
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +64,7 @@ def seed_record(seed):
     if seed is None:
         return None
     if isinstance(seed, np.random.SeedSequence):
-        ent = seed.entropy
+        ent: Any = seed.entropy  # numpy's stubs allow None: never the case once a SeedSequence is built
         # entropy is an int, or a sequence of ints when the SeedSequence was built from one ([run, cell, ...])
         entropy = int(ent) if isinstance(ent, (numbers.Integral, np.integer)) else [int(e) for e in ent]
         if seed.spawn_key or seed.n_children_spawned or isinstance(entropy, list):

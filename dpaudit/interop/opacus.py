@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,9 @@ def _wrapper_class():
     if "wrapper" not in _CLASSES:
         torch, _ = require_torch()
 
-        class CanaryWrapper(torch.nn.Module):
+        Module: Any = torch.nn.Module  # torch is imported here, at run time (module docstring)
+
+        class CanaryWrapper(Module):
             """Your model ``body`` plus ``canary``: a bias-free linear map of the m canary inputs (one weight per canary)."""
 
             def __init__(self, body, m):

@@ -123,7 +123,7 @@ class _FIRInverseStream(NoiseStream):
     def __init__(self, shape, sigma, rng, coefs):
         super().__init__(shape, sigma, rng)
         self.c = np.asarray(coefs, dtype=float)
-        self.past = np.zeros((max(self.c.size - 1, 0),) + self.shape)  # past[0] = x_{t-1}
+        self.past: np.ndarray = np.zeros((max(self.c.size - 1, 0),) + self.shape)  # past[0] = x_{t-1}
 
     def next(self):
         z = self._draw()

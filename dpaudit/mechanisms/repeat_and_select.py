@@ -215,9 +215,10 @@ class RepeatAndSelect(Mechanism):
         loss = self.base.privacy_loss()
         if loss is None or loss.upper is None:
             return None
+        upper = loss.upper
 
         def dh(e):
-            vals = [pair.delta(np.asarray(e, dtype=float)) for pair in loss.upper]
+            vals = [pair.delta(np.asarray(e, dtype=float)) for pair in upper]
             return np.minimum(np.max([v + err for v, err in vals], axis=0), 1.0)
         return dh
 

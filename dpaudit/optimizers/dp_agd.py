@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -103,6 +104,9 @@ from dpaudit.optimizers.base import (
 )
 from dpaudit.optimizers.losses import LOSS_HP, Logistic, get_loss
 from dpaudit.optimizers.losses import row_norms as _row_norms
+
+if TYPE_CHECKING:  # imported where used (start), named here for the annotation
+    from dpaudit.bounds.dp_agd import ZCDPFilterBank
 
 __all__ = ["DPAGD", "initial_budgets"]
 
@@ -146,7 +150,7 @@ def _logistic_value(z, y):
 class _AGDState:
     """The batched state of ``trials`` DP-AGD runs (Lee and Kifer 2018, Algorithm 2): row t is trial t."""
 
-    budget: object          # ZCDPFilterBank: every charge is drawn here BEFORE its release
+    budget: ZCDPFilterBank  # every charge is drawn here BEFORE its release
     w: np.ndarray
     rho_ng: np.ndarray      # the gradient budget of the current measurement
     phase: np.ndarray       # 0: needs a gradient, 1: needs a selection, 2: stopped

@@ -61,6 +61,7 @@ differing record; it must satisfy the relative-sensitivity bound for the claim t
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -97,7 +98,7 @@ def ridge_quantities(X: np.ndarray, y: np.ndarray, l2: float):
 def relative_sensitivity(X, y, l2) -> tuple[float, float]:
     """(A, B) from ``dpaudit.bounds.ridge.ridge_relative_sensitivity`` (tuple or object with .A, .B)."""
     from dpaudit.bounds.ridge import ridge_relative_sensitivity
-    res = ridge_relative_sensitivity(X, y, l2=l2)
+    res: Any = ridge_relative_sensitivity(X, y, l2=l2)  # a tuple today; an object with .A, .B is read too
     if hasattr(res, "A") and hasattr(res, "B"):
         return float(res.A), float(res.B)
     A, B = res[0], res[1]

@@ -84,7 +84,7 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         values = [exact_epsilon(mechanism, delta, t) for t in steps]
         if all(v is not None for v in values):
             exact_label = "exact"
-            curves[exact_label] = [float(v) for v in values]
+            curves[exact_label] = [float(v) for v in values if v is not None]  # (all are)
         elif "exact" not in notes:
             notes["exact"] = "no closed form for this mechanism (PLD is the tightest curve shown)"
     describe = getattr(mechanism, "describe", None)

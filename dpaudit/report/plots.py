@@ -187,12 +187,12 @@ def chosen_view(audit: dict):
         est = (test["k_fp"] / n0, test["k_fn"] / n1)
     a, b, _ = input_names(audit)
     if side == "fpr":
-        corner = None if fpr_u is None else (float(fpr_u), 1.0 - float(fnr_u))
+        corner = None if fpr_u is None else (float(fpr_u), 1.0 - float(fnr_u))  # type: ignore[arg-type]  # both or neither
         point = None if est is None else (est[0], 1.0 - est[1])
         curve = (fpr_e, tpr_e)
         labels = (f'guess "{b}" on runs of {a} (false alarms)', f'guess "{b}" on runs of {b} (hits)')
     else:
-        corner = None if fnr_u is None else (float(fnr_u), 1.0 - float(fpr_u))
+        corner = None if fnr_u is None else (float(fnr_u), 1.0 - float(fpr_u))  # type: ignore[arg-type]  # both or neither
         point = None if est is None else (est[1], 1.0 - est[0])
         curve = (1.0 - tpr_e, 1.0 - fpr_e)
         labels = (f'guess "{a}" on runs of {b} (misses)', f'guess "{a}" on runs of {a} (correct)')

@@ -177,7 +177,7 @@ def audited_rows(audit: dict, mechanism=None, steps: int | None = None) -> list[
     relation = claim.get("neighbouring") or (d.get("hyperparameters") or {}).get("neighbouring") or d.get("neighbouring")
     if relation:
         rows.append(("neighbouring relation", NEIGHBOURING_WORDS.get(relation, str(relation))))
-    rel = d.get("relation") if isinstance(d.get("relation"), dict) else {}
+    rel = d["relation"] if isinstance(d.get("relation"), dict) else {}
     if rel.get("claim") and rel.get("claim") != relation:
         rows.append(("claim's relation", NEIGHBOURING_WORDS.get(rel["claim"], str(rel["claim"]))))
     if rel.get("warning"):
@@ -245,7 +245,7 @@ def input_names(audit: dict) -> tuple[str, str, str]:
     if d.get("optimizer") or "trainings" in d or d.get("canary"):
         canary = d.get("canary")
         return "D", "D'", ("the training data without and with the canary" + (f": {canary}" if canary else ""))
-    inputs = d.get("inputs") if isinstance(d.get("inputs"), dict) else {}
+    inputs = d["inputs"] if isinstance(d.get("inputs"), dict) else {}
     if "x" in inputs and "x_prime" in inputs:
         return "x", "x'", f"x = {inputs['x']}, x' = {inputs['x_prime']}"
     return "x", "x'", "the two neighbouring inputs"
@@ -294,7 +294,7 @@ def evidence_text(audit: dict) -> list[str]:
         return []
     n0, n1, k_fp, k_fn = counts
     a, b, what = input_names(audit)
-    attack = d.get("attack") if isinstance(d.get("attack"), dict) else {}
+    attack = d["attack"] if isinstance(d.get("attack"), dict) else {}
     reads = (f"the attack {attack['family']} ({attack.get('description') or attack['family']})" if attack.get("family")
              else f"the score {d['statistic']}" if d.get("statistic") else "the attack's score")
     side_word = _ORIENTATION_WORDS.get(str(test.get("orientation", ">")), str(test.get("orientation")))
@@ -420,7 +420,7 @@ def tightest_upper(audit: dict | None = None, *, mechanism=None, steps: int | No
     grids = (None,) if digits is None else REPORT_GRIDS
     for grid in grids:
         lo, hi = _pld_interval(mechanism, steps, delta, grid)
-        if grid is None or _narrow_enough(lo, hi, int(digits)):
+        if grid is None or digits is None or _narrow_enough(lo, hi, int(digits)):
             break
     return {**out, "kind": "PLD", "lower": lo, "upper": hi, "grid": grid}
 

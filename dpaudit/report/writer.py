@@ -102,7 +102,7 @@ def _up(x) -> str:
     return bound_text(x, up=True)
 
 
-def _audit_dict(audit) -> dict:
+def _audit_dict(audit) -> dict | None:
     if audit is None:
         return None
     if isinstance(audit, dict):
@@ -112,7 +112,7 @@ def _audit_dict(audit) -> dict:
     raise ValueError(f"audit must be an AuditResult or its to_dict(), or a list of them, got {type(audit).__name__}")
 
 
-def _audit_list(audit) -> list[tuple[str | None, dict]]:
+def _audit_list(audit) -> list[tuple[str | None, dict | None]]:
     """``[(heading, audit dict)]``: one result (no heading), or a list of results or of ``(heading, result)``."""
     if audit is None:
         return []
@@ -133,7 +133,7 @@ def _renyi_rows(renyi):
     if renyi is None:
         return None
     rows = renyi.get("rows") if isinstance(renyi, dict) else renyi
-    rows = [dict(r) for r in rows]
+    rows = [dict(r) for r in rows]  # type: ignore[union-attr]  # a dict without "rows": TypeError here, as always
     if not rows or any(k not in r for r in rows for k in ("steps", "alpha", "estimate", "lower", "upper")):
         raise ValueError("renyi must be a non-empty list of rows with keys steps, alpha, estimate, lower, upper "
                          "(see dpaudit.report.renyi_table)")
@@ -152,7 +152,8 @@ class _Doc:
     """Minimal builder emitting either HTML or Markdown."""
 
     def __init__(self, fmt: str):
-        self.fmt, self.parts = fmt, []
+        self.fmt = fmt
+        self.parts: list[str] = []
 
     def h(self, level: int, text: str):
         self.parts.append(f"<h{level}>{html.escape(text)}</h{level}>" if self.fmt == "html"
@@ -275,7 +276,8 @@ def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html"
     import dpaudit
 
     title = title or "dpaudit report"
-    doc, images = _Doc(fmt), {}
+    doc = _Doc(fmt)
+    images: dict = {}
     doc.h(1, title)
     for i, (heading, audit_d) in enumerate(audits):
         if heading is not None:
@@ -494,7 +496,7 @@ def _estimates_section(doc, audit_d, level=2):
 
 def _attack_statistics_section(doc, audit_d, level=3):
     """TPR at fixed low FPRs, AUROC and best accuracy with their intervals (descriptive; never the verdict)."""
-    st = (audit_d.get("details") or {}).get("attack_statistics")
+    st = audit_d["details"]["attack_statistics"]  # a dict: checked by the caller
     conf = float(_num(st.get("confidence", 0.95)))
 
     def iv(x):

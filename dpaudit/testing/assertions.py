@@ -71,7 +71,7 @@ def _resolve(trials, confidence, seed):
     parts = [p for p in cfg.source.split(", ") if p and p != "defaults"
              and not (seed is not None and p == "seed from the test id")]
     if merged.seed is None:
-        merged = merged.merged(seed=int(np.random.SeedSequence().entropy))
+        merged = merged.merged(seed=int(np.random.SeedSequence().entropy))  # type: ignore[arg-type]  # fresh: an int
         parts.append("seed drawn fresh")
     where = (", ".join(parts) or "defaults") + (f"; {', '.join(explicit)} from the call" if explicit else "")
     return merged, where
@@ -101,7 +101,7 @@ def mechanism_sampler(mechanism):
         return mechanism.sample(x, rng, size)
 
     sampler.__name__ = f"sampler[{type(mechanism).__name__}]"
-    sampler.mechanism = mechanism  # lets the audit see which mechanism it is (e.g. no pure-DP guarantee)
+    sampler.mechanism = mechanism  # type: ignore[attr-defined]  # a function attribute: lets the audit see which mechanism it is (e.g. no pure-DP guarantee)
     return sampler
 
 

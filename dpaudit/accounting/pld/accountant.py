@@ -272,6 +272,14 @@ class PLDAccountant(Accountant):
     (bounded range), ``ApproxDP``, any mechanism stating a finite ``pure_epsilon()`` or an
     ``approx_dp()`` (upper end only), and ``PoissonSampled`` of these (add/remove, both
     directions). Others raise :class:`~dpaudit.core.validation.UnsupportedMechanismError`.
+
+    Example
+    -------
+    >>> from dpaudit import Gaussian, PLDAccountant, PoissonSampled
+    >>> pld = PLDAccountant().compose(PoissonSampled(Gaussian(1.1), 0.01), 1000)
+    >>> lo, up = pld.epsilon_interval(1e-5)    # certified: the exact epsilon(1e-5) lies in [lo, up]
+    >>> print(f"[{lo:.5f}, {up:.5f}]")
+    [1.51536, 1.51537]
     """
 
     name = "pld"
@@ -296,7 +304,7 @@ class PLDAccountant(Accountant):
         self.adaptive = bool(adaptive)
         self._pairs: list[tuple[PrivacyLoss, int]] = []
         self._gauss: list[tuple[float, float, int]] = []  # (sensitivity, sigma, count)
-        self._rdp = None
+        self._rdp: RDPAccountant | None = None
         self._rdp_ok = True
         self._cache: dict = {}
         #: how the last query was answered (method, effective discretization, sources)

@@ -874,7 +874,7 @@ class _GridPLDPair(LossPair):
         self.has_finite = idx.size > 0
         self.support = ((lo + idx[0]) * d_f, (lo + idx[-1]) * d_f) if idx.size else (0.0, 0.0)
         self.scale = math.inf
-        self._tab = None
+        self._tab: tuple[int, np.ndarray, np.ndarray, int] | None = None
         self._totals: tuple[float, float, float] | None = None
 
     def totals(self) -> tuple[float, float, float]:

@@ -31,7 +31,7 @@ class FittedStatistic:
     description = "fitted statistic"
     family = ""
     #: sorted finite set of the values the statistic can take (None: not known to be discrete)
-    tie_values = None
+    tie_values: np.ndarray | None = None
     #: True when the statistic reads the binary representation of floats
     bit_level = False
 
@@ -45,7 +45,7 @@ class AttackFamily:
 
     name = ""
     description = ""
-    requires = None
+    requires: str | None = None
     #: False for families that learn nothing from the training half (then, alone and with a single
     #: candidate pair, the whole selection sample chooses the threshold)
     needs_fit = True

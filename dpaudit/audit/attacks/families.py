@@ -242,7 +242,7 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
         else as_output_batch(train1)
     ka, kb = row_keys(a), row_keys(b)
     pooled = np.concatenate([ka, kb]) if is_numeric_batch(a) else list(ka) + list(kb)
-    distinct = {}
+    distinct: dict = {}
     for k in (pooled.tolist() if isinstance(pooled, np.ndarray) else pooled):
         if k not in distinct:
             distinct[k] = len(distinct)

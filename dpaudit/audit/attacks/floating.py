@@ -80,7 +80,7 @@ def float_bits_statistic(train0, train1, *, alpha: float = 0.5):
 class _Reachability(FittedStatistic):
     family = "float-reachability"
     bit_level = True
-    tie_values = np.array([-1.0, 0.0, 1.0])
+    tie_values: np.ndarray | None = np.array([-1.0, 0.0, 1.0])
 
     def __init__(self, v0, v1):
         self.v0, self.v1 = v0, v1

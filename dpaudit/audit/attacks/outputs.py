@@ -155,7 +155,7 @@ def object_features(keys, positions: int = MAX_FEATURE_POSITIONS) -> np.ndarray:
     code = np.zeros((n, p))
     length = np.zeros((n, 1))
     for i, k in enumerate(keys):
-        leaves = []
+        leaves: list = []
         _leaves(k, leaves)
         length[i, 0] = len(leaves)
         for j, v in enumerate(leaves[:p]):

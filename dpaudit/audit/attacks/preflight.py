@@ -67,7 +67,8 @@ def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None,
     Returns the number of mechanism runs the probe drew (0 when the sampler raised on it).
     """
     rng = _probe_rng(root)
-    raws, batches = [], []
+    raws: list = []
+    batches: list = []
     for inp in (x, x_prime):
         try:
             raw = sampler(inp, rng, PROBE_SIZE)

@@ -69,7 +69,7 @@ def resolve_claim(claim, delta=None) -> dict:
     ``claim`` or ``delta``."""
     several = isinstance(delta, (Sequence, np.ndarray)) and not isinstance(delta, str)
     if several:
-        deltas = [check_audit_delta("delta", d) for d in delta]
+        deltas: list[float] | None = [check_audit_delta("delta", d) for d in delta]
         if not deltas:
             raise ValueError("delta must be a number or a non-empty sequence of numbers")
         if len(set(deltas)) != len(deltas):

@@ -48,20 +48,21 @@ def run_sampler_audit(req: SamplerAudit, method: str, root, execution: Execution
     """Probe the outputs, open the executor (checking what it is sent) and run the protocol of ``method``
     (``"threshold"`` / ``"gdp"``: :func:`~dpaudit.audit.protocol.two_sample.audit_sampler`; ``"one-run"``:
     :func:`audit_sampler_one_run`). Returns ``(result, probe_runs)``."""
-    fixed = isinstance(req.attack, FixedStatistic)
+    attack = req.attack  # a FixedStatistic or a Contest
+    statistic = attack.statistic if isinstance(attack, FixedStatistic) else None
+    families = list(attack.families) if isinstance(attack, Contest) else None
     _, x, x_prime = req.candidates[0]
     # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
     probe_runs = preflight_outputs(req.sampler, x, x_prime, root=root, encode=req.encode,
-                                   statistic=req.attack.statistic if fixed else None,
-                                   families=None if fixed else list(req.attack.families))
+                                   statistic=statistic, families=families)
     n_sel = split_trials(req.trials, req.selection_fraction)[0]
     planned = (req.trials + n_sel if method == "one-run"  # one run of `trials` canaries, and the calibration run
                else 2 * req.trials + 2 * n_sel * (len(req.candidates) - 1))  # selection runs of further candidates
     with progress_reporting(execution.progress, total=planned), \
             open_executor(execution.executor, execution.workers) as ex:
         check_picklable(ex, req.sampler, "sampler")  # fail before any chunk runs, not between phases
-        if fixed:
-            check_picklable(ex, req.attack.statistic, "statistic")
+        if statistic is not None:
+            check_picklable(ex, statistic, "statistic")
         if req.encode is not None:
             check_picklable(ex, req.encode, "encode")
         run = runner(ex, execution.chunk(DEFAULT_CHUNK_SIZE), execution.retries)
@@ -135,8 +136,8 @@ def audit_sampler_one_run(req: SamplerAudit, root, run) -> AuditResult:
                            seed=s_protocol, delta=req.delta, confidence=req.confidence)
     eps_lower = float(res["epsilon_lower"][0])
     cal = res["calibration"]
-    one = {"epsilon_lower": eps_lower, "m": m, "r": int(res["r"][0]), "v": int(res["v"][0]),
-           "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]), "included": int(res["included"][0])}
+    one: dict = {"epsilon_lower": eps_lower, "m": m, "r": int(res["r"][0]), "v": int(res["v"][0]),
+                 "k_in": int(res["k_in"][0]), "k_out": int(res["k_out"][0]), "included": int(res["included"][0])}
     details.update({"one_run": one, "calibration_canaries": int(m_cal),
                     "guess_fraction": [float(cal["fraction_in"][0]), float(cal["fraction_out"][0])],
                     "calibration_epsilon": float(cal["calibration_epsilon"][0]),

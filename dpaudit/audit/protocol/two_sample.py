@@ -312,7 +312,7 @@ def _deprecated_rule(selection, grid, threshold, where: str, default):
         if grid is not None:
             raise ValueError("a fixed grid needs a fixed statistic (statistic=callable) and selection='bonferroni'")
         new = "'auto'"
-        rule = "auto"
+        rule: str | ThresholdRule = "auto"
     else:
         rule = threshold_rule(name, grid)
         new = f"'{name}'" if grid is None else f"{type(rule).__name__}(grid=...)"
@@ -364,7 +364,7 @@ def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
         raise ValueError("several candidate pairs need statistic='auto' (or family names): the pair is chosen "
                          "together with the attack on the selection runs")
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
-    statistic = req.attack.statistic
+    statistic = req.attack.statistic  # type: ignore[attr-defined]  # called for a FixedStatistic only (audit_sampler)
     name, a, b = req.candidates[0]
     rule = fixed_statistic_rule(req.threshold)
     use_grid = isinstance(rule, Bonferroni) and rule.grid is not None
@@ -419,9 +419,9 @@ def _resolve_contest_rule(requested, tb, fit_free: bool):
         on_boundaries = isinstance(rule, Bonferroni)
     else:
         rule, why, on_boundaries = threshold_rule(requested), "requested", False
-        if few and isinstance(rule, Bonferroni) and rule.grid is None:
+        if few and boundaries is not None and isinstance(rule, Bonferroni) and rule.grid is None:
             rule, on_boundaries = Bonferroni(grid=tuple(boundaries.tolist())), True
-        elif few and isinstance(rule, Combined):
+        elif few and boundaries is not None and isinstance(rule, Combined):
             parts = tuple(Bonferroni(grid=tuple(boundaries.tolist())) if isinstance(r, Bonferroni) and r.grid is None
                           else r for r in rule.rules)
             on_boundaries = parts != rule.rules
@@ -462,9 +462,9 @@ def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
         details = attack_details({**sel, "best": f["attack"]}, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
         details["statistic"] = f["attack"].description
         details["selection_rule"] = record
-        parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta,
-                        confidence=1.0 - f["beta"], trials=req.trials)
-        results.append(assemble(parts, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=1.0 - f["beta"],
+        certified = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta,
+                            confidence=1.0 - f["beta"], trials=req.trials)
+        results.append(assemble(certified, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=1.0 - f["beta"],
                                 method=req.method, trials=req.trials, n_selection=(f["attack"].val0.size,
                                                                                    f["attack"].val1.size),
                                 n_evaluation=(n_eval, n_eval), details=details))
@@ -537,7 +537,9 @@ def select_attack(req: SamplerAudit, contest: Contest, run, *, n_sel: int, seeds
     ``threshold_from_selection=False`` (one-run audits, whose guesses come from a calibration run): the
     winner's selection scores are not used for a threshold, so they are not extended."""
     best = best_i = spec = best_train = None
-    record, skipped, runs = [], [], 0
+    record: list = []
+    skipped: list = []
+    runs = 0
     k = len(req.candidates)
     for i, (name, _, _) in enumerate(req.candidates):
         out0, out1, spec = _selection_outputs(req, run, i, n_sel, seeds, spec)

@@ -234,13 +234,13 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
     "leak", "scenario"}`` (lists of sentences where plural); every surface (summary, report, CLI, pytest) prints it."""
     details = details if isinstance(details, dict) else {}
     scenario = scenario_of(details)
-    attack = details.get("attack") if isinstance(details.get("attack"), dict) else {}
+    attack = details["attack"] if isinstance(details.get("attack"), dict) else {}
     found = _findings_of(details)
     impl, math_ = found.get("implementation"), found.get("mathematical")
     leak = details.get("cause") or attack.get("leak", "distribution")
     family = attack.get("family", "the attack")
-    out = {"verdict": verdict, "scenario": scenario, "leak": leak if verdict == "violation" else None,
-           "findings": [], "why": [], "next": []}
+    out: dict = {"verdict": verdict, "scenario": scenario, "leak": leak if verdict == "violation" else None,
+                 "findings": [], "why": [], "next": []}
     if impl is not None and math_ is not None:
         out["findings"] = [
             f"implementation (every attack, bits of floats included; winner: {impl['family']}): epsilon >= "

@@ -89,7 +89,7 @@ def statistics_thresholds(sel0, sel1, *, orientation: str | None = None, fpr_lev
         orientation = ">" if not have_sel or auroc(s0, s1) >= 0.5 else "<="
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
-    out = {"orientation": orientation, "fpr_levels": levels, "fpr": [], "accuracy": None}
+    out: dict = {"orientation": orientation, "fpr_levels": levels, "fpr": [], "accuracy": None}
     if not have_sel:
         return out
     o = ORIENTATIONS.index(orientation)

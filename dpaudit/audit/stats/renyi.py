@@ -209,7 +209,7 @@ def equal_interval(m2, ss, n_p, n_q, d, alpha, confidence=0.95, sigma=None, scal
     :func:`renyi_divergence` and by the coverage benchmark). ``ss`` must be > 0 without sigma.
     """
     c = 1.0 / n_p + 1.0 / n_q
-    details = {}
+    details: dict = {}
     if sigma is None:
         nu = d * (n_p + n_q - 2)
         s2 = ss / nu
@@ -361,8 +361,8 @@ _INNER_RTOL = 1e-7
 def _pieces(lo, hi, extra, pieces=3):
     pts = set(np.geomspace(lo, hi, pieces + 1).tolist())
     pts.update(x for x in extra if lo < x < hi)
-    pts = sorted(pts)
-    return list(zip(pts[:-1], pts[1:]))
+    ordered = sorted(pts)
+    return list(zip(ordered[:-1], ordered[1:]))
 
 
 def _unequal_lower(R: _UnequalRegion):

@@ -199,8 +199,8 @@ def certify_plan(plan: TestPlan, le0, le1, n0: int, n1: int, *, delta: float, ki
         out.update({"selection": "combined (" + " and ".join(n.replace("heldout", "held-out").replace(
             "bonferroni", "Bonferroni") for n in names) + f" at beta/{len(names)} each, the larger)",
             "beta": plan.beta})
-        for name, o in zip(names, outs):
-            out[f"{name}_value"] = o["value"]
+        for name, part in zip(names, outs):
+            out[f"{name}_value"] = part["value"]
         return out
     k_fp = np.stack([n0 - le0, le0])  # orientation ">": FP = #{s0 > t}; "<=": FP = #{s0 <= t}
     k_fn = np.stack([le1, n1 - le1])

@@ -180,7 +180,7 @@ def evaluate_test(scores0, scores1, threshold: float, orientation: str, *, delta
 # ------------------------------------------------------------------ the ROC-frontier rule
 def _upper_hull(x, y):
     """Indices of the upper concave hull of points sorted by x (ties in x: larger y last)."""
-    keep = []
+    keep: list[int] = []
     for i in range(x.size):  # monotone chain: at most 2 pushes/pops per point
         while len(keep) >= 2:
             a, b = keep[-2], keep[-1]
