@@ -71,11 +71,15 @@ def main(seed: int = 0) -> int:
 
 
 # ---------------------------------------------------------------------------- issue 17: threshold rules
-RULE_NAMES = ("heldout", "bonferroni", "combined", "frontier")
+RULE_NAMES = ("heldout", "bonferroni", "combined", "frontier", "all-thresholds")
 SEL_FRACTION = 0.3  # audit_mechanism's default selection share
 
 
 def _samples(kind, n, rng):
+    if kind == "discrete-laplace":  # eps = 1: two-sided geometric noise on 0 and 1
+        p = math.exp(-1.0)
+        return (rng.geometric(1 - p, n) - rng.geometric(1 - p, n)).astype(float), \
+            (1 + rng.geometric(1 - p, n) - rng.geometric(1 - p, n)).astype(float)
     if kind == "gaussian":
         return rng.normal(0.0, 1.0, n), rng.normal(1.0, 1.0, n)
     if kind == "laplace":
@@ -93,41 +97,50 @@ def _jax_clopper_pearson(s0, s1, delta):
     return float(a.epsilon_clopper_pearson(0.05, delta, one_sided=False))
 
 
-def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
-    """Mean certified epsilon of each threshold rule on the same samples (see the module docstring)."""
-    from dpaudit.audit.protocol.two_sample import audit_scores
+CASES = {"gaussian": (1e-5, dict(mu=1.0)), "laplace": (0.0, dict(epsilon=1.0)),
+         "randomized-response": (0.0, dict(epsilon=1.0))}
+
+
+def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2), mechanisms=tuple(CASES), rules=RULE_NAMES):
+    """Certified epsilon of each threshold rule on the same samples, and jax_privacy's (module docstring): per
+    (mechanism, n) the per-seed values of every rule (``rules``) and of jax_privacy."""
+    from dpaudit.audit.stats.rules import threshold_rule, threshold_test
     from dpaudit.audit.stats.threshold_limit import threshold_audit_limit
 
-    cases = (("gaussian", 1e-5, dict(mu=1.0)), ("laplace", 0.0, dict(epsilon=1.0)),
-             ("randomized-response", 0.0, dict(epsilon=1.0)))
     rows = []
-    for kind, delta, par in cases:
+    for kind in mechanisms:
+        delta, par = CASES[kind]
         for n in sizes:
-            vals = {r: [] for r in RULE_NAMES + ("jax",)}
+            vals = {r: [] for r in tuple(rules) + ("jax",)}
             t0 = time.perf_counter()
             for seed in seeds:
                 rng = np.random.default_rng([17, seed, n])
                 s0, s1 = _samples(kind, n, rng)
                 k = int(round(SEL_FRACTION * n))
-                for rule in RULE_NAMES:
-                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta, confidence=0.95, threshold=rule)
-                    vals[rule].append(res.epsilon_lower)
+                for rule in rules:
+                    res = threshold_test(threshold_rule(rule), s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)
+                    vals[rule].append(max(0.0, res["value"]))
                 vals["jax"].append(_jax_clopper_pearson(s0, s1, delta))
             lim = threshold_audit_limit(kind, n - int(round(SEL_FRACTION * n)), delta=delta, **par)["epsilon"]
             lim_all = threshold_audit_limit(kind, n, delta=delta, **par)["epsilon"]
-            rows.append((kind, n, {r: float(np.mean(v)) for r, v in vals.items()}, lim, lim_all,
+            rows.append((kind, n, {r: np.asarray(v, dtype=float) for r, v in vals.items()}, lim, lim_all,
                          time.perf_counter() - t0))
     return rows
 
 
 def print_rules(rows, seeds):
     print(f"threshold rules, mean certified epsilon over {len(seeds)} seeds, 95% confidence; ours: {SEL_FRACTION:.0%} "
-          "selection / 70% evaluation; jax_privacy: all 2n scores")
-    print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>10}" for r in RULE_NAMES)
-          + f" {'jax 2-sided':>11} {'limit(0.7n)':>11} {'limit(n)':>9} {'time':>6}")
+          "selection / 70% evaluation (all-thresholds: every score, nothing is selected); jax_privacy "
+          "epsilon_clopper_pearson(0.05, delta, one_sided=False): all 2n scores; (x) = fraction of limit(n)")
+    names = [r for r in rows[0][2] if r != "jax"] if rows else []
+    print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>16}" for r in names)
+          + f" {'jax 2-sided':>16} {'limit(0.7n)':>11} {'limit(n)':>9} {'best-jax':>9} {'wins':>5} {'time':>6}")
     for kind, n, v, lim, lim_all, dt in rows:
-        print(f"{kind:<20} {n:>8} " + " ".join(f"{v[r]:>10.4f}" for r in RULE_NAMES)
-              + f" {v['jax']:>11.4f} {lim:>11.4f} {lim_all:>9.4f} {dt:>5.1f}s")
+        best = max(names, key=lambda r: float(np.mean(v[r])))
+        diff = v[best] - v["jax"]
+        print(f"{kind:<20} {n:>8} " + " ".join(f"{np.mean(v[r]):>8.4f} ({np.mean(v[r]) / lim_all:.3f})" for r in names)
+              + f" {np.mean(v['jax']):>8.4f} ({np.mean(v['jax']) / lim_all:.3f}) {lim:>11.4f} {lim_all:>9.4f}"
+              + f" {np.mean(diff):>+9.4f} {int(np.sum(diff >= 0)):>2}/{diff.size:<2} {dt:>5.1f}s  best: {best}")
 
 
 # ---------------------------------------------------------------------------- issue 17: one-run bounds
@@ -204,11 +217,14 @@ if __name__ == "__main__":
     ap.add_argument("--one-run", action="store_true", help="one-run bounds in jax_privacy's settings (issue 17)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
+    ap.add_argument("--mechanisms", type=str, default=",".join(CASES), help="comma-separated, of " + ", ".join(CASES))
+    ap.add_argument("--rule-list", type=str, default=",".join(RULE_NAMES), help="the rules compared by --rules")
     a = ap.parse_args()
     if a.rules or a.one_run:
         if a.rules:
             sd = tuple(range(a.seeds))
-            print_rules(rules_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
+            print_rules(rules_table(tuple(int(x) for x in a.sizes.split(",")), sd, tuple(a.mechanisms.split(",")),
+                                    tuple(a.rule_list.split(","))), sd)
         if a.one_run:
             print_one_run(one_run_table())
         raise SystemExit(0)
