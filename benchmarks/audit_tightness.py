@@ -143,6 +143,54 @@ def print_rules(rows, seeds):
               + f" {np.mean(diff):>+9.4f} {int(np.sum(diff >= 0)):>2}/{diff.size:<2} {dt:>5.1f}s  best: {best}")
 
 
+# ---------------------------------------------------------------------------- issue 29: the "auto" rule table
+CHOICE_CASES = (("gaussian", "continuous"), ("laplace", "continuous"), ("discrete-laplace", "~30 values"),
+                ("randomized-response", "2 values"))
+
+
+def _choice_rules(s0, s1, k, fitted, delta):
+    """The candidate rules of one situation, on the same draws: held-out, Bonferroni (over the distinct selection
+    values when there are few -- the category boundaries "auto" uses -- else over 50 quantiles), all-thresholds
+    (on the evaluation scores when the statistic is fitted, on every score when it is fixed)."""
+    from dpaudit.audit.stats.rules import AllThresholds, Bonferroni, HeldOut, threshold_test
+
+    values = np.unique(np.concatenate([s0[:k], s1[:k]]))
+    bonf = Bonferroni(grid=tuple(values.tolist())) if values.size <= 64 else Bonferroni()
+    rules = {"heldout": HeldOut(), "bonferroni": bonf, "all-thresholds": AllThresholds(pool_selection=not fitted)}
+    return {name: max(0.0, threshold_test(r, s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)["value"])
+            for name, r in rules.items()}
+
+
+def choice_table(sizes=(1_000, 10_000, 100_000), seeds=tuple(range(20))):
+    """Mean certified epsilon of held-out, Bonferroni and all-thresholds per situation (mechanism / number of
+    distinct scores, trials per input, fitted or fixed statistic), 30% selection: the table "auto" follows."""
+    rows = []
+    for kind, values in CHOICE_CASES:
+        delta = 1e-5 if kind == "gaussian" else 0.0
+        for n in sizes:
+            for fitted in (True, False):
+                acc = {}
+                for seed in seeds:
+                    rng = np.random.default_rng([29, seed, n])
+                    s0, s1 = _samples(kind, n, rng)
+                    for r, v in _choice_rules(s0, s1, int(round(SEL_FRACTION * n)), fitted, delta).items():
+                        acc.setdefault(r, []).append(v)
+                rows.append((kind, values, n, "fitted" if fitted else "fixed", {r: float(np.mean(v)) for r, v in
+                                                                                 acc.items()}))
+    return rows
+
+
+def print_choice(rows, seeds):
+    print(f"the rule table of selection='auto': mean certified epsilon over {len(seeds)} seeds, 95% confidence, "
+          f"{SEL_FRACTION:.0%} selection; all-thresholds certifies on the evaluation scores (fitted) or on all (fixed)")
+    print(f"{'mechanism':<20} {'scores':<11} {'n':>7} {'statistic':<9} {'heldout':>9} {'bonferroni':>10} "
+          f"{'all-thr.':>9}  best")
+    for kind, values, n, st, v in rows:
+        best = max(v, key=v.get)
+        print(f"{kind:<20} {values:<11} {n:>7} {st:<9} {v['heldout']:>9.4f} {v['bonferroni']:>10.4f} "
+              f"{v['all-thresholds']:>9.4f}  {best}")
+
+
 # ---------------------------------------------------------------------------- issue 17: one-run bounds
 def _det_normal(shift, n):
     from scipy.stats import norm
@@ -215,11 +263,16 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rules", action="store_true", help="compare the threshold rules (issue 17)")
     ap.add_argument("--one-run", action="store_true", help="one-run bounds in jax_privacy's settings (issue 17)")
+    ap.add_argument("--choice", action="store_true", help="the measured table of selection='auto' (issue 29)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
     ap.add_argument("--mechanisms", type=str, default=",".join(CASES), help="comma-separated, of " + ", ".join(CASES))
     ap.add_argument("--rule-list", type=str, default=",".join(RULE_NAMES), help="the rules compared by --rules")
     a = ap.parse_args()
+    if a.choice:
+        sd = tuple(range(a.seeds))
+        print_choice(choice_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
+        raise SystemExit(0)
     if a.rules or a.one_run:
         if a.rules:
             sd = tuple(range(a.seeds))
