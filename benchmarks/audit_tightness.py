@@ -191,6 +191,37 @@ def print_choice(rows, seeds):
               f"{v['all-thresholds']:>9.4f}  {best}")
 
 
+# ---------------------------------------------------------------------------- issue 29: false alarms
+def false_alarm_table(n=4000, seeds=200):
+    """Each tight mechanism audited at its exact (epsilon, delta) with the value of the output as the statistic:
+    how often the certified epsilon_lower exceeds epsilon (held-out as "auto" picks it, and all-thresholds), over
+    ``seeds`` seeds of ``n`` draws per input (30% selection), with the 95% Clopper-Pearson interval of the rate."""
+    from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+    from dpaudit.audit.stats.gdp import gdp_epsilon_of
+    from dpaudit.audit.stats.rules import AllThresholds, HeldOut, threshold_test
+
+    cases = (("laplace", 1.0, 0.0), ("randomized-response", 1.0, 0.0), ("discrete-laplace", 1.0, 0.0),
+             ("gaussian", gdp_epsilon_of(1.0, 1e-5), 1e-5))
+    rows = []
+    k = int(round(SEL_FRACTION * n))
+    for kind, eps, delta in cases:
+        for rule in (HeldOut(), AllThresholds()):
+            alarms = 0
+            for seed in range(seeds):
+                s0, s1 = _samples(kind, n, np.random.default_rng([2929, seed]))
+                alarms += threshold_test(rule, s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)["value"] > eps
+            rows.append((kind, eps, delta, rule.name, alarms, seeds, cp_lower(alarms, seeds, 0.025),
+                         cp_upper(alarms, seeds, 0.025)))
+    return rows
+
+
+def print_false_alarms(rows):
+    print("false alarms: tight mechanisms audited at their exact (epsilon, delta), 95% confidence (nominal rate 5%)")
+    print(f"{'mechanism':<20} {'epsilon':>8} {'delta':>7} {'rule':<15} {'alarms':>7} {'rate':>6} {'95% CP interval':>17}")
+    for kind, eps, delta, rule, a, m, lo, hi in rows:
+        print(f"{kind:<20} {eps:>8.4f} {delta:>7.0e} {rule:<15} {a:>3}/{m:<3} {a / m:>6.3f}   [{lo:.4f}, {hi:.4f}]")
+
+
 # ---------------------------------------------------------------------------- issue 17: one-run bounds
 def _det_normal(shift, n):
     from scipy.stats import norm
@@ -264,11 +295,15 @@ if __name__ == "__main__":
     ap.add_argument("--rules", action="store_true", help="compare the threshold rules (issue 17)")
     ap.add_argument("--one-run", action="store_true", help="one-run bounds in jax_privacy's settings (issue 17)")
     ap.add_argument("--choice", action="store_true", help="the measured table of selection='auto' (issue 29)")
+    ap.add_argument("--false-alarms", action="store_true", help="false alarms over 200 seeds (issue 29)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
     ap.add_argument("--mechanisms", type=str, default=",".join(CASES), help="comma-separated, of " + ", ".join(CASES))
     ap.add_argument("--rule-list", type=str, default=",".join(RULE_NAMES), help="the rules compared by --rules")
     a = ap.parse_args()
+    if a.false_alarms:
+        print_false_alarms(false_alarm_table())
+        raise SystemExit(0)
     if a.choice:
         sd = tuple(range(a.seeds))
         print_choice(choice_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
