@@ -130,11 +130,11 @@ def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2), mechanisms=
 
 def print_rules(rows, seeds):
     print(f"threshold rules, mean certified epsilon over {len(seeds)} seeds, 95% confidence; ours: {SEL_FRACTION:.0%} "
-          "selection / 70% evaluation (all-thresholds: every score, nothing is selected); jax_privacy "
+          f"selection / {1 - SEL_FRACTION:.0%} evaluation (all-thresholds: every score, nothing is selected); jax_privacy "
           "epsilon_clopper_pearson(0.05, delta, one_sided=False): all 2n scores; (x) = fraction of limit(n)")
     names = [r for r in rows[0][2] if r != "jax"] if rows else []
     print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>16}" for r in names)
-          + f" {'jax 2-sided':>16} {'limit(0.7n)':>11} {'limit(n)':>9} {'best-jax':>9} {'wins':>5} {'time':>6}")
+          + f" {'jax 2-sided':>16} {f'limit({1 - SEL_FRACTION:.2g}n)':>11} {'limit(n)':>9} {'best-jax':>9} {'wins':>5} {'time':>6}")
     for kind, n, v, lim, lim_all, dt in rows:
         best = max(names, key=lambda r: float(np.mean(v[r])))
         diff = v[best] - v["jax"]
@@ -300,7 +300,10 @@ if __name__ == "__main__":
     ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
     ap.add_argument("--mechanisms", type=str, default=",".join(CASES), help="comma-separated, of " + ", ".join(CASES))
     ap.add_argument("--rule-list", type=str, default=",".join(RULE_NAMES), help="the rules compared by --rules")
+    ap.add_argument("--selection-fraction", type=float, default=SEL_FRACTION,
+                    help="share of the draws that choose the threshold (--rules, --choice)")
     a = ap.parse_args()
+    SEL_FRACTION = a.selection_fraction
     if a.false_alarms:
         print_false_alarms(false_alarm_table())
         raise SystemExit(0)
