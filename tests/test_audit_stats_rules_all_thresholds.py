@@ -144,3 +144,16 @@ def test_false_alarms_at_most_nominal_over_200_seeds(kind, rule):
         alarms += threshold_test(rule, s0[:1200], s1[:1200], s0[1200:], s1[1200:], delta=delta,
                                  beta=0.05)["value"] > eps
     assert cp_lower(alarms, 200, 0.025) <= 0.05
+
+
+@pytest.mark.parametrize("n", [4097, 123_457, 10**7])
+@pytest.mark.parametrize("s", [1.0, 1.2, 2.0])
+def test_share_sum_against_mpmath(n, s):
+    """Z = sum_k (min(k, n-1-k) + 1)^-s from a_0 = beta / Z, against mpmath's Hurwitz zeta: never below it."""
+    import mpmath
+
+    m = n // 2
+    h = mpmath.harmonic(m) if s == 1.0 else mpmath.zeta(s, 1) - mpmath.zeta(s, m + 1)
+    ref = 2 * h + ((mpmath.mpf(m) + 1) ** -s if n % 2 else 0)
+    z = 0.05 / float(order_statistic_levels(0, n, 0.05, s))
+    assert z >= float(ref) * (1 - 1e-15) and z <= float(ref) * (1 + 1e-9)

@@ -40,7 +40,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import zeta
+from scipy.special import digamma, zeta
 
 from dpaudit.audit.stats.binomial import REL_PAD, cp_upper
 from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta
@@ -154,7 +154,8 @@ def _share_norm(n: int, s: float) -> float:
         d = np.minimum(np.arange(n), n - 1 - np.arange(n)) + 1.0
         z = float(np.sum(d ** -s))
     else:
-        z = 2.0 * float(zeta(s, 1.0) - zeta(s, m + 1.0)) if s != 1.0 else 2.0 * float(np.sum(1.0 / np.arange(1, m + 1)))
+        h = float(digamma(m + 1.0)) + float(np.euler_gamma) if s == 1.0 else float(zeta(s, 1.0) - zeta(s, m + 1.0))
+        z = 2.0 * h  # the harmonic number H_m^(s) (Hurwitz zeta; digamma for s = 1)
         if n % 2:
             z += (m + 1.0) ** -s
     return z * (1.0 + REL_PAD)
