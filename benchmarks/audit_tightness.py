@@ -71,11 +71,15 @@ def main(seed: int = 0) -> int:
 
 
 # ---------------------------------------------------------------------------- issue 17: threshold rules
-RULE_NAMES = ("heldout", "bonferroni", "combined", "frontier")
+RULE_NAMES = ("heldout", "bonferroni", "combined", "frontier", "all-thresholds")
 SEL_FRACTION = 0.3  # audit_mechanism's default selection share
 
 
 def _samples(kind, n, rng):
+    if kind == "discrete-laplace":  # eps = 1: two-sided geometric noise on 0 and 1
+        p = math.exp(-1.0)
+        return (rng.geometric(1 - p, n) - rng.geometric(1 - p, n)).astype(float), \
+            (1 + rng.geometric(1 - p, n) - rng.geometric(1 - p, n)).astype(float)
     if kind == "gaussian":
         return rng.normal(0.0, 1.0, n), rng.normal(1.0, 1.0, n)
     if kind == "laplace":
@@ -93,41 +97,129 @@ def _jax_clopper_pearson(s0, s1, delta):
     return float(a.epsilon_clopper_pearson(0.05, delta, one_sided=False))
 
 
-def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2)):
-    """Mean certified epsilon of each threshold rule on the same samples (see the module docstring)."""
-    from dpaudit.audit.protocol.two_sample import audit_scores
+CASES = {"gaussian": (1e-5, dict(mu=1.0)), "laplace": (0.0, dict(epsilon=1.0)),
+         "randomized-response": (0.0, dict(epsilon=1.0))}
+
+
+def rules_table(sizes=(10_000, 100_000, 1_000_000), seeds=(0, 1, 2), mechanisms=tuple(CASES), rules=RULE_NAMES):
+    """Certified epsilon of each threshold rule on the same samples, and jax_privacy's (module docstring): per
+    (mechanism, n) the per-seed values of every rule (``rules``) and of jax_privacy."""
+    from dpaudit.audit.stats.rules import threshold_rule, threshold_test
     from dpaudit.audit.stats.threshold_limit import threshold_audit_limit
 
-    cases = (("gaussian", 1e-5, dict(mu=1.0)), ("laplace", 0.0, dict(epsilon=1.0)),
-             ("randomized-response", 0.0, dict(epsilon=1.0)))
     rows = []
-    for kind, delta, par in cases:
+    for kind in mechanisms:
+        delta, par = CASES[kind]
         for n in sizes:
-            vals = {r: [] for r in RULE_NAMES + ("jax",)}
+            vals = {r: [] for r in tuple(rules) + ("jax",)}
             t0 = time.perf_counter()
             for seed in seeds:
                 rng = np.random.default_rng([17, seed, n])
                 s0, s1 = _samples(kind, n, rng)
                 k = int(round(SEL_FRACTION * n))
-                for rule in RULE_NAMES:
-                    res = audit_scores(s0[:k], s1[:k], s0[k:], s1[k:], epsilon=math.inf, delta=delta, confidence=0.95, threshold=rule)
-                    vals[rule].append(res.epsilon_lower)
+                for rule in rules:
+                    res = threshold_test(threshold_rule(rule), s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)
+                    vals[rule].append(max(0.0, res["value"]))
                 vals["jax"].append(_jax_clopper_pearson(s0, s1, delta))
             lim = threshold_audit_limit(kind, n - int(round(SEL_FRACTION * n)), delta=delta, **par)["epsilon"]
             lim_all = threshold_audit_limit(kind, n, delta=delta, **par)["epsilon"]
-            rows.append((kind, n, {r: float(np.mean(v)) for r, v in vals.items()}, lim, lim_all,
+            rows.append((kind, n, {r: np.asarray(v, dtype=float) for r, v in vals.items()}, lim, lim_all,
                          time.perf_counter() - t0))
     return rows
 
 
 def print_rules(rows, seeds):
     print(f"threshold rules, mean certified epsilon over {len(seeds)} seeds, 95% confidence; ours: {SEL_FRACTION:.0%} "
-          "selection / 70% evaluation; jax_privacy: all 2n scores")
-    print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>10}" for r in RULE_NAMES)
-          + f" {'jax 2-sided':>11} {'limit(0.7n)':>11} {'limit(n)':>9} {'time':>6}")
+          f"selection / {1 - SEL_FRACTION:.0%} evaluation (all-thresholds: every score, nothing is selected); jax_privacy "
+          "epsilon_clopper_pearson(0.05, delta, one_sided=False): all 2n scores; (x) = fraction of limit(n)")
+    names = [r for r in rows[0][2] if r != "jax"] if rows else []
+    print(f"{'mechanism':<20} {'n':>8} " + " ".join(f"{r:>16}" for r in names)
+          + f" {'jax 2-sided':>16} {f'limit({1 - SEL_FRACTION:.2g}n)':>11} {'limit(n)':>9} {'best-jax':>9} {'wins':>5} {'time':>6}")
     for kind, n, v, lim, lim_all, dt in rows:
-        print(f"{kind:<20} {n:>8} " + " ".join(f"{v[r]:>10.4f}" for r in RULE_NAMES)
-              + f" {v['jax']:>11.4f} {lim:>11.4f} {lim_all:>9.4f} {dt:>5.1f}s")
+        best = max(names, key=lambda r: float(np.mean(v[r])))
+        diff = v[best] - v["jax"]
+        print(f"{kind:<20} {n:>8} " + " ".join(f"{np.mean(v[r]):>8.4f} ({np.mean(v[r]) / lim_all:.3f})" for r in names)
+              + f" {np.mean(v['jax']):>8.4f} ({np.mean(v['jax']) / lim_all:.3f}) {lim:>11.4f} {lim_all:>9.4f}"
+              + f" {np.mean(diff):>+9.4f} {int(np.sum(diff >= 0)):>2}/{diff.size:<2} {dt:>5.1f}s  best: {best}")
+
+
+# ---------------------------------------------------------------------------- issue 29: the "auto" rule table
+CHOICE_CASES = (("gaussian", "continuous"), ("laplace", "continuous"), ("discrete-laplace", "~30 values"),
+                ("randomized-response", "2 values"))
+
+
+def _choice_rules(s0, s1, k, fitted, delta):
+    """The candidate rules of one situation, on the same draws: held-out, Bonferroni (over the distinct selection
+    values when there are few -- the category boundaries "auto" uses -- else over 50 quantiles), all-thresholds
+    (on the evaluation scores when the statistic is fitted, on every score when it is fixed)."""
+    from dpaudit.audit.stats.rules import AllThresholds, Bonferroni, HeldOut, threshold_test
+
+    values = np.unique(np.concatenate([s0[:k], s1[:k]]))
+    bonf = Bonferroni(grid=tuple(values.tolist())) if values.size <= 64 else Bonferroni()
+    rules = {"heldout": HeldOut(), "bonferroni": bonf, "all-thresholds": AllThresholds(pool_selection=not fitted)}
+    return {name: max(0.0, threshold_test(r, s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)["value"])
+            for name, r in rules.items()}
+
+
+def choice_table(sizes=(1_000, 10_000, 100_000), seeds=tuple(range(20))):
+    """Mean certified epsilon of held-out, Bonferroni and all-thresholds per situation (mechanism / number of
+    distinct scores, trials per input, fitted or fixed statistic), 30% selection: the table "auto" follows."""
+    rows = []
+    for kind, values in CHOICE_CASES:
+        delta = 1e-5 if kind == "gaussian" else 0.0
+        for n in sizes:
+            for fitted in (True, False):
+                acc = {}
+                for seed in seeds:
+                    rng = np.random.default_rng([29, seed, n])
+                    s0, s1 = _samples(kind, n, rng)
+                    for r, v in _choice_rules(s0, s1, int(round(SEL_FRACTION * n)), fitted, delta).items():
+                        acc.setdefault(r, []).append(v)
+                rows.append((kind, values, n, "fitted" if fitted else "fixed", {r: float(np.mean(v)) for r, v in
+                                                                                 acc.items()}))
+    return rows
+
+
+def print_choice(rows, seeds):
+    print(f"the rule table of selection='auto': mean certified epsilon over {len(seeds)} seeds, 95% confidence, "
+          f"{SEL_FRACTION:.0%} selection; all-thresholds certifies on the evaluation scores (fitted) or on all (fixed)")
+    print(f"{'mechanism':<20} {'scores':<11} {'n':>7} {'statistic':<9} {'heldout':>9} {'bonferroni':>10} "
+          f"{'all-thr.':>9}  best")
+    for kind, values, n, st, v in rows:
+        best = max(v, key=v.get)
+        print(f"{kind:<20} {values:<11} {n:>7} {st:<9} {v['heldout']:>9.4f} {v['bonferroni']:>10.4f} "
+              f"{v['all-thresholds']:>9.4f}  {best}")
+
+
+# ---------------------------------------------------------------------------- issue 29: false alarms
+def false_alarm_table(n=4000, seeds=200):
+    """Each tight mechanism audited at its exact (epsilon, delta) with the value of the output as the statistic:
+    how often the certified epsilon_lower exceeds epsilon (held-out as "auto" picks it, and all-thresholds), over
+    ``seeds`` seeds of ``n`` draws per input (30% selection), with the 95% Clopper-Pearson interval of the rate."""
+    from dpaudit.audit.stats.binomial import cp_lower, cp_upper
+    from dpaudit.audit.stats.gdp import gdp_epsilon_of
+    from dpaudit.audit.stats.rules import AllThresholds, HeldOut, threshold_test
+
+    cases = (("laplace", 1.0, 0.0), ("randomized-response", 1.0, 0.0), ("discrete-laplace", 1.0, 0.0),
+             ("gaussian", gdp_epsilon_of(1.0, 1e-5), 1e-5))
+    rows = []
+    k = int(round(SEL_FRACTION * n))
+    for kind, eps, delta in cases:
+        for rule in (HeldOut(), AllThresholds()):
+            alarms = 0
+            for seed in range(seeds):
+                s0, s1 = _samples(kind, n, np.random.default_rng([2929, seed]))
+                alarms += threshold_test(rule, s0[:k], s1[:k], s0[k:], s1[k:], delta=delta, beta=0.05)["value"] > eps
+            rows.append((kind, eps, delta, rule.name, alarms, seeds, cp_lower(alarms, seeds, 0.025),
+                         cp_upper(alarms, seeds, 0.025)))
+    return rows
+
+
+def print_false_alarms(rows):
+    print("false alarms: tight mechanisms audited at their exact (epsilon, delta), 95% confidence (nominal rate 5%)")
+    print(f"{'mechanism':<20} {'epsilon':>8} {'delta':>7} {'rule':<15} {'alarms':>7} {'rate':>6} {'95% CP interval':>17}")
+    for kind, eps, delta, rule, a, m, lo, hi in rows:
+        print(f"{kind:<20} {eps:>8.4f} {delta:>7.0e} {rule:<15} {a:>3}/{m:<3} {a / m:>6.3f}   [{lo:.4f}, {hi:.4f}]")
 
 
 # ---------------------------------------------------------------------------- issue 17: one-run bounds
@@ -202,13 +294,28 @@ if __name__ == "__main__":
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rules", action="store_true", help="compare the threshold rules (issue 17)")
     ap.add_argument("--one-run", action="store_true", help="one-run bounds in jax_privacy's settings (issue 17)")
+    ap.add_argument("--choice", action="store_true", help="the measured table of selection='auto' (issue 29)")
+    ap.add_argument("--false-alarms", action="store_true", help="false alarms over 200 seeds (issue 29)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sizes", type=str, default="10000,100000,1000000")
+    ap.add_argument("--mechanisms", type=str, default=",".join(CASES), help="comma-separated, of " + ", ".join(CASES))
+    ap.add_argument("--rule-list", type=str, default=",".join(RULE_NAMES), help="the rules compared by --rules")
+    ap.add_argument("--selection-fraction", type=float, default=SEL_FRACTION,
+                    help="share of the draws that choose the threshold (--rules, --choice)")
     a = ap.parse_args()
+    SEL_FRACTION = a.selection_fraction
+    if a.false_alarms:
+        print_false_alarms(false_alarm_table())
+        raise SystemExit(0)
+    if a.choice:
+        sd = tuple(range(a.seeds))
+        print_choice(choice_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
+        raise SystemExit(0)
     if a.rules or a.one_run:
         if a.rules:
             sd = tuple(range(a.seeds))
-            print_rules(rules_table(tuple(int(x) for x in a.sizes.split(",")), sd), sd)
+            print_rules(rules_table(tuple(int(x) for x in a.sizes.split(",")), sd, tuple(a.mechanisms.split(",")),
+                                    tuple(a.rule_list.split(","))), sd)
         if a.one_run:
             print_one_run(one_run_table())
         raise SystemExit(0)

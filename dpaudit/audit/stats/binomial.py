@@ -29,9 +29,14 @@ REL_PAD = 1e-10
 
 
 def _check(k, n, beta):
-    beta = check_real("beta", beta)
-    if not 0.0 < beta < 1.0:
-        raise ValueError(f"beta must be in (0, 1), got {beta}")
+    if np.ndim(beta) == 0:
+        beta = check_real("beta", beta)
+        if not 0.0 < beta < 1.0:
+            raise ValueError(f"beta must be in (0, 1), got {beta}")
+    else:  # one level per count (a union bound with unequal shares, :class:`~dpaudit.audit.stats.rules.AllThresholds`)
+        beta = np.asarray(beta, dtype=float)
+        if not np.all((beta > 0.0) & (beta < 1.0)):
+            raise ValueError("beta must be in (0, 1) everywhere")
     k = np.asarray(k)
     n = np.asarray(n)
     if not (np.issubdtype(k.dtype, np.number) and np.issubdtype(n.dtype, np.number)):
@@ -50,7 +55,8 @@ def _check(k, n, beta):
 def cp_upper(k, n, beta: float):
     """One-sided Clopper-Pearson upper bound on p from ``k`` successes in ``n`` trials.
 
-    P[p > cp_upper(K, n, beta)] <= beta for K ~ Bin(n, p), every p. Vectorised over ``k``, ``n``.
+    P[p > cp_upper(K, n, beta)] <= beta for K ~ Bin(n, p), every p. Vectorised over ``k``, ``n`` (and ``beta``:
+    one level per count).
     """
     kf, nf, beta = _check(k, n, beta)
     full = kf >= nf
