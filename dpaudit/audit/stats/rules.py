@@ -283,7 +283,8 @@ def certify_plan(plan: TestPlan, le0, le1, n0: int, n1: int, *, delta: float, ki
     k_fp = np.stack([n0 - le0, le0])  # orientation ">": FP = #{s0 > t}; "<=": FP = #{s0 <= t}
     k_fn = np.stack([le1, n1 - le1])
     rows = list(plan.orientations)
-    lv0, lv1 = plan.level, plan.level
+    lv0: float | np.ndarray = plan.level
+    lv1: float | np.ndarray = plan.level
     if plan.rule == "all-thresholds":  # one level per count: AllThresholds
         lv0 = order_statistic_levels(k_fp[rows], n0, plan.level, plan.record["exponent"])
         lv1 = order_statistic_levels(k_fn[rows], n1, plan.level, plan.record["exponent"])
