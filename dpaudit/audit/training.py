@@ -51,7 +51,7 @@ from dpaudit.audit.stats.thresholds import as_scores
 from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import Job, check_picklable, concat_chunks, open_executor, run_jobs
+from dpaudit.core.runner import Job, audit_memory, check_memory, check_picklable, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_real
 
@@ -276,6 +276,9 @@ class _ManyTrainings:
 def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, threshold, selection_fraction,
                      execution: Execution) -> AuditResult:
     n_sel, n_eval = split_trials(trials, selection_fraction)
+    # the selection scores are kept (8 bytes a training), the evaluation trainings only counted
+    check_memory(audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=execution.chunk(TRAINING_CHUNK),
+                              bytes_per_run=8, slots=execution.workers or 1), trials=trials)
     record = seed_record(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)
     f0, f1 = _ManyTrainings(train_fn, False), _ManyTrainings(train_fn, True)
@@ -318,7 +321,9 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     (``False``) the canary and returns one score (larger need not mean "included": the side is chosen on the
     selection runs). dpaudit runs ``trials`` (default 1000) trainings of each kind, chooses the threshold on
     ``selection_fraction`` of them (``threshold``, a rule of :mod:`dpaudit.audit.stats.rules`;
-    :func:`dpaudit.audit.protocol.two_sample.audit_scored_runs`) and certifies on the others: ``2 * trials`` trainings.
+    :func:`dpaudit.audit.protocol.two_sample.audit_scored_runs`) and certifies on the others: ``2 * trials`` trainings,
+    the evaluation trainings only counted (an audit whose selection scores would not fit in the available memory is
+    refused with a ``ValueError`` naming ``trials`` before any training).
 
     Both: ``claim``/``delta`` as in the module docstring (a number, ``(epsilon, delta)``, a claim object,
     several deltas); ``rng`` is a ``numpy.random.Generator`` from which the training must draw ALL its
