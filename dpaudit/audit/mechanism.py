@@ -102,6 +102,10 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         Runs per neighbouring input (selection + evaluation; canaries for ``"one-run"``). With
         several candidate pairs, each candidate gets its own selection runs and only the chosen
         pair gets the evaluation runs (``details["runs"]`` counts them all).
+        The evaluation runs are only counted where they are drawn, so memory holds the selection runs and one
+        chunk per worker; an audit that would not fit in the available memory is refused with a ``ValueError``
+        naming ``trials`` before any trial (estimated from a probe call's outputs:
+        :func:`dpaudit.audit.protocol.sampler.sampler_memory`).
     confidence : float
         1 - beta: P[violation] <= beta for a mechanism that satisfies the claim.
     statistic : "auto" (default), "auto-real", a family name or list of names, a Contest, or callable(outputs) -> scores

@@ -17,8 +17,10 @@ declares (:class:`~dpaudit.optimizers.base.Optimizer`: ``audit_scenario``, ``can
 * ``"input-canary"`` (the others, e.g. ``output-perturbation``): record 0 is (R e_0, label 0) on D and (R e_0, label 1) on D'.
 
 The score is the final parameter's coordinate 0 (projection on the canary direction, fixed in
-advance), and the epsilon lower bound comes from :func:`dpaudit.audit.protocol.two_sample.audit_scores`
-(held-out threshold, Clopper-Pearson, delta term; GDP estimate in the details). The claim is
+advance), and the epsilon lower bound comes from :func:`dpaudit.audit.protocol.two_sample.audit_scored_runs`
+(held-out threshold, Clopper-Pearson, delta term; GDP estimate in the details): the selection runs' scores fix
+every threshold, the evaluation runs return only their counts there (the same bound as on kept scores, in memory
+that does not grow with ``trials``). The claim is
 the optimizer's own ``run.claim`` at ``delta`` (default: the optimizer's ``delta``
 hyper-parameter if it has one, else 1e-5).
 
@@ -47,13 +49,15 @@ the delta term of their Theorem 5.2; Steinke, Nasr, Jagielski 2023), for optimiz
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from dpaudit.audit.attacks.statistics import dirac_canary, projection_statistic
 from dpaudit.audit.protocol.claims import DEFAULT_AUDIT_DELTA, claim_epsilon, claim_record
 from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
 from dpaudit.audit.protocol.result import AuditResult
-from dpaudit.audit.protocol.two_sample import audit_scores, split_trials
+from dpaudit.audit.protocol.two_sample import audit_scored_runs, split_trials
 from dpaudit.audit.stats.error_rates import check_audit_delta
 from dpaudit.audit.stats.one_run import DEFAULT_GUESS_FRACTION, GUESS_FRACTIONS, correct_counts
 from dpaudit.audit.stats.power import one_run_advice
@@ -61,7 +65,7 @@ from dpaudit.audit.stats.rules import threshold_rule
 from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import Job, concat_chunks, open_executor, run_jobs
+from dpaudit.core.runner import audit_memory, check_memory, open_executor, output_bytes, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 from dpaudit.optimizers import make_optimizer
@@ -332,7 +336,9 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
     (default the optimizer's ``audit_dim``), ``execution`` (:class:`dpaudit.Execution`: workers, executor,
     chunk_size -- default 2000, part of the random-stream layout --, retries, progress). The other keywords are
     hyper-parameters passed to ``make_optimizer`` when a name is given. The result depends only on ``seed``,
-    ``trials`` and the chunk size, never on where the chunks ran.
+    ``trials`` and the chunk size, never on where the chunks ran. The evaluation runs are only counted, so memory
+    holds the selection scores and a chunk per worker; an audit that would not fit in the available memory is
+    refused with a ``ValueError`` naming ``trials`` before any trial (:func:`optimizer_memory`).
 
     ``method="one-run"`` (dp-gd and dp-sgd, add/remove; module docstring) instead trains ONCE with ``canaries``
     (default 1000) Dirac canaries on their own coordinates, included by fair coins, plus one independent
@@ -382,6 +388,20 @@ def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: floa
                                 threshold=threshold, frac=frac, n=n, dim=dim, execution=execution)
 
 
+def optimizer_memory(opt, trials: int, *, selection_fraction: float = 0.3, chunk_size: int | None = None,
+                     workers: int | None = None, n: int = 20, dim: int | None = None, run=None) -> int:
+    """Peak bytes of a many-runs audit of ``opt`` (:func:`dpaudit.core.runner.audit_memory`): the selection scores
+    (8 bytes per run) are kept, the evaluation runs only counted; one chunk per worker holds, per run, the final
+    parameters of a probe ``run`` (a one-trial run of the scenario; made here when not given) and its per-record
+    gradients (``n`` x dim floats). The CLI estimates with it too."""
+    if run is None:
+        run = optimizer_scenario(opt, n=n, dim=dim)["run0"](1, as_seed_sequence(0))
+    per_run = output_bytes(run.params, 1) * (1 + n)
+    n_sel = split_trials(trials, selection_fraction)[0]
+    return audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=chunk_size or DEFAULT_OPTIMIZER_CHUNK,
+                        bytes_per_run=per_run, slots=workers or 1)
+
+
 def _audit_threshold(opt, *, trials, confidence, seed, delta, method, threshold, frac, n, dim, execution):
     """The many-runs threshold audit of ``opt``'s declared scenario (module docstring)."""
     sc = optimizer_scenario(opt, n=n, dim=dim)
@@ -391,19 +411,21 @@ def _audit_threshold(opt, *, trials, confidence, seed, delta, method, threshold,
     s_sel0, s_sel1, s_ev0, s_ev1 = root.spawn(4)
     s_claim = root.spawn(1)[0]  # child 4: the four streams above are unchanged by it
     # the claim comes from a one-trial run here (claims may hold closures, which do not pickle)
-    claim = sc["run0"](1, s_claim).claim
+    probe = sc["run0"](1, s_claim)
+    claim = probe.claim
     eps_claimed = claim_epsilon(claim, delta, repr(opt.name))  # before any trial runs
+    check_memory(optimizer_memory(opt, trials, selection_fraction=frac, chunk_size=execution.chunk_size,
+                                  workers=execution.workers, n=sc["n"], run=probe), trials=trials)
     f0, f1 = OptimizerScores(sc["run0"], stat), OptimizerScores(sc["run1"], stat)
-    jobs = [Job(f0, n_sel, s_sel0, "selection runs on D"), Job(f1, n_sel, s_sel1, "selection runs on D'"),
-            Job(f0, n_eval, s_ev0, "evaluation runs on D"), Job(f1, n_eval, s_ev1, "evaluation runs on D'")]
-    with open_executor(execution.executor, execution.workers) as ex:  # all four jobs at once: one pool, no idle phase
-        res = run_jobs(jobs, chunk_size=execution.chunk(DEFAULT_OPTIMIZER_CHUNK), executor=ex,
-                       retries=execution.retries)
-    sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
-    return audit_scores(
-        sel0, sel1, ev0, ev1, epsilon=eps_claimed, delta=delta, confidence=confidence, method=method,
-        threshold=threshold, trials=trials,
-        details={"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}), "canary": sc["description"],
-                 "statistic": stat.description, "claim": claim_record(claim, delta, eps_claimed), "n": sc["n"],
-                 "seed": seed_record(seed)},
-    )
+    details = {"optimizer": opt.name, "hyperparameters": getattr(opt, "hp", {}), "canary": sc["description"],
+               "statistic": stat.description, "claim": claim_record(claim, delta, eps_claimed), "n": sc["n"],
+               "seed": seed_record(seed)}
+    # selection runs first (their scores fix every threshold), then evaluation runs that return only their counts
+    # there: the shared pool stays warm between the two phases, and the client holds O(selection + thresholds)
+    with open_executor(execution.executor, execution.workers) as ex:
+        run = partial(run_jobs, chunk_size=execution.chunk(DEFAULT_OPTIMIZER_CHUNK), executor=ex,
+                      retries=execution.retries)
+        result, = audit_scored_runs(f0, f1, (s_sel0, s_sel1, s_ev0, s_ev1), run=run, n_sel=n_sel, n_eval=n_eval,
+                                    checks=[(eps_claimed, delta, confidence)], rule=threshold, trials=trials,
+                                    method=method, details=details)
+    return result

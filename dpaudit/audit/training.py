@@ -16,7 +16,8 @@ certified lower confidence bound:
   hypothesis-testing characterisation of DP, Kairouz, Oh, Viswanath 2015). You give
   ``train_fn(include_canary, rng) -> score``; dpaudit trains ``trials`` times with and ``trials`` times
   without the canary, chooses the threshold on a selection share of the runs and certifies on the others
-  (:func:`dpaudit.audit.protocol.two_sample.audit_scores`).
+  (:func:`dpaudit.audit.protocol.two_sample.audit_scored_runs`: the selection scores are kept, the evaluation
+  trainings return only their counts at the thresholds fixed on them).
 
 The CEILING of a one-run audit (``details["ceiling"]``, ``AuditResult.ceiling``) is the largest epsilon it
 could certify with that many canaries if every guess were right (:func:`dpaudit.audit.stats.one_run.one_run_ceiling`):
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -40,7 +42,7 @@ from dpaudit.audit.protocol.claims import resolve_claim
 from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
 from dpaudit.audit.protocol.relation import relation_record, warn_relation
 from dpaudit.audit.protocol.result import AuditResult
-from dpaudit.audit.protocol.two_sample import audit_scores, split_trials
+from dpaudit.audit.protocol.two_sample import audit_scored_runs, split_trials
 from dpaudit.audit.stats.one_run import BOUNDS, max_guesses, one_run_epsilon_lower
 from dpaudit.audit.stats.one_run_fdp import one_run_fdp_epsilon_lower
 from dpaudit.audit.stats.power import one_run_advice
@@ -49,7 +51,7 @@ from dpaudit.audit.stats.thresholds import as_scores
 from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import Job, check_picklable, concat_chunks, open_executor, run_jobs
+from dpaudit.core.runner import Job, audit_memory, check_memory, check_picklable, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
 from dpaudit.core.validation import check_confidence, check_count, check_real
 
@@ -274,23 +276,24 @@ class _ManyTrainings:
 def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, threshold, selection_fraction,
                      execution: Execution) -> AuditResult:
     n_sel, n_eval = split_trials(trials, selection_fraction)
+    # the selection scores are kept (8 bytes a training), the evaluation trainings only counted
+    check_memory(audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=execution.chunk(TRAINING_CHUNK),
+                              bytes_per_run=8, slots=execution.workers or 1), trials=trials)
     record = seed_record(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)
     f0, f1 = _ManyTrainings(train_fn, False), _ManyTrainings(train_fn, True)
-    jobs = [Job(f0, n_sel, s_sel0, "selection trainings without the canary"),
-            Job(f1, n_sel, s_sel1, "selection trainings with the canary"),
-            Job(f0, n_eval, s_ev0, "evaluation trainings without the canary"),
-            Job(f1, n_eval, s_ev1, "evaluation trainings with the canary")]
+    deltas, beta = cl["deltas"], 1.0 - confidence
+    level = 1.0 - beta / len(deltas)
     with progress_reporting(execution.progress, total=2 * trials), \
             open_executor(execution.executor, execution.workers) as ex:
         check_picklable(ex, train_fn, "train_fn")
-        res = run_jobs(jobs, chunk_size=execution.chunk(TRAINING_CHUNK), executor=ex, retries=execution.retries,
-                       label="training")
-    sel0, sel1, ev0, ev1 = (concat_chunks(r, job.trials) for r, job in zip(res, jobs))
-    deltas, beta = cl["deltas"], 1.0 - confidence
-    level = 1.0 - beta / len(deltas)
-    results = [audit_scores(sel0, sel1, ev0, ev1, epsilon=e, delta=d, confidence=level, threshold=threshold,
-                            trials=trials) for d, e in zip(deltas, cl["epsilons"])]
+        run = partial(run_jobs, chunk_size=execution.chunk(TRAINING_CHUNK), executor=ex, retries=execution.retries,
+                      label="training")
+        # selection trainings keep their scores; evaluation trainings return only counts at the thresholds fixed
+        # on them, for every delta at once (the same trainings serve all)
+        results = audit_scored_runs(f0, f1, (s_sel0, s_sel1, s_ev0, s_ev1), run=run, n_sel=n_sel, n_eval=n_eval,
+                                    checks=[(e, d, level) for d, e in zip(deltas, cl["epsilons"])], rule=threshold,
+                                    trials=trials, names=("trainings without the canary", "trainings with the canary"))
     checks = [{"delta": d, "epsilon_claimed": e, "epsilon_lower": r.epsilon_lower, "level": level}
               for d, e, r in zip(deltas, cl["epsilons"], results)]
     j = _pick(checks)
@@ -318,7 +321,9 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     (``False``) the canary and returns one score (larger need not mean "included": the side is chosen on the
     selection runs). dpaudit runs ``trials`` (default 1000) trainings of each kind, chooses the threshold on
     ``selection_fraction`` of them (``threshold``, a rule of :mod:`dpaudit.audit.stats.rules`;
-    :func:`dpaudit.audit.protocol.two_sample.audit_scores`) and certifies on the others: ``2 * trials`` trainings.
+    :func:`dpaudit.audit.protocol.two_sample.audit_scored_runs`) and certifies on the others: ``2 * trials`` trainings,
+    the evaluation trainings only counted (an audit whose selection scores would not fit in the available memory is
+    refused with a ``ValueError`` naming ``trials`` before any training).
 
     Both: ``claim``/``delta`` as in the module docstring (a number, ``(epsilon, delta)``, a claim object,
     several deltas); ``rng`` is a ``numpy.random.Generator`` from which the training must draw ALL its

@@ -3,14 +3,13 @@
 A short pilot runs the audit's own simulation (the optimizer on the neighbouring dataset D, a
 few dozen runs, doubled until it has taken at least :data:`PILOT_SECONDS`); the audit needs
 ``2 * trials`` such runs (D and D'), plus about :data:`POST_SECONDS_PER_TRIAL` of sorting and
-counting per trial. Memory: the scores (8 bytes per run), their chunks before merging, and the
-threshold search's working copies come to about :data:`BYTES_PER_TRIAL` per trial (measured
-with ``tracemalloc``: 48 bytes per trial at the peak of the test selection and advice on top of
-16 bytes of scores and 16 of chunks), on top of the interpreter and its libraries.
+counting per trial. Memory: :func:`dpaudit.audit.optimizer.optimizer_memory` (the selection scores, one chunk per
+worker; the evaluation runs are only counted), the same estimate with which ``audit_optimizer`` refuses an audit.
 
 :func:`announce` prints the estimate on stderr when it exceeds :data:`ANNOUNCE_SECONDS` or
 :data:`ANNOUNCE_BYTES`, and refuses (a ``UsageError``, exit 2, before any trial) an audit that
-would need more memory than the machine has.
+would need more memory than the machine has available (:func:`dpaudit.core.runner.check_memory`, the check every
+auditor makes).
 """
 
 from __future__ import annotations
@@ -20,31 +19,21 @@ import os
 import sys
 import time
 
-__all__ = ["estimate_audit", "announce", "format_duration", "format_bytes", "physical_memory", "PILOT_FROM",
-           "BYTES_PER_TRIAL", "BASE_BYTES", "POST_SECONDS_PER_TRIAL", "ANNOUNCE_SECONDS", "ANNOUNCE_BYTES"]
+from dpaudit.core.runner import check_memory, format_bytes
+
+__all__ = ["estimate_audit", "announce", "format_duration", "format_bytes", "PILOT_FROM", "POST_SECONDS_PER_TRIAL",
+           "ANNOUNCE_SECONDS", "ANNOUNCE_BYTES"]
 
 #: trials per input from which the pilot runs (below, audits are short whatever the optimizer)
 PILOT_FROM = 10_000
 #: the pilot doubles its runs until it has taken this long (or reached PILOT_MAX_RUNS)
 PILOT_SECONDS = 0.2
 PILOT_MAX_RUNS = 4096
-#: memory per trial per input (scores, chunks, the threshold search's copies), measured
-BYTES_PER_TRIAL = 96
-#: the interpreter with numpy and scipy loaded
-BASE_BYTES = 150 * 2**20
 #: sorting and counting after the runs, per trial (measured: 0.47 s for 10^6 trials per input)
 POST_SECONDS_PER_TRIAL = 0.5e-6
 #: an estimate above either of these is printed before the audit starts
 ANNOUNCE_SECONDS = 60.0
 ANNOUNCE_BYTES = 2**30
-
-
-def physical_memory() -> int | None:
-    """Bytes of physical memory of this machine (None when unknown)."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 def format_duration(seconds: float) -> str:
@@ -61,18 +50,11 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / (365.25 * 86400):.2g} years"
 
 
-def format_bytes(n: float) -> str:
-    for unit, size in (("TB", 2**40), ("GB", 2**30), ("MB", 2**20)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n / 2**10:.3g} kB"
-
-
 def estimate_audit(opt, trials: int, *, workers: int | None = None, n: int = 20, dim: int | None = None) -> dict:
     """Estimated wall-clock seconds and peak bytes of ``audit_optimizer(opt, trials=trials)``."""
     import numpy as np
 
-    from dpaudit.audit.optimizer import OptimizerScores, optimizer_scenario
+    from dpaudit.audit.optimizer import OptimizerScores, optimizer_memory, optimizer_scenario
 
     sc = optimizer_scenario(opt, n=n, dim=dim)
     run = OptimizerScores(sc["run0"], sc["statistic"])
@@ -88,7 +70,7 @@ def estimate_audit(opt, trials: int, *, workers: int | None = None, n: int = 20,
     per_run = elapsed / runs
     parallel = max(1, min(int(workers or 1), os.cpu_count() or 1))
     seconds = 2.0 * trials * per_run / parallel + POST_SECONDS_PER_TRIAL * trials
-    return {"seconds": seconds, "bytes": BASE_BYTES + BYTES_PER_TRIAL * trials, "pilot_runs": runs,
+    return {"seconds": seconds, "bytes": optimizer_memory(opt, trials, workers=workers, n=n, dim=dim), "pilot_runs": runs,
             "seconds_per_run": per_run, "workers": parallel}
 
 
@@ -96,14 +78,13 @@ def announce(command: str, opt, trials: int, *, workers: int | None = None) -> d
     """Estimate a large audit before it starts: print it on stderr when it is long or big, refuse it
     (``UsageError``) when it needs more memory than the machine has. Returns the estimate (None below
     :data:`PILOT_FROM` trials)."""
+    from dpaudit.audit.optimizer import optimizer_memory
     from dpaudit.cli._checks import UsageError
 
-    mem = physical_memory()
-    need = BASE_BYTES + BYTES_PER_TRIAL * trials
-    if mem is not None and need > mem:
-        raise UsageError(f"--trials {trials:,} needs about {format_bytes(need)} of memory, more than this machine's "
-                         f"{format_bytes(mem)}; use at most about {max((mem - BASE_BYTES) // BYTES_PER_TRIAL, 2):,} "
-                         "trials")
+    try:
+        check_memory(optimizer_memory(opt, trials, workers=workers), trials=trials, argument="--trials")
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     if trials < PILOT_FROM:
         return None
     est = estimate_audit(opt, trials, workers=workers)

@@ -51,6 +51,7 @@ import collections
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
+import os
 import pickle
 import sys
 import threading
@@ -67,6 +68,7 @@ __all__ = [
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
     "open_executor", "dask_executor", "shared_pool", "shutdown_shared_pools",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
+    "available_memory", "audit_memory", "check_memory", "output_bytes", "format_bytes", "BASE_BYTES", "KEPT_COPIES", "CHUNK_COPIES",
 ]
 
 #: default number of trials per chunk (fixed: changing it changes the random streams)
@@ -76,6 +78,83 @@ DEFAULT_RETRIES = 2
 #: exception types reported without retry: a rerun of a chunk with the same seed raises them again
 NOT_RETRIED = (ValueError, TypeError, AttributeError, LookupError, ArithmeticError, AssertionError,
                NotImplementedError, pickle.PickleError)
+
+
+#: the interpreter with numpy and scipy loaded (resident bytes before any trial)
+BASE_BYTES = 150 * 2**20
+#: working copies of what an audit keeps (merged chunks, the sorted and pooled copies of the threshold plan)
+KEPT_COPIES = 4
+#: working copies of one chunk where it runs (the raw outputs, their batch, scores or features)
+CHUNK_COPIES = 3
+
+
+def available_memory() -> int | None:
+    """Bytes a new allocation can use on this machine: ``MemAvailable`` of ``/proc/meminfo`` (Linux), else the free
+    physical pages (``os.sysconf``), else the physical memory; ``None`` when none of them is known."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):
+        try:
+            return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf(pages))
+        except (ValueError, OSError, AttributeError):
+            continue
+    return None
+
+
+def output_bytes(outputs, size: int) -> float:
+    """Bytes per run of ``size`` runs' ``outputs`` (an array, or a sequence of objects: 8 bytes a reference plus the
+    average size of the first objects): what a probe call tells about every later chunk."""
+    arr = outputs if isinstance(outputs, np.ndarray) else None
+    if arr is None:
+        try:
+            arr = np.asarray(outputs)
+        except Exception:  # noqa: BLE001 - ragged or exotic outputs: a generous guess per run
+            return 1024.0
+    per = arr.nbytes / max(int(size), 1)
+    if arr.dtype == object and arr.size:
+        first = arr.ravel()[:64]
+        per += sum(sys.getsizeof(o) for o in first) / first.size * (arr.size / max(int(size), 1))
+    return float(per)
+
+
+def audit_memory(*, kept_runs: int, bytes_per_kept: float, chunk_size: int, bytes_per_run: float,
+                 slots: int = 1, grid: int = 0) -> int:
+    """Peak bytes of an audit that keeps ``kept_runs`` runs (selection scores or outputs, ``bytes_per_kept`` each,
+    times :data:`KEPT_COPIES` working copies), holds one chunk of ``chunk_size`` runs (``bytes_per_run`` each, times
+    :data:`CHUNK_COPIES`) in each of ``slots`` places where chunks run (this process, or each worker), and counts
+    at ``grid`` thresholds, on top of :data:`BASE_BYTES` (per worker process, too). The evaluation runs are not kept
+    (their counts are summed as they arrive), so the estimate does not grow with them."""
+    slots = max(int(slots), 1)
+    return int(BASE_BYTES * (slots + (slots > 1)) + KEPT_COPIES * kept_runs * bytes_per_kept
+               + CHUNK_COPIES * slots * chunk_size * bytes_per_run + 16 * (grid + 2**16))
+
+
+def check_memory(need: int, *, trials: int, available: int | None = None, argument: str = "trials") -> None:
+    """Refuse, before any trial, an audit whose ``need`` (:func:`audit_memory`, this interpreter's
+    :data:`BASE_BYTES` included) exceeds by more than that what is available (:func:`available_memory`
+    unless ``available`` is given; nothing is refused when it is unknown): a ``ValueError`` naming ``argument``
+    (``trials``), with the estimate, what is available and the largest count that would fit."""
+    mem = available_memory() if available is None else int(available)
+    new = need - BASE_BYTES  # this interpreter is already resident
+    if mem is None or new <= mem:
+        return
+    fit = int(trials * mem / new)
+    raise ValueError(f"{argument}={trials:,} needs about {format_bytes(need)} of memory, more than the "
+                     f"{format_bytes(mem)} available on this machine; use at most about {fit:,} {argument}, "
+                     "fewer or smaller outputs per run, a smaller chunk_size, or a cluster with more memory")
+
+
+def format_bytes(n: float) -> str:
+    """``n`` bytes in kB, MB, GB or TB (3 significant digits)."""
+    for unit, size in (("TB", 2**40), ("GB", 2**30), ("MB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n / 2**10:.3g} kB"
 
 
 def chunk_sizes(trials: int, chunk_size: int) -> list[int]:

@@ -26,7 +26,7 @@ from dpaudit.audit.stats.rules import TestPlan, ThresholdRule, certify_plan, pla
 from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, auroc_from_counts, counts_at, oriented_from_counts
 from dpaudit.core.runner import Counts
 
-__all__ = ["EvaluationPlan", "plan_evaluation", "ScoreCounts", "certify", "describe_grid", "DESCRIBE_POINTS",
+__all__ = ["EvaluationPlan", "plan_evaluation", "ScoreCounts", "ScoredRunCounts", "certify", "describe_grid", "DESCRIBE_POINTS",
            "ROC_POINTS"]
 
 #: thresholds of the descriptive grid (ROC curve, AUROC) fixed on the selection scores
@@ -156,3 +156,19 @@ class ScoreCounts:
                 s = tiebreak(s, coins if tiebreak.randomize else 0.0)
             out.append(counts_at(s, thresholds))
         return Counts(int(size), np.concatenate(out))
+
+
+class ScoredRunCounts:
+    """Chunk function (picklable): ``score_fn(size, seed_seq)`` -- runs the caller scores itself (an optimizer's
+    final parameters, a user's trainings) -- reduced where it runs to the counts ``#{score <= t}`` at each sorted
+    array of ``thresholds`` (concatenated): a :class:`~dpaudit.core.runner.Counts` of ``size`` trials, from the
+    same scores the score-keeping path would have merged."""
+
+    def __init__(self, score_fn, thresholds):
+        self.score_fn, self.thresholds = score_fn, [np.asarray(t, dtype=float) for t in thresholds]
+
+    def __call__(self, size, seed_seq) -> Counts:
+        s = as_scores(self.score_fn(size, seed_seq), "scores")
+        if s.size != size:
+            raise ValueError(f"the chunk returned {s.size} scores for {size} runs (one score per run is needed)")
+        return Counts(int(size), np.concatenate([counts_at(s, t) for t in self.thresholds]))

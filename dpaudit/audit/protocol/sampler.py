@@ -30,9 +30,18 @@ from dpaudit.audit.stats.power import one_run_advice
 from dpaudit.core.defaults import PureDPClaimWarning, no_pure_dp
 from dpaudit.core.execution import Execution
 from dpaudit.core.progress import reporting as progress_reporting
-from dpaudit.core.runner import DEFAULT_CHUNK_SIZE, Job, check_picklable, concat_chunks, open_executor
+from dpaudit.core.runner import (
+    DEFAULT_CHUNK_SIZE,
+    Job,
+    audit_memory,
+    check_memory,
+    check_picklable,
+    concat_chunks,
+    open_executor,
+    output_bytes,
+)
 
-__all__ = ["run_sampler_audit", "audit_sampler_one_run", "warn_pure_dp_claim"]
+__all__ = ["run_sampler_audit", "audit_sampler_one_run", "warn_pure_dp_claim", "sampler_memory"]
 
 
 def warn_pure_dp_claim(sampler) -> None:
@@ -52,10 +61,12 @@ def run_sampler_audit(req: SamplerAudit, method: str, root, execution: Execution
     statistic = attack.statistic if isinstance(attack, FixedStatistic) else None
     families = list(attack.families) if isinstance(attack, Contest) else None
     _, x, x_prime = req.candidates[0]
+    probe = _Probe(req.sampler)
     # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
-    probe_runs = preflight_outputs(req.sampler, x, x_prime, root=root, encode=req.encode,
+    probe_runs = preflight_outputs(probe, x, x_prime, root=root, encode=req.encode,
                                    statistic=statistic, families=families)
     n_sel = split_trials(req.trials, req.selection_fraction)[0]
+    check_memory(sampler_memory(req, method, probe.bytes_per_run, execution), trials=req.trials)
     planned = (req.trials + n_sel if method == "one-run"  # one run of `trials` canaries, and the calibration run
                else 2 * req.trials + 2 * n_sel * (len(req.candidates) - 1))  # selection runs of further candidates
     with progress_reporting(execution.progress, total=planned), \
@@ -69,6 +80,34 @@ def run_sampler_audit(req: SamplerAudit, method: str, root, execution: Execution
         if method == "one-run":
             return audit_sampler_one_run(req, root, run), probe_runs
         return audit_sampler(req, root, run), probe_runs
+
+
+class _Probe:
+    """The sampler, recording the bytes per run of the outputs of its (preflight) calls."""
+
+    def __init__(self, sampler):
+        self.sampler, self.bytes_per_run = sampler, 8.0
+
+    def __call__(self, inp, rng, size):
+        out = self.sampler(inp, rng, size)
+        self.bytes_per_run = max(self.bytes_per_run, output_bytes(out, size))
+        return out
+
+
+def sampler_memory(req: SamplerAudit, method: str, bytes_per_run: float, execution: Execution) -> int:
+    """Peak bytes of the audit ``req`` (:func:`dpaudit.core.runner.audit_memory`) when each run's output takes
+    ``bytes_per_run``: what is kept -- the selection scores of a fixed statistic (8 bytes a run), the selection
+    outputs of a contest (two candidate pairs at most at once), every canary's output of a one-run audit -- and
+    one chunk per worker; the evaluation runs are only counted."""
+    n_sel = split_trials(req.trials, req.selection_fraction)[0]
+    if method == "one-run":
+        kept, per_kept = req.trials + n_sel, bytes_per_run + 8
+    elif isinstance(req.attack, FixedStatistic):
+        kept, per_kept = 2 * n_sel, 8.0
+    else:
+        kept, per_kept = 2 * n_sel * min(len(req.candidates), 2), bytes_per_run + 8
+    return audit_memory(kept_runs=kept, bytes_per_kept=per_kept, chunk_size=execution.chunk(DEFAULT_CHUNK_SIZE),
+                        bytes_per_run=bytes_per_run, slots=execution.workers or 1)
 
 
 # ------------------------------------------------------------------------------------ one run

@@ -43,7 +43,7 @@ from dpaudit.audit.attacks.selection import (
     split_train_validation,
     tiebreak_seed,
 )
-from dpaudit.audit.protocol.evaluation import ScoreCounts, certify, plan_evaluation
+from dpaudit.audit.protocol.evaluation import ScoreCounts, ScoredRunCounts, certify, plan_evaluation
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.verdict import GDP_LABEL
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
@@ -67,7 +67,7 @@ from dpaudit.core.numeric import round_down
 from dpaudit.core.runner import Job, concat_chunks, run_jobs
 from dpaudit.core.validation import check_confidence, check_nonnegative
 
-__all__ = ["audit_scores", "audit_sampler", "SamplerAudit", "AttackChunk", "run_pair", "split_trials",
+__all__ = ["audit_scores", "audit_scored_runs", "audit_sampler", "SamplerAudit", "AttackChunk", "run_pair", "split_trials",
            "candidate_pairs", "select_attack", "attack_details", "describe_outputs_of", "roc_points", "runner",
            "METHODS", "GDP_METHOD", "FIT_FREE_WINNER", "fixed_statistic_rule"]
 
@@ -402,6 +402,39 @@ def evaluate_counts(run, req: SamplerAudit, a, b, spec, tests, n_eval: int, seed
         stop = start + plan.size
         out.append((c0.counts[start:stop], c1.counts[start:stop]))
         start = stop
+    return out
+
+
+def audit_scored_runs(score0, score1, seeds, *, run, n_sel: int, n_eval: int, checks, rule: ThresholdRule,
+                      trials: int, method: str = "threshold", details: dict | None = None,
+                      names=("runs on D", "runs on D'")) -> list[AuditResult]:
+    """The threshold audit of runs scored by chunk functions ``score_b(size, seed_seq) -> scores`` (an optimizer's
+    runs, a user's trainings), evaluation streamed: the selection scores (``n_sel`` per side, streams
+    ``seeds[0:2]``) are kept, :func:`plan_evaluation` fixes every threshold on them, and the evaluation runs
+    (``n_eval`` per side, ``seeds[2:4]``) return only their counts there (:class:`ScoredRunCounts`, summed exactly).
+    One result per check ``(epsilon, delta, confidence)`` of ``checks`` (the same runs serve all). The threshold
+    test, the GDP test and the descriptive statistics at thresholds are those :func:`audit_scores` gives on the same
+    scores; the ROC curve, the AUROC and the advice are read at the plan's grids, as in every sampler audit."""
+    checks = [(check_nonnegative("epsilon", e, allow_inf=True), check_audit_delta("delta", d),
+               check_confidence("confidence", c)) for e, d, c in checks]
+    if method == "gdp" and any(d == 0.0 for _, d, _ in checks):
+        raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
+    sel0, sel1 = run_pair(run, score0, score1, n_sel, seeds[0], seeds[1],
+                          (f"selection {names[0]}", f"selection {names[1]}"))
+    sel0, sel1 = as_scores(sel0, "selection scores on D"), as_scores(sel1, "selection scores on D'")
+    plans = [plan_evaluation(rule, sel0, sel1, delta=d, beta=1.0 - c, fpr_levels=DEFAULT_FPR_LEVELS)
+             for _, d, c in checks]
+    grids = [p.thresholds for p in plans]
+    jobs = [Job(ScoredRunCounts(fn, grids), n_eval, seed, f"evaluation {name}", fold=True)
+            for fn, seed, name in ((score0, seeds[2], names[0]), (score1, seeds[3], names[1]))]
+    (c0,), (c1,) = run(jobs)
+    out, start = [], 0
+    for (eps, d, c), plan in zip(checks, plans):
+        le0, le1 = c0.counts[start:start + plan.size], c1.counts[start:start + plan.size]
+        start += plan.size
+        parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=eps, delta=d, confidence=c, trials=trials)
+        out.append(assemble(parts, rule=rule, epsilon=eps, delta=d, confidence=c, method=method, trials=trials,
+                            n_selection=(n_sel, n_sel), n_evaluation=(n_eval, n_eval), details=details))
     return out
 
 
