@@ -52,7 +52,7 @@ def _check(k, n, beta):
     return kf, nf, beta
 
 
-def cp_upper(k, n, beta: "float | np.ndarray"):
+def cp_upper(k, n, beta: float | np.ndarray):
     """One-sided Clopper-Pearson upper bound on p from ``k`` successes in ``n`` trials.
 
     P[p > cp_upper(K, n, beta)] <= beta for K ~ Bin(n, p), every p. Vectorised over ``k``, ``n`` (and ``beta``:
