@@ -29,8 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpaudit import audit_mechanism
-from dpaudit.audit import audit_one_run, audit_scores, audit_training, check_floating_point
-from dpaudit.audit.protocol.result import AuditResult
+from dpaudit.audit import AuditResult, audit_one_run, audit_scores, audit_training, check_floating_point
 from dpaudit.core.runner import ChunkError
 from dpaudit.interop.library import LibraryClaim, audit_library_claim
 
