@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpaudit.audit.attacks.floating import additive_reachable, numpy_laplace_reachable
+from dpaudit.audit.attacks.preflight import check_sampler_signature
 from dpaudit.audit.attacks.selection import attack_choice
 from dpaudit.audit.protocol.relation import relation_record
 from dpaudit.audit.protocol.result import AuditResult
@@ -222,6 +223,9 @@ def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000
         themselves when they are real numbers; the model is not applicable otherwise).
     confidence : of the precision attack's certified bound.
     """
+    if not callable(sampler):
+        raise ValueError("sampler must be callable as sampler(x, rng, size)")
+    check_sampler_signature(sampler, x)
     eps, delta = _claim(claim)
     trials = check_count("trials", trials, minimum=10)
     confidence = check_confidence("confidence", confidence)

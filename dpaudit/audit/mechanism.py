@@ -34,7 +34,7 @@ from dpaudit.audit.attacks.selection import attack_choice
 from dpaudit.audit.protocol.relation import relation_record, warn_relation
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.sampler import run_sampler_audit, warn_pure_dp_claim
-from dpaudit.audit.protocol.two_sample import METHODS, SamplerAudit, candidate_pairs
+from dpaudit.audit.protocol.two_sample import METHODS, SamplerAudit, candidate_pairs, split_trials
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS
 from dpaudit.audit.stats.error_rates import check_audit_delta
 from dpaudit.audit.stats.rules import RULE_NAMES, threshold_rule
@@ -175,6 +175,9 @@ def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, 
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     if method == "gdp" and delta == 0.0:
         raise ValueError("delta must be in (0, 1) for method='gdp' (a mu-GDP mechanism is never pure DP)")
+    if method == "one-run" and min(split_trials(trials, selection_fraction)) < 2:
+        raise ValueError(f"method='one-run' needs at least 2 calibration and 2 audit canaries: trials = {trials} "
+                         f"with selection_fraction = {selection_fraction} gives {split_trials(trials, selection_fraction)}")
     if encode is not None and not callable(encode):
         raise ValueError("encode must be callable as encode(output) -> number, tuple or string")
     choice, threshold = _moved_keywords(deprecated, statistic, threshold)

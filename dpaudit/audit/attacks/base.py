@@ -19,8 +19,12 @@ import numpy as np
 
 from dpaudit.audit.attacks.outputs import is_numeric_batch
 
-__all__ = ["FittedStatistic", "AttackFamily", "CategoryTable", "numeric_or_raise", "finite_values", "BIG"]
+__all__ = ["FittedStatistic", "AttackFamily", "CategoryTable", "numeric_or_raise", "finite_values", "BIG",
+           "MAX_TABLE_COLUMNS"]
 
+#: widest outputs (values per run) a family with one table per coordinate fits (naive-Bayes, float-bits):
+#: bounded time on 10^5-wide vectors, whose coordinates the projection and learned families still read
+MAX_TABLE_COLUMNS = 4096
 #: stand-in for +-inf in features and scores
 BIG = 1e6
 

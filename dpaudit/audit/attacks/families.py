@@ -51,6 +51,7 @@ from scipy.optimize import minimize
 
 from dpaudit.audit.attacks.base import (
     BIG,
+    MAX_TABLE_COLUMNS,
     AttackFamily,
     CategoryTable,
     FittedStatistic,
@@ -594,6 +595,9 @@ class NaiveBayesAttack(AttackFamily):
     def applicable(self, train0, train1):
         if not is_numeric_batch(train0):
             return False, "needs numeric outputs of a fixed length"
+        if train0.shape[1] > MAX_TABLE_COLUMNS:  # one table per column, fitted 7 times: minutes at 10^5 columns
+            return False, (f"{train0.shape[1]} values per run, more than {MAX_TABLE_COLUMNS} (one table per "
+                           "coordinate); the projection and learned families read them")
         return True, ""
 
     def fit(self, train0, train1, seed=0, features=None):

@@ -20,7 +20,13 @@ import math
 
 import numpy as np
 
-from dpaudit.audit.attacks.base import AttackFamily, CategoryTable, FittedStatistic, numeric_or_raise
+from dpaudit.audit.attacks.base import (
+    MAX_TABLE_COLUMNS,
+    AttackFamily,
+    CategoryTable,
+    FittedStatistic,
+    numeric_or_raise,
+)
 from dpaudit.audit.attacks.outputs import is_numeric_batch
 
 __all__ = ["float_bit_codes", "float_bits_statistic", "float_reachability_statistic", "FloatBitsAttack",
@@ -127,6 +133,9 @@ class FloatBitsAttack(AttackFamily):
         fin = both[np.isfinite(both)]
         if fin.size == 0 or np.all(fin == np.round(fin)):
             return False, "outputs are integer-valued (no floating-point rounding to read)"
+        if train0.shape[1] > MAX_TABLE_COLUMNS:  # one table per column: minutes at 10^5 columns
+            return False, (f"{train0.shape[1]} values per run, more than {MAX_TABLE_COLUMNS} (one table per "
+                           "coordinate)")
         return True, ""
 
     def fit(self, train0, train1, seed=0, features=None):

@@ -32,8 +32,15 @@ import zlib
 
 import numpy as np
 
-__all__ = ["as_output_batch", "canonical_key", "is_numeric_batch", "object_features", "row_keys", "NAN_KEY",
+from dpaudit.core.describe import describe_value
+
+__all__ = ["SAMPLER_CONTRACT", "describe_returned", "as_output_batch", "canonical_key", "is_numeric_batch", "object_features", "row_keys", "NAN_KEY",
            "describe_outputs", "batch_spec", "conform"]
+
+#: the sampler's contract, quoted by every error about what a sampler returned
+SAMPLER_CONTRACT = "a sampler is `sampler(x, rng, size)` returning `size` outputs"
+#: objects that are one output, never a batch of outputs (iterating them gives characters or keys)
+_SINGLE_OUTPUTS = (str, bytes, bytearray, dict, set, frozenset)
 
 #: key of a NaN leaf (NaN != NaN as a float; the key compares equal to itself)
 NAN_KEY = ("<NaN>",)
@@ -95,12 +102,45 @@ def _numeric(raw):
     return arr.reshape(arr.shape[0], -1)
 
 
+def describe_returned(raw) -> str:
+    """What a sampler returned, for error messages: its type, its length (or shape) and a short repr."""
+    if isinstance(raw, np.ndarray):
+        shape = f"array of shape {raw.shape}, dtype {raw.dtype}"
+    else:
+        try:
+            shape = f"{type(raw).__name__} of length {len(raw)}"
+        except Exception:  # no len(): a scalar, None, a generator...
+            shape = f"{type(raw).__name__} (no length)"
+    return f"{shape}: {describe_value(raw, width=80)}"
+
+
+def _contract_error(problem: str, raw, size) -> ValueError:
+    wanted = f" (here size = {size})" if size is not None else ""
+    return ValueError(f"{SAMPLER_CONTRACT}{wanted}; {problem}; it returned {describe_returned(raw)}")
+
+
+def _check_batch_form(raw, size) -> None:
+    """Refuse a batch that is one output (a string, bytes, a dict) or a scalar where ``size != 1`` outputs
+    were asked for, naming the contract and what came back."""
+    if isinstance(raw, _SINGLE_OUTPUTS):
+        raise _contract_error(f"one {type(raw).__name__} is one output, not a batch (return a list of `size` of them)",
+                              raw, size)
+    scalar = raw is None or isinstance(raw, (numbers.Number, np.generic)) or (
+        isinstance(raw, np.ndarray) and raw.ndim == 0)
+    if scalar and size != 1:
+        raise _contract_error("a single value is one output, not a batch (draw `size` of them, e.g. "
+                              "rng.laplace(x, b, size))", raw, size)
+
+
 def as_output_batch(raw, size: int | None = None, encode=None):
     """One sampler batch in the numeric or the object representation (module docstring).
 
-    ``size`` checks the number of outputs (the first axis of an array, the length of a list).
-    ``encode`` (optional) is applied to each output first.
+    ``size`` checks the number of outputs (the first axis of an array, the length of a list); a
+    string, bytes, a dict or a scalar is one output, never a batch of ``size != 1`` (``ValueError``
+    quoting :data:`SAMPLER_CONTRACT` and what came back). ``encode`` (optional) is applied to each
+    output first.
     """
+    _check_batch_form(raw, size)
     if encode is not None:
         items = list(raw) if not isinstance(raw, np.ndarray) or raw.ndim else [raw.item()]
         raw = [encode(o) for o in items]
@@ -110,7 +150,7 @@ def as_output_batch(raw, size: int | None = None, encode=None):
     if num is not None:
         n = num.shape[0]
         if size is not None and n != size:
-            raise ValueError(f"the sampler returned {n} outputs, expected {size} (first axis = runs)")
+            raise _contract_error(f"the sampler returned {n} outputs, expected {size} (first axis = runs)", raw, size)
         return num
     if isinstance(raw, np.ndarray):
         items = list(raw) if raw.ndim else [raw.item()]
@@ -118,10 +158,10 @@ def as_output_batch(raw, size: int | None = None, encode=None):
         try:
             items = list(raw)
         except TypeError:
-            raise ValueError(f"the sampler must return a sequence of outputs, got {type(raw).__name__}") from None
+            raise _contract_error("not a sequence of outputs", raw, size) from None
     if size is not None and len(items) != size:
-        raise ValueError(f"the sampler returned {len(items)} outputs, expected {size} (one per run; a variable-length "
-                         "output of one run must be one item, e.g. a tuple, not spread along the first axis)")
+        raise _contract_error(f"the sampler returned {len(items)} outputs, expected {size} (one per run; a variable-length output of "
+                              "one run must be one item, e.g. a tuple, not spread along the first axis)", raw, size)
     out = np.empty(len(items), dtype=object)
     for i, o in enumerate(items):
         out[i] = canonical_key(o)
@@ -204,8 +244,9 @@ def conform(batch, spec):
         return out
     if is_numeric_batch(batch):
         if batch.shape[1] != k:
-            raise ValueError(f"the sampler returned {batch.shape[1]} values per run in one batch and {k} in another: "
-                             "return variable-length outputs as objects (e.g. one tuple per run) or pass encode=")
+            raise ValueError(f"{SAMPLER_CONTRACT} of one form; it returned {batch.shape[1]} values per run in one batch "
+                             f"and {k} in another (this batch: {describe_value(batch[:3].tolist(), width=80)}): return "
+                             "variable-length outputs as objects (e.g. one tuple per run) or pass encode=")
         return batch
     try:
         rows = [[float("nan") if v == NAN_KEY else v for v in (key if isinstance(key, tuple) else (key,))]
@@ -214,6 +255,7 @@ def conform(batch, spec):
     except (ValueError, TypeError):
         arr = None
     if arr is None or arr.ndim != 2 or arr.shape[1] != k:
-        raise ValueError(f"the sampler returned numeric outputs of {k} values per run in one batch and other "
-                         "objects in another: return one form (or pass encode=)")
+        raise ValueError(f"{SAMPLER_CONTRACT} of one form; it returned numeric outputs of {k} values per run in one "
+                         f"batch and other objects in another (this batch: {describe_value(batch[:3].tolist(), 80)}): "
+                         "return one form (or pass encode=)")
     return arr

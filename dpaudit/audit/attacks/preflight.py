@@ -17,13 +17,15 @@ judged here: the audit runs and reports that failure as before (with the chunk t
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
-from dpaudit.audit.attacks.outputs import as_output_batch, describe_outputs, is_numeric_batch
+from dpaudit.audit.attacks.outputs import SAMPLER_CONTRACT, as_output_batch, describe_outputs, is_numeric_batch
 from dpaudit.audit.stats.thresholds import as_scores
 from dpaudit.core.describe import describe_value
 
-__all__ = ["PROBE_SIZE", "preflight_outputs"]
+__all__ = ["PROBE_SIZE", "preflight_outputs", "check_sampler_signature"]
 
 #: outputs drawn on each input of the first pair before the audit starts
 PROBE_SIZE = 2
@@ -61,11 +63,28 @@ def _hint(raw) -> str:
     return text
 
 
+def check_sampler_signature(sampler, x) -> None:
+    """Raise ``TypeError`` quoting the sampler's contract when ``sampler(x, rng, size)`` cannot bind its
+    arguments (the commonest mistake: a forgotten ``rng`` parameter, ``sampler(x, size)``). Callables
+    without an introspectable signature (some builtins) are not judged here."""
+    try:
+        sig = inspect.signature(sampler)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(x, np.random.default_rng(0), PROBE_SIZE)
+    except TypeError as err:
+        name = getattr(sampler, "__name__", type(sampler).__name__)
+        raise TypeError(f"{SAMPLER_CONTRACT}, but {name}{sig} cannot be called as sampler(x, rng, size) ({err}); "
+                        "a forgotten rng parameter? Draw the randomness from the rng it is given") from None
+
+
 def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None, families=None) -> int:
     """Raise ``ValueError`` before the audit starts if the statistic cannot read the outputs (module docstring).
 
     Returns the number of mechanism runs the probe drew (0 when the sampler raised on it).
     """
+    check_sampler_signature(sampler, x)
     rng = _probe_rng(root)
     raws: list = []
     batches: list = []
@@ -77,6 +96,8 @@ def preflight_outputs(sampler, x, x_prime, *, root, encode=None, statistic=None,
         try:
             batch = as_output_batch(raw, PROBE_SIZE, encode)
         except Exception as err:
+            if str(err).startswith(SAMPLER_CONTRACT):  # a batch of the wrong size or form: no encode= hint
+                raise
             raise ValueError(
                 f"the mechanism's outputs cannot be read: {err} (first outputs: {_first_outputs(raw)}). "
                 + _hint(raw)) from err

@@ -165,6 +165,8 @@ def choose_guesses(cal_scores, cal_coins, *, m: int, delta: float = 0.0, confide
     # included canaries is Bin(m, 1/2), so fractions of m/2 are capped 3 standard deviations below 1
     cap_cal = max(0.0, 1.0 - 3.0 / math.sqrt(m_cal))
     ks = np.unique([min(int(min(f, cap_cal) * m_cal / 2), m_cal // 2) for f in fractions])
+    if ks.max() < 1:  # fewer than 10 calibration canaries: the cap leaves no guess; one guess per side
+        ks = np.array([0, 1])
     fr = {int(k): k / (m_cal / 2) for k in ks}
     beta_proxy = beta - 2.0 * m_cal * float(delta)
     if beta_proxy <= 0.0:

@@ -22,6 +22,7 @@ import numpy as np
 from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.stats.gdp import mu_lower_from_rates
+from dpaudit.core.describe import describe_value
 from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
@@ -36,8 +37,20 @@ _KINDS = ("dp", "gdp")
 
 
 def as_scores(scores, name: str = "scores") -> np.ndarray:
-    """A 1-D float array of scores without NaN (infinite scores are allowed)."""
-    s = np.asarray(scores, dtype=float).ravel()
+    """A 1-D float array of scores without NaN (infinite scores are allowed).
+
+    One score per run: a column or row vector is flattened, a matrix with several columns (two scores
+    per run) and anything that is not a real number per run (strings, None in an object array, ragged
+    lists) raise ``ValueError`` naming ``name`` and showing what came back."""
+    try:
+        with np.errstate(all="ignore"):
+            raw = np.asarray(scores, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be real numbers, one per run; got {type(scores).__name__} "
+                         f"{describe_value(scores, width=80)} ({err})") from None
+    if sum(d > 1 for d in raw.shape) > 1:
+        raise ValueError(f"{name} must be one score per run (a 1-D array), got an array of shape {raw.shape}")
+    s = raw.ravel()
     if s.size == 0:
         raise ValueError(f"{name} must not be empty")
     if np.any(np.isnan(s)):
