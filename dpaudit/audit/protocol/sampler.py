@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from dpaudit.audit.attacks.preflight import preflight_outputs
+from dpaudit.audit.attacks.preflight import check_sampler_signature, preflight_outputs
 from dpaudit.audit.attacks.registry import leak_kind
 from dpaudit.audit.attacks.selection import Contest, FixedStatistic, describe_input
 from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
@@ -61,6 +61,7 @@ def run_sampler_audit(req: SamplerAudit, method: str, root, execution: Execution
     statistic = attack.statistic if isinstance(attack, FixedStatistic) else None
     families = list(attack.families) if isinstance(attack, Contest) else None
     _, x, x_prime = req.candidates[0]
+    check_sampler_signature(req.sampler, x)  # (the probe below wraps the sampler: its signature is checked here)
     probe = _Probe(req.sampler)
     # outputs the statistic cannot read fail here, with how to map them, not deep inside a chunk
     probe_runs = preflight_outputs(probe, x, x_prime, root=root, encode=req.encode,
