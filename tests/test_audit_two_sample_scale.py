@@ -206,3 +206,31 @@ def test_a_killed_dask_worker_is_survived_with_the_same_answer(tmp_path, cluster
                           **kw)
     assert os.path.exists(tmp_path / "killed")  # a worker was killed mid-run
     assert dumps(got) == dumps(ref)
+
+
+# ------------------------------------------------------------------ speed-ups that change no number
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=40))
+def test_inverted_cdf_index_is_numpys_quantile(values, levels):
+    from dpaudit.audit.protocol.evaluation import inverted_cdf_index
+
+    v, q = np.asarray(values), np.asarray(levels)
+    assert np.array_equal(np.sort(v)[inverted_cdf_index(v.size, q)], np.quantile(v, q, method="inverted_cdf"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-5, 5), min_size=1, max_size=200), st.lists(st.integers(-6, 6), min_size=1, max_size=30))
+def test_counts_at_and_auroc_are_exact(scores, thresholds):
+    from dpaudit.audit.stats.attack_stats import auroc
+    from dpaudit.audit.stats.thresholds import counts_at
+
+    s, t = np.asarray(scores, dtype=float) / 2.0, np.unique(np.asarray(thresholds, dtype=float) / 2.0)
+    assert np.array_equal(counts_at(s, t), [(s <= x).sum() for x in t])
+    s1 = s[::-1] + 0.5
+    pairs = (s1[:, None] > s[None, :]).sum() + 0.5 * (s1[:, None] == s[None, :]).sum()
+    assert auroc(s, s1) == pairs / (s.size * s1.size)

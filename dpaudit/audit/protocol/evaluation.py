@@ -35,7 +35,7 @@ from dpaudit.audit.stats.thresholds import (
 from dpaudit.core.runner import Counts
 
 __all__ = ["EvaluationPlan", "plan_evaluation", "ScoreCounts", "certify", "describe_grid", "DESCRIBE_POINTS",
-           "ROC_POINTS", "selection_grid", "SelectionCounts", "TAIL_POINTS"]
+           "ROC_POINTS", "selection_grid", "SelectionCounts", "TAIL_POINTS", "inverted_cdf_index"]
 
 #: thresholds of the descriptive grid (ROC curve, AUROC) fixed on the selection scores
 DESCRIBE_POINTS = 2048
@@ -50,12 +50,22 @@ def describe_grid(sel0, sel1, points: int = DESCRIBE_POINTS) -> np.ndarray:
     pooled = np.concatenate([np.asarray(sel0, dtype=float).ravel(), np.asarray(sel1, dtype=float).ravel()])
     if pooled.size == 0:
         return np.empty(0)
+    pooled = np.sort(pooled)
     values = np.unique(pooled)
     if values.size <= points:
         return values
     tail = np.geomspace(0.5 / pooled.size, 0.5, points // 4)
     levels = np.unique(np.clip(np.concatenate([tail, 1.0 - tail, np.linspace(0.0, 1.0, points // 2)]), 0.0, 1.0))
-    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+    return np.unique(pooled[inverted_cdf_index(pooled.size, levels)])
+
+
+def inverted_cdf_index(n: int, levels) -> np.ndarray:
+    """Indices into ``n`` sorted values of their quantiles at ``levels`` by the inverted empirical CDF (Hyndman &
+    Fan 1996, definition 1): ``numpy.quantile(values, levels, method="inverted_cdf")`` is ``sorted(values)[index]``
+    -- the same numbers, read off one sort instead of a partition per level (seconds at 10^6 values)."""
+    virtual = n * np.asarray(levels, dtype=float) - 1.0
+    below = np.floor(virtual)
+    return np.clip(np.where(virtual == below, below, below + 1.0), 0, n - 1).astype(np.intp)
 
 
 #: thresholds added beyond each end of the kept selection scores by :func:`selection_grid`
