@@ -38,7 +38,7 @@ def replicate(mech: str, trials: int, seed: int) -> tuple:
     t1 = time.perf_counter()
     kept = [s[:SELECTION_CAP] for s in sel]
     g = selection_grid(kept[0], kept[1])
-    le = [counts_at(k, g) + counts_at(s[SELECTION_CAP:], g) for k, s in zip(kept, sel)]
+    le = [counts_at(k, g) + (counts_at(s[SELECTION_CAP:], g) if s.size > SELECTION_CAP else 0) for k, s in zip(kept, sel)]
     new = select_from_counts(g, le[0], le[1], n_sel, n_sel, delta=d, beta=beta)
     t2 = time.perf_counter()
     b_old = evaluate_test(ev[0], ev[1], old["threshold"], old["orientation"], delta=d, beta=beta)["value"]
