@@ -43,7 +43,14 @@ from dpaudit.audit.attacks.selection import (
     split_train_validation,
     tiebreak_seed,
 )
-from dpaudit.audit.protocol.evaluation import ScoreCounts, ScoredRunCounts, certify, plan_evaluation
+from dpaudit.audit.protocol.evaluation import (
+    ScoreCounts,
+    ScoredRunCounts,
+    SelectionCounts,
+    certify,
+    plan_evaluation,
+    selection_grid,
+)
 from dpaudit.audit.protocol.result import AuditResult
 from dpaudit.audit.protocol.verdict import GDP_LABEL
 from dpaudit.audit.stats.attack_stats import DEFAULT_FPR_LEVELS, attack_statistics
@@ -56,6 +63,7 @@ from dpaudit.audit.stats.rules import (
     RULE_NAMES,
     Bonferroni,
     Combined,
+    HeldOut,
     ThresholdRule,
     auto_rule,
     threshold_rule,
@@ -69,7 +77,8 @@ from dpaudit.core.validation import check_confidence, check_nonnegative
 
 __all__ = ["audit_scores", "audit_scored_runs", "audit_sampler", "SamplerAudit", "AttackChunk", "run_pair", "split_trials",
            "candidate_pairs", "select_attack", "attack_details", "describe_outputs_of", "roc_points", "runner",
-           "METHODS", "GDP_METHOD", "FIT_FREE_WINNER", "fixed_statistic_rule"]
+           "METHODS", "GDP_METHOD", "FIT_FREE_WINNER", "fixed_statistic_rule", "SELECTION_CAP", "selection_sizes",
+           "streamed_selection_seeds"]
 
 METHODS = ("threshold", "gdp", "one-run")
 #: name of the GDP estimator (``details["gdp"]["method"]``); its number is an estimate, never epsilon_lower
@@ -78,12 +87,49 @@ GDP_METHOD = "gdp (estimate assuming mu-GDP)"
 FIT_FREE_WINNER = "all selection runs (the winner fits nothing)"
 
 
+#: selection runs per input kept whole (scores of a fixed statistic; outputs to fit and compare the attack families):
+#: the attack fit and the held-out threshold need ~10^5 runs (the families' fits and the threshold's position in the
+#: body of the distributions settle there, benchmarks/scaling_table.py); beyond it only the threshold's position in
+#: the far tail gains, and that comes from streamed counts (:func:`selection_sizes`). 0.3 x 10^6: an audit of at
+#: most 10^6 trials with the default ``selection_fraction`` keeps every selection run, as before.
+SELECTION_CAP = 300_000
+#: spawn-key entry of the streamed selection runs' seeds (a stream no other part of the audit draws from)
+_STREAMED_SELECTION_KEY = 0x5E1EC7
+
+
 # ------------------------------------------------------------------------------------ small pieces
 def split_trials(trials: int, fraction: float) -> tuple[int, int]:
     """``(n_selection, n_evaluation)`` of ``trials`` runs per input, each at least 1."""
     n_sel = int(round(fraction * trials))
     n_sel = min(max(n_sel, 1), trials - 1)
     return n_sel, trials - n_sel
+
+
+def selection_sizes(n_sel: int, cap: int | None = None) -> tuple[int, int]:
+    """``(kept, streamed)`` of ``n_sel`` selection runs per input: at most ``cap`` (default :data:`SELECTION_CAP`)
+    kept whole, the rest streamed as counts on a grid fixed on the kept ones
+    (:func:`dpaudit.audit.protocol.evaluation.selection_grid`), so the client's memory does not grow with the
+    audit."""
+    cap = SELECTION_CAP if cap is None else cap
+    return (n_sel, 0) if n_sel <= cap else (cap, n_sel - cap)
+
+
+def streamed_selection_seeds(root) -> tuple:
+    """The seeds of the streamed selection runs on x and x': children of a stream of ``root`` apart from the kept
+    selection, the evaluation and every other stream of the audit."""
+    base = np.random.SeedSequence(root.entropy, spawn_key=tuple(root.spawn_key) + (_STREAMED_SELECTION_KEY,),
+                                  pool_size=root.pool_size)
+    return tuple(base.spawn(2))
+
+
+def stream_selection(run, req, a, b, spec, statistic, tiebreak, kept0, kept1, rule: HeldOut, n: int,
+                     root) -> SelectionCounts:
+    """``n`` further selection runs per input, scored by ``statistic`` and counted where they are drawn on the grid
+    of :func:`selection_grid` fixed on the kept scores ``kept0``, ``kept1``."""
+    grid = selection_grid(kept0, kept1, rule.max_candidates)
+    (le0, le1), = count_runs(run, req, a, b, spec, [(statistic, tiebreak, grid)], n, streamed_selection_seeds(root),
+                             ("streamed selection runs on x", "streamed selection runs on x'"))
+    return SelectionCounts(grid, le0, le1, int(n))
 
 
 def runner(executor, chunk_size: int, retries: int):
@@ -369,18 +415,26 @@ def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
     rule = fixed_statistic_rule(req.threshold)
     use_grid = isinstance(rule, Bonferroni) and rule.grid is not None
     n_sel, n_eval = (0, req.trials) if use_grid else split_trials(req.trials, req.selection_fraction)
+    n_keep, n_stream = selection_sizes(n_sel)
+    if n_stream and not isinstance(rule, HeldOut):  # its grid comes from the kept scores: the rest evaluates
+        n_sel, n_eval, n_stream = n_keep, req.trials - n_keep, 0
     sel0 = sel1 = np.empty(0)
     if n_sel:
         sel0, sel1 = run_pair(run, AttackChunk(req.sampler, a, statistic, req.encode),
-                              AttackChunk(req.sampler, b, statistic, req.encode), n_sel, s_sel0, s_sel1,
+                              AttackChunk(req.sampler, b, statistic, req.encode), n_keep, s_sel0, s_sel1,
                               ("selection scores on x", "selection scores on x'"))
+    streamed = stream_selection(run, req, a, b, None, statistic, None, sel0, sel1, rule, n_stream, root) \
+        if n_stream and isinstance(rule, HeldOut) else None
     desc = getattr(statistic, "description", "user statistic")
     details = {"statistic": desc,
                "attack": {"family": getattr(statistic, "family", "") or "user statistic", "description": desc,
                           "selected_on": "fixed by the user", "leak": leak_kind(getattr(statistic, "family", ""),
                                                                                  statistic)},
                "inputs": {"x": describe_input(a), "x_prime": describe_input(b), "index": 0, "name": name}}
-    plan = plan_evaluation(rule, sel0, sel1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels)
+    if streamed is not None:
+        details["selection_runs"] = _streamed_record(n_keep, streamed)
+    plan = plan_evaluation(rule, sel0, sel1, delta=req.delta, beta=req.beta, fpr_levels=req.fpr_levels,
+                           streamed=streamed)
     (le0, le1), = evaluate_counts(run, req, a, b, None, [(statistic, None, plan)], n_eval, (s_ev0, s_ev1))
     parts = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta, confidence=req.confidence,
                     trials=req.trials)
@@ -389,17 +443,29 @@ def _audit_fixed(req: SamplerAudit, root, run) -> AuditResult:
                     details=details)
 
 
+def _streamed_record(n_keep: int, streamed: SelectionCounts) -> dict:
+    return {"kept": int(n_keep), "streamed": int(streamed.n), "grid": int(streamed.grid.size),
+            "rule": f"held-out threshold chosen on {n_keep:,} kept and {streamed.n:,} streamed selection runs per "
+                    f"input, counted at {streamed.grid.size} thresholds fixed on the kept ones"}
+
+
 def evaluate_counts(run, req: SamplerAudit, a, b, spec, tests, n_eval: int, seeds) -> list[tuple]:
     """The evaluation runs of the pair (a, b), each reduced where it is drawn to the counts of every test
     ``(statistic, tiebreak, EvaluationPlan)`` at its plan's thresholds (:class:`ScoreCounts`; summed exactly, so
     the client holds O(thresholds) whatever ``n_eval``). Returns ``[(le0, le1)]`` per test."""
-    spec_tests = [(stat, tb, plan.thresholds) for stat, tb, plan in tests]
-    jobs = [Job(ScoreCounts(req.sampler, inp, spec_tests, req.encode, spec), n_eval, seed, name, fold=True)
-            for inp, seed, name in ((a, seeds[0], "evaluation runs on x"), (b, seeds[1], "evaluation runs on x'"))]
+    return count_runs(run, req, a, b, spec, [(stat, tb, plan.thresholds) for stat, tb, plan in tests], n_eval,
+                      seeds, ("evaluation runs on x", "evaluation runs on x'"))
+
+
+def count_runs(run, req: SamplerAudit, a, b, spec, tests, n: int, seeds, names) -> list[tuple]:
+    """``n`` runs on each of a and b, each reduced where it is drawn to the counts of every test ``(statistic,
+    tiebreak, sorted thresholds)`` (:class:`ScoreCounts`). Returns ``[(le0, le1)]`` per test."""
+    jobs = [Job(ScoreCounts(req.sampler, inp, tests, req.encode, spec), n, seed, name, fold=True)
+            for inp, seed, name in ((a, seeds[0], names[0]), (b, seeds[1], names[1]))]
     (c0,), (c1,) = run(jobs)
     out, start = [], 0
-    for _, _, plan in tests:
-        stop = start + plan.size
+    for _, _, thresholds in tests:
+        stop = start + len(thresholds)
         out.append((c0.counts[start:stop], c1.counts[start:stop]))
         start = stop
     return out
@@ -476,25 +542,33 @@ def _audit_contest(req: SamplerAudit, root, run) -> AuditResult:
     n_sel, n_eval = split_trials(req.trials, req.selection_fraction)
     if n_sel < 4:
         raise ValueError(f"trials * selection_fraction must give at least 4 selection runs to fit an attack, got {n_sel}")
+    n_keep, n_stream = selection_sizes(n_sel)
     pair_seeds = [(s_sel0, s_sel1)] + [tuple(c.spawn(2)) for c in s_pairs.spawn(max(len(req.candidates) - 1, 1))]
-    sel = select_attack(req, contest, run, n_sel=n_sel, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit, n_eval=n_eval)
-    best = sel["best"]
+    sel = select_attack(req, contest, run, n_sel=n_keep, seeds=pair_seeds, tb_seed=s_tb, fit_seed=s_fit, n_eval=n_eval)
     _, a, b = req.candidates[sel["index"]]
-    findings = _findings(best, req)
-    tests, rules = [], []
-    for f in findings:
-        rule, record = _resolve_contest_rule(req.threshold, f["attack"].tiebreak,
-                                             f["attack"].threshold_on == FIT_FREE_WINNER)
-        plan = plan_evaluation(rule, f["attack"].val0, f["attack"].val1, delta=req.delta, beta=f["beta"],
-                               fpr_levels=req.fpr_levels)
-        tests.append((f["attack"].statistic, f["attack"].tiebreak, plan))
-        rules.append((rule, record))
+    findings = _findings(sel["best"], req)
+    rules = [_resolve_contest_rule(req.threshold, f["attack"].tiebreak, f["attack"].threshold_on == FIT_FREE_WINNER)
+             for f in findings]
+    if n_stream and not any(isinstance(r, HeldOut) for r, _ in rules):  # grids from the kept runs: the rest evaluates
+        n_sel, n_eval, n_stream = n_keep, req.trials - n_keep, 0
+    tests, streams = [], []
+    for f, (rule, _) in zip(findings, rules):
+        fa = f["attack"]
+        streamed = stream_selection(run, req, a, b, sel["spec"], fa.statistic, fa.tiebreak, fa.val0, fa.val1, rule,
+                                    n_stream, root) if n_stream and isinstance(rule, HeldOut) else None
+        plan = plan_evaluation(rule, fa.val0, fa.val1, delta=req.delta, beta=f["beta"], fpr_levels=req.fpr_levels,
+                               streamed=streamed)
+        tests.append((fa.statistic, fa.tiebreak, plan))
+        streams.append(streamed)
     counts = evaluate_counts(run, req, a, b, sel["spec"], tests, n_eval, (s_ev0, s_ev1))
     results = []
-    for f, (_, _, plan), (rule, record), (le0, le1) in zip(findings, tests, rules, counts):
-        details = attack_details({**sel, "best": f["attack"]}, req.candidates, n_sel, sel["runs"] + 2 * n_eval)
+    for f, (_, _, plan), (rule, record), (le0, le1), streamed in zip(findings, tests, rules, counts, streams):
+        details = attack_details({**sel, "best": f["attack"]}, req.candidates, n_keep,
+                                 sel["runs"] + 2 * n_eval + (2 * n_stream if any(streams) else 0))
         details["statistic"] = f["attack"].description
         details["selection_rule"] = record
+        if streamed is not None:
+            details["selection_runs"] = _streamed_record(n_keep, streamed)
         certified = certify(plan, le0, le1, n_eval, n_eval, epsilon=req.epsilon, delta=req.delta,
                             confidence=1.0 - f["beta"], trials=req.trials)
         results.append(assemble(certified, rule=rule, epsilon=req.epsilon, delta=req.delta, confidence=1.0 - f["beta"],

@@ -46,7 +46,9 @@ ROLE = "descriptive statistics of the attack: never set epsilon_lower, the verdi
 def auroc(scores0, scores1) -> float:
     """P[s1 > s0] + P[s1 = s0] / 2 by the Mann-Whitney U statistic (exact, ties counted half)."""
     s0 = np.sort(as_scores(scores0, "scores0"))
-    s1 = as_scores(scores1, "scores1")
+    # sorted keys: numpy's search starts from the previous key's place (several times faster on 10^5+ scores); the
+    # sums below add integers, exact in any order below 2^53, so the value is that of the unsorted keys
+    s1 = np.sort(as_scores(scores1, "scores1"))
     less = np.searchsorted(s0, s1, side="left").astype(float)
     leq = np.searchsorted(s0, s1, side="right").astype(float)
     return float((less.sum() + 0.5 * (leq - less).sum()) / (s0.size * s1.size))

@@ -80,9 +80,8 @@ def counts_at(scores, thresholds) -> np.ndarray:
     Sums of these over chunks of scores are exact, so they can be computed where the scores are drawn."""
     t = np.atleast_1d(np.asarray(thresholds, dtype=float))
     s = as_scores(scores)
-    if t.size > 1 and np.all(t[1:] > t[:-1]):  # sorted thresholds: one pass, no sort of the scores
-        i = np.searchsorted(t, s, side="left")  # s <= t_j  iff  j >= i
-        return np.cumsum(np.bincount(i, minlength=t.size + 1)[:t.size]).astype(np.int64)
+    # sort the scores, then one search per threshold: numpy's vectorised sort is 8-18x faster than searching every
+    # score among thousands of thresholds (measured at 10^4 and 5 x 10^5 scores, 3,500 thresholds; issue 30)
     return np.searchsorted(np.sort(s), t, side="right").astype(np.int64)
 
 
