@@ -365,3 +365,36 @@ def test_cli_audit_mechanism_every_form(form, monkeypatch, capsys):
         assert out.err.strip() and "Traceback" not in out.err, out.err
     else:
         assert "verdict" in out.out.lower() or "epsilon" in out.out.lower(), out.out
+
+
+# --------------------------------------------------------------------------- samplers that hang for a while
+def _slow(fn, seconds: float):
+    """``fn`` after ``seconds`` of sleep on every call: a sampler or a training that hangs for a bounded time."""
+    import time
+
+    def slow(*args):
+        time.sleep(seconds)
+        return fn(*args)
+    return slow
+
+
+@pytest.mark.parametrize("form", ("float", "none", "raises"))
+def test_sampler_that_hangs_a_while_still_gets_an_answer(form):
+    """A sampler that stalls 0.2 s on every call (a slow library, a lock, I/O): the audit waits for it and
+    answers under the same contract -- a valid result, or the sampler's own error through a ChunkError."""
+    r = check_outcome(lambda: audit_mechanism(_slow(make_sampler(form, 1.0), 0.2), 0.0, 1.0, epsilon=1.0,
+                                              trials=40, seed=0),
+                      user_error=Boom if form == "raises" else None)
+    if form != "raises":
+        assert isinstance(r, AuditResult)
+
+
+@pytest.mark.parametrize("mode", ("one_run", "many_runs"))
+def test_training_that_hangs_a_while_still_gets_an_answer(mode):
+    run = _slow(make_run("good"), 0.2)
+    if mode == "one_run":
+        call = lambda: audit_training(run, canaries=20, claim=1.0, seed=0)  # noqa: E731
+    else:
+        call = lambda: audit_training(lambda inc, rng: run(np.array([inc]), rng),  # noqa: E731
+                                      mode="many_runs", trials=5, claim=1.0, seed=0)
+    assert isinstance(check_outcome(call), AuditResult)

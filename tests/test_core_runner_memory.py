@@ -41,18 +41,27 @@ def test_output_bytes():
     assert output_bytes(["yes"] * 10, 10) > 8.0
 
 
-def test_wide_outputs_refused_before_any_trial():
-    """A huge audit of a sampler with 4096-wide vector outputs is refused after the probe alone."""
+def test_wide_outputs_refused_before_any_trial(monkeypatch):
+    """A huge audit of a sampler with wide vector outputs is refused after the probe alone: with a fixed statistic
+    the kept selection is capped (8 bytes a score), so what cannot fit is one chunk of 2^18-wide outputs per worker
+    (10^4 runs x 2 MiB); the contest keeps its capped selection outputs (2 x 3e5 x 32 KiB)."""
+    monkeypatch.setattr(runner, "available_memory", lambda: 16 * 2**30)  # the same answer on every machine
     calls = []
+
+    def very_wide(x, rng, size):
+        calls.append(size)
+        return np.full((size, 2**18), float(x))
+
+    with pytest.raises(ValueError, match="trials="):
+        audit_mechanism(very_wide, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=10**9, statistic=lambda o: o[:, 0],
+                        execution=Execution(chunk_size=10_000))
+    assert len(calls) <= 2 and sum(calls) <= 2 * 64  # the preflight probe only
+    calls.clear()
 
     def sampler(x, rng, size):
         calls.append(size)
         return rng.normal(x, 1.0, size=(size, 4096))
 
-    with pytest.raises(ValueError, match="trials="):
-        audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=10**9, statistic=lambda o: o[:, 0])
-    assert len(calls) <= 2 and sum(calls) <= 2 * 64  # the preflight probe only
-    calls.clear()
     with pytest.raises(ValueError, match="trials="):  # the contest keeps selection outputs
         audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=10**8)
     assert len(calls) <= 2

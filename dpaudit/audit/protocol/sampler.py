@@ -22,6 +22,7 @@ from dpaudit.audit.protocol.two_sample import (
     SamplerAudit,
     attack_details,
     audit_sampler,
+    selection_sizes,
     runner,
     select_attack,
     split_trials,
@@ -99,14 +100,15 @@ def sampler_memory(req: SamplerAudit, method: str, bytes_per_run: float, executi
     """Peak bytes of the audit ``req`` (:func:`dpaudit.core.runner.audit_memory`) when each run's output takes
     ``bytes_per_run``: what is kept -- the selection scores of a fixed statistic (8 bytes a run), the selection
     outputs of a contest (two candidate pairs at most at once), every canary's output of a one-run audit -- and
-    one chunk per worker; the evaluation runs are only counted."""
+    one chunk per worker; the evaluation runs are only counted, and so are the selection runs above
+    :data:`~dpaudit.audit.protocol.two_sample.SELECTION_CAP` (:func:`~dpaudit.audit.protocol.two_sample.selection_sizes`)."""
     n_sel = split_trials(req.trials, req.selection_fraction)[0]
     if method == "one-run":
         kept, per_kept = req.trials + n_sel, bytes_per_run + 8
     elif isinstance(req.attack, FixedStatistic):
-        kept, per_kept = 2 * n_sel, 8.0
+        kept, per_kept = 2 * selection_sizes(n_sel)[0], 8.0
     else:
-        kept, per_kept = 2 * n_sel * min(len(req.candidates), 2), bytes_per_run + 8
+        kept, per_kept = 2 * selection_sizes(n_sel)[0] * min(len(req.candidates), 2), bytes_per_run + 8
     return audit_memory(kept_runs=kept, bytes_per_kept=per_kept, chunk_size=execution.chunk(DEFAULT_CHUNK_SIZE),
                         bytes_per_run=bytes_per_run, slots=execution.workers or 1)
 
