@@ -22,9 +22,9 @@ from dpaudit.audit.protocol.two_sample import (
     SamplerAudit,
     attack_details,
     audit_sampler,
-    selection_sizes,
     runner,
     select_attack,
+    selection_sizes,
     split_trials,
 )
 from dpaudit.audit.stats.power import one_run_advice
