@@ -104,3 +104,12 @@ def test_optimizer_memory_is_what_the_cli_estimates():
 
     with pytest.raises(UsageError, match="--trials"):
         announce("audit", opt, 10**12)
+
+
+def test_a_small_audit_of_wide_outputs_is_not_refused(monkeypatch):
+    """A chunk holds at most the audit's trials: 14 trials of 10^5-wide outputs (0.8 MB a run) need little memory
+    (the estimate charged a whole default chunk and refused them with "22.5 GB" on a 21 GB machine)."""
+    monkeypatch.setattr(runner, "available_memory", lambda: 2 * 2**30)
+    sampler = lambda x, rng, size: np.full((size, 100_000), float(x))  # noqa: E731
+    r = audit_mechanism(sampler, 0.0, 1.0, epsilon=1.0, trials=14, seed=0, statistic=lambda o: o[:, 0])
+    assert 0.0 <= r.epsilon_lower

@@ -398,7 +398,7 @@ def optimizer_memory(opt, trials: int, *, selection_fraction: float = 0.3, chunk
         run = optimizer_scenario(opt, n=n, dim=dim)["run0"](1, as_seed_sequence(0))
     per_run = output_bytes(run.params, 1) * (1 + n)
     n_sel = split_trials(trials, selection_fraction)[0]
-    return audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=chunk_size or DEFAULT_OPTIMIZER_CHUNK,
+    return audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=min(chunk_size or DEFAULT_OPTIMIZER_CHUNK, trials),
                         bytes_per_run=per_run, slots=workers or 1)
 
 

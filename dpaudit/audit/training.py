@@ -277,7 +277,7 @@ def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, threshold, selec
                      execution: Execution) -> AuditResult:
     n_sel, n_eval = split_trials(trials, selection_fraction)
     # the selection scores are kept (8 bytes a training), the evaluation trainings only counted
-    check_memory(audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=execution.chunk(TRAINING_CHUNK),
+    check_memory(audit_memory(kept_runs=2 * n_sel, bytes_per_kept=8, chunk_size=min(execution.chunk(TRAINING_CHUNK), trials),
                               bytes_per_run=8, slots=execution.workers or 1), trials=trials)
     record = seed_record(seed)
     s_sel0, s_sel1, s_ev0, s_ev1 = as_seed_sequence(seed).spawn(4)

@@ -109,7 +109,7 @@ def sampler_memory(req: SamplerAudit, method: str, bytes_per_run: float, executi
         kept, per_kept = 2 * selection_sizes(n_sel)[0], 8.0
     else:
         kept, per_kept = 2 * selection_sizes(n_sel)[0] * min(len(req.candidates), 2), bytes_per_run + 8
-    return audit_memory(kept_runs=kept, bytes_per_kept=per_kept, chunk_size=execution.chunk(DEFAULT_CHUNK_SIZE),
+    return audit_memory(kept_runs=kept, bytes_per_kept=per_kept, chunk_size=min(execution.chunk(DEFAULT_CHUNK_SIZE), req.trials),
                         bytes_per_run=bytes_per_run, slots=execution.workers or 1)
 
 
