@@ -236,3 +236,24 @@ def test_sample_shapes_and_prefix_sums():
     assert out.shape == (3, n, 2)
     np.testing.assert_allclose(out[0], np.cumsum(x, axis=0), atol=1e-6)
     assert math.isfinite(m.describe().count("sens"))
+
+
+def test_a_strategy_that_is_not_toeplitz_must_define_its_operations():
+    """A user's strategy with neither a Toeplitz column nor its own matrix() gets an error that says what to define
+    (not a bare NotImplementedError); the bases that each strategy / sampler / answer completes are abstract."""
+    from dataclasses import dataclass
+
+    from dpaudit.accounting.monte_carlo import LossSampler, MonteCarloDelta
+    from dpaudit.mechanisms.mf_strategies import NoiseStream, Strategy
+
+    @dataclass(frozen=True)
+    class Mine(Strategy):
+        steps: int = 4
+
+    with pytest.raises(TypeError, match="defines matrix\\(\\), multiply\\(\\)"):
+        Mine().matrix()
+    with pytest.raises(TypeError, match="not Toeplitz"):
+        Mine().multiply(np.ones(4))
+    for base in (NoiseStream, LossSampler):
+        assert getattr(base, "__abstractmethods__", None), base
+    assert "statement" not in MonteCarloDelta.__abstractmethods__

@@ -48,6 +48,7 @@ Pairs (:class:`LossSampler`):
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 
@@ -94,7 +95,7 @@ def kl_upper_bound(mean: float, samples: int, beta: float) -> float:
     return min(1.0, round_up(hi))
 
 
-class LossSampler:
+class LossSampler(abc.ABC):
     """A dominating pair described by samples of its privacy loss: ``sample(rng, size, side)`` returns
     log dP/dQ(Y) for Y ~ P (``side="P"``) or log dQ/dP(Y) for Y ~ Q (``side="Q"``)."""
 
@@ -103,8 +104,9 @@ class LossSampler:
         """Floats of work per sample (sizes the chunks)."""
         return 1
 
-    def sample(self, rng: np.random.Generator, size: int, side: str) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def sample(self, rng: np.random.Generator, size: int, side: str) -> np.ndarray:
+        """``size`` samples of the privacy loss on ``side`` ("P" or "Q"), as in the class docstring."""
 
     def describe(self) -> str:
         return type(self).__name__
@@ -278,7 +280,7 @@ def _mean_delta(losses: np.ndarray, eps: float) -> float:
 
 
 @dataclass(frozen=True)
-class _MonteCarloAnswer:
+class _MonteCarloAnswer(abc.ABC):
     """What both answers share: the confidence, the samples per direction, the point estimate (no
     guarantee), the method; ``probabilistic`` is always True."""
 
@@ -292,8 +294,9 @@ class _MonteCarloAnswer:
         """Always True: the answer holds with probability ``confidence`` over the sampling."""
         return True
 
-    def statement(self) -> str:  # pragma: no cover - each answer states itself
-        raise NotImplementedError
+    @abc.abstractmethod
+    def statement(self) -> str:
+        """The answer in words, with its confidence and that it is probabilistic."""
 
     def to_dict(self) -> dict:
         return {**self.__dict__, "probabilistic": True, "statement": self.statement()}

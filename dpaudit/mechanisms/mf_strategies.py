@@ -37,6 +37,7 @@ C^{-1} along the first axis of an array (batched over trailing axes).
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,7 +90,7 @@ def blt_coefficients(buf_decay, output_scale, steps: int) -> np.ndarray:
     return c
 
 
-class NoiseStream:
+class NoiseStream(abc.ABC):
     """Rows of C^{-1} z generated one step at a time: ``next()`` draws z_t ~ N(0, sigma^2) of
     ``shape`` and returns (C^{-1} z)_t of that shape. Subclasses keep only the state they need."""
 
@@ -102,8 +103,9 @@ class NoiseStream:
     def _draw(self) -> np.ndarray:
         return self.rng.normal(0.0, self.sigma, self.shape) if self.sigma > 0 else np.zeros(self.shape)
 
-    def next(self) -> np.ndarray:  # pragma: no cover - every strategy gives its own stream
-        raise NotImplementedError
+    @abc.abstractmethod
+    def next(self) -> np.ndarray:
+        """The noise vector of the next step (each strategy's stream says how it is formed)."""
 
     @property
     def memory(self) -> int:
@@ -188,6 +190,11 @@ class _DenseStream(NoiseStream):
         return self.t
 
 
+#: the error of a strategy that is neither Toeplitz nor defines the operations itself
+_NOT_TOEPLITZ = ("{} is not Toeplitz (toeplitz() is None): a strategy that is not Toeplitz defines matrix(), "
+                 "multiply(), solve(), column_norms() and noise_stream() itself, as DenseStrategy does")
+
+
 class Strategy:
     """A lower-triangular strategy C (``steps`` x ``steps``) of the factorisation A = B C.
 
@@ -203,8 +210,8 @@ class Strategy:
 
     def _coefs(self) -> np.ndarray:
         c = self.toeplitz()
-        if c is None:  # pragma: no cover - non-Toeplitz strategies override the methods that call it
-            raise NotImplementedError(f"{type(self).__name__} is not Toeplitz")
+        if c is None:
+            raise TypeError(_NOT_TOEPLITZ.format(type(self).__name__))
         return c
 
     @property
@@ -214,9 +221,7 @@ class Strategy:
 
     def matrix(self) -> np.ndarray:
         """The dense matrix C (refused beyond :data:`MAX_DENSE_STEPS` steps)."""
-        c = self.toeplitz()
-        if c is None:  # pragma: no cover - non-Toeplitz strategies override
-            raise NotImplementedError
+        c = self._coefs()
         check_dense(self.steps)
         return linalg.toeplitz(c, np.zeros(self.steps))
 
