@@ -340,3 +340,16 @@ def test_audit_optimizer_delta_zero_with_a_pure_claim_audits_pure_dp():
 
     r = audit_optimizer(PureClaimGD(steps=3), trials=400, seed=0, delta=0.0)
     assert r.delta == 0.0 and r.epsilon_claimed == 50.0 and r.details["claim"]["pure_dp"] is True
+
+
+def test_why_names_what_certified_the_bound():
+    """A fixed statistic (optimizer, training, a user's callable) is named as such, never "the best attack (the
+    attack)"; a contest's winner by its family and what it reads."""
+    from dpaudit.audit.protocol.verdict import explain
+
+    fixed = explain("consistent", 0.5, 1.0, {"statistic": "final parameter along the canary coordinate e_0"})
+    assert fixed["why"] == ["the statistic fixed in advance (final parameter along the canary coordinate e_0) "
+                            "certified some privacy loss, and not more than claimed"]
+    won = explain("violation", 2.0, 1.0, {"attack": {"family": "value", "description": "output value (scalar)"}})
+    assert won["why"][0].startswith("the attack value (output value (scalar)) tells the two inputs apart")
+    assert not any("(the attack)" in w for w in fixed["why"] + won["why"])

@@ -239,6 +239,11 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
     impl, math_ = found.get("implementation"), found.get("mathematical")
     leak = details.get("cause") or attack.get("leak", "distribution")
     family = attack.get("family", "the attack")
+    # what certified the bound, in words: the winning attack family, or the statistic fixed in advance (optimizer and
+    # training audits, a user's callable) -- never "the attack (the attack)"
+    stat = details.get("statistic")
+    attacker = (f"the attack {family} ({attack.get('description', '')})" if attack.get("family")
+                else f"the statistic fixed in advance ({stat})" if stat else "the audit's statistic")
     out: dict = {"verdict": verdict, "scenario": scenario, "leak": leak if verdict == "violation" else None,
                  "findings": [], "why": [], "next": []}
     if impl is not None and math_ is not None:
@@ -264,8 +269,7 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
             if math_ is not None:
                 head += (f" The mathematical mechanism itself leaks: {_lo(math_['epsilon_lower'])} > "
                          f"{_up(epsilon_claimed)}.")
-            out["why"].append(f"the attack {family} ({attack.get('description', '')}) tells the two inputs apart more "
-                              "often than the claim allows")
+            out["why"].append(f"{attacker} tells the two inputs apart more often than the claim allows")
         out["next"] = list(CHECKS.get((leak, scenario), CHECKS[("distribution", "mechanism")])) + [FLUKE]
         out["action"] = ACTIONS.get((leak, scenario), ACTIONS[("distribution", "mechanism")])
     elif verdict == "consistent":
@@ -274,7 +278,7 @@ def explain(verdict: str, epsilon_lower: float, epsilon_claimed: float, details:
         if math_ is not None and impl is not None:
             head += (f" The implementation ({_lo(impl['epsilon_lower'])}) and the mathematical mechanism "
                      f"({_lo(math_['epsilon_lower'])}) are both within the claim.")
-        out["why"].append(f"the best attack ({family}) certified some privacy loss, and not more than claimed")
+        out["why"].append(f"{attacker} certified some privacy loss, and not more than claimed")
         out["next"] = ["this is evidence at the audit's power, not a proof: compare the bound with the ceiling of a "
                        "threshold audit at these trials (details['advice']) to see how much more an audit could show"]
     else:
