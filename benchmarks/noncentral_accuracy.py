@@ -3,7 +3,7 @@
 Random points: d in {1, 2, 3, 5, 10, 25, 50}, nu log-uniform in [1, 1e8], lambda = 0 or
 log-uniform in [1e-3, LAMBDA_MAX], and the statistic z in [-40, 40] rough standard deviations
 from the centre (below 0: a geometric fraction of the mean), so both far tails are included.
-Reference: the multiple-precision Poisson series of tests/_noncentral_reference.py (its cost
+Reference: the multiple-precision Poisson series of tests/support/noncentral.py (its cost
 grows like sqrt(lambda)); plus a few huge-lambda points (1e9 .. 1e12) against quadrature of the
 Bessel density. Reported per family, method regime (series / quadrature) and tail: the number
 of points, the worst relative error where the reference is >= 1e-20 and the worst absolute error
@@ -22,10 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import _noncentral_reference as R  # noqa: E402
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.support
 from dpaudit.core import noncentral as N  # noqa: E402
+from tests.support import noncentral as R  # noqa: E402
 
 
 def _point(rng, lam_max):

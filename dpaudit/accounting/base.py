@@ -11,7 +11,7 @@ guarantee in its notion) and how ``count`` steps are added (:meth:`Accountant._a
 :func:`make_accountant` builds one by name (``"rdp"``, ``"zcdp"``, ``"tcdp"``, ``"pld"``,
 ``"exact"``, ``"pure"``); :data:`ACCOUNTANTS` lists the names. A new accountant subclasses
 :class:`Accountant`, sets ``name``, ``label`` and ``amplifies_subsampling`` and adds one line to
-:data:`_REGISTRY`; the contract tests (``tests/test_accountant_contract.py``) apply to it by
+:data:`_REGISTRY`; the contract tests (``tests/contracts/test_accountant_contract.py``) apply to it by
 inheriting their class.
 
 Subsampling. Each class declares :attr:`Accountant.amplifies_subsampling`: whether it applies

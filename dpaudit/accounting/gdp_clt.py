@@ -13,7 +13,7 @@ Cor. 2.13). Opacus (``opacus.accountants.gdp``, ``analysis/gdp.py``) computes ex
 
 This is a LIMIT, not a bound: at finite T the true privacy loss can be larger (its
 non-Gaussian tail is not captured), so the epsilon it gives can be smaller than the true
-epsilon -- measured against the PLD accountant (``tests/test_peers_gdp_clt.py``): q = 0.01,
+epsilon -- measured against the PLD accountant (``tests/accounting/test_gdp_clt.py``): q = 0.01,
 sigma = 1, T = 10 gives 0.130 where the certified PLD lower end is 0.380; the MNIST setting
 of Abadi et al. (q = 256/60000, sigma = 1.1, T = 1000) gives 0.541 against 0.599 (delta = 1e-5).
 

@@ -17,7 +17,7 @@ epsilon, the loss is unbounded); r > 1: the inside (delta = 0 once epsilon >= ma
 r = 1: the half-line of the equal-variance Gaussian mechanism.
 
 Numerics: tails through ``scipy.special.log_ndtr`` (checked against mpmath quadrature over
-the domain in tests/test_peers_unequal_gaussians.py), the difference in log space
+the domain in tests/accounting/test_unequal_gaussians.py), the difference in log space
 (``-expm1``), the quadratic's roots by the cancellation-free formula. The upper bound adds
 and the lower bound subtracts a margin of 1e-12 relative to P(L > epsilon) (the measured
 error of the evaluation is below 1e-13 of it) and 1e-300 absolute, then rounds outward.

@@ -25,7 +25,7 @@ Two distance lower bounds
   every dataset within ``k_hat - 1`` replacements is good: ``k_hat <= dist(D, G^c)``.
   **It does not have sensitivity 1** (a single replaced record can move ``k_hat`` by more than
   one: replacing an e1-record by a large e2-record inflates M along e2, and the trace bound then
-  adds that record's ``s ~ 1`` to an e1 record's ``s``; ``tests/test_bounds_rgm.py`` has an
+  adds that record's ``s ~ 1`` to an e1 record's ``s``; ``tests/bounds/test_rgm.py`` has an
   instance where ``k_hat`` drops from 10 to 6). It is therefore a diagnostic, not a PTR statistic.
 * :func:`ptr_lower_bound_statistic` -- ``g(D) = n lambda_min(A_D - T) / C^2`` for records in the
   ball ``||x|| <= C``. Replacing one record changes ``A_D`` by ``(x' x'^T - x x^T)/n`` whose

@@ -31,7 +31,7 @@ lambda ~ 4000, nu ~ 6e5), so this module evaluates them itself:
   always the one whose spread dominates, so that the remaining integrand is smooth.
 
 Accuracy (measured against mpmath, ``benchmarks/noncentral_accuracy.py`` and
-``tests/test_trust_renyi_noncentral.py``): relative error below 1e-9 on the CDF and on the
+``tests/core/test_noncentral.py``): relative error below 1e-9 on the CDF and on the
 survival function wherever that value is >= 1e-20, absolute error below 1e-25 elsewhere, over
 d in 1..50, nu in 1..1e8, lambda in 0..1e12 and the statistic from the far-left to the
 far-right tail. No NaN is ever returned for legal input.
@@ -196,7 +196,7 @@ def _tail_terms(lower_fn, upper_fn, upper: bool):
     scipy's incomplete gamma / beta lose relative accuracy on the side near 1 for some
     parameters (e.g. ``betainc(a, b, y)`` is off by ~3e-10 at b = 1.7e7 integral with y in the
     bulk), never on the side below 1/2 (checked against mpmath in
-    tests/test_trust_renyi_noncentral.py). ``lower_fn(mask)`` / ``upper_fn(mask)`` evaluate the
+    tests/core/test_noncentral.py). ``lower_fn(mask)`` / ``upper_fn(mask)`` evaluate the
     two tails on the entries selected by a boolean mask; the (slower) upper tail is evaluated
     only where the lower one exceeds 1/2.
     """

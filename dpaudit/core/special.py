@@ -23,7 +23,7 @@ out) and returns error bounds for directed use (upper bounds add them, lower bou
   either).
 
 Error model: scipy's erfcx / erfc carry relative errors measured against 40-digit mpmath over the
-whole double range (``tests/test_trust_numerics_sweeps.py`` re-checks the constants below); every
+whole double range (``tests/numerics/test_sweeps.py`` re-checks the constants below); every
 other operation is charged a few units of roundoff; the argument's own rounding enters through the
 logarithmic derivative of the function.
 """
@@ -339,7 +339,7 @@ def gaussian_log_delta_bracket(u_lo, u_hi, v_lo, v_hi, mu_lo, mu_hi) -> tuple[An
 # ------------------------------------------------------------------------------------------------
 # the same functions for one float (no array overhead: the certified profile's root searches call
 # them thousands of times); the public functions above dispatch here for float arguments and
-# tests/test_core_special.py checks that both paths agree
+# tests/core/test_special.py checks that both paths agree
 
 
 def _log_phi_tail_1(u: float) -> tuple[float, float]:

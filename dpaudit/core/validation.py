@@ -5,7 +5,7 @@ raises :class:`ValueError` whose message names the argument and its allowed rang
 (the public interface's conventions). Nothing here clamps: an out-of-range value is an error.
 
 Every helper takes ``(name, x, ...)``: the name of the argument first, then its value
-(tests/test_architecture.py refuses a helper with the other order).
+(tests/contracts/test_architecture.py refuses a helper with the other order).
 """
 
 from __future__ import annotations

@@ -503,7 +503,7 @@ def poisson_pure_dp_rdp(q: float, epsilon: float, orders) -> np.ndarray:
         add = log_power_moment(log_w, x, l1x, al)
         rem = log_power_moment(log_w, x, l1x, 1.0 - al)
         # floating-point error: measured below 16 eps relative against 60-digit mpmath (6,000
-        # random (q, eps, alpha), tests/test_trust_numerics_sweeps.py); inflated by 64 eps
+        # random (q, eps, alpha), tests/numerics/test_sweeps.py); inflated by 64 eps
         out[fin] = np.maximum(add, rem) / (al - 1.0) * (1.0 + 64.0 * _EPS)
     return np.minimum(out, l1u * (1.0 + 4.0 * _EPS))
 

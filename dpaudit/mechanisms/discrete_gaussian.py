@@ -77,7 +77,7 @@ PLD_TAIL = 1e-25
 #: largest number of loss atoms kept individually in the PLD pairs (beyond: grouped)
 MAX_PAIR_ATOMS = 2001
 #: relative margin of the RDP upper bound over its evaluated value (measured error < 1e-15,
-#: tests/test_discrete_gaussian.py against mpmath)
+#: tests/mechanisms/test_discrete_gaussian.py against mpmath)
 _RDP_REL = 1e-13
 #: largest Delta^2/(2 sigma^2) whose privacy loss is described by its pair
 _LOSS_MAX = 1e150

@@ -74,7 +74,7 @@ MAX_SAMPLING_SCALE = 2.0 ** 50
 #: largest |value| the sampler accepts (value + noise stays inside int64)
 _MAX_VALUE = 2 ** 61
 #: relative margin of the RDP upper bound over the evaluated value (measured error < 1e-14,
-#: tests/test_discrete_laplace.py against mpmath)
+#: tests/mechanisms/test_discrete_laplace.py against mpmath)
 _RDP_ULPS = 64
 #: largest number of loss atoms (sensitivity + 1) described exactly to the PLD accountant
 EXACT_PAIR_ATOMS = 65

@@ -51,7 +51,7 @@ __all__ = ["PermuteAndFlip", "permute_and_flip_log_pmf", "MAX_EXACT_CANDIDATES"]
 #: largest number of candidates whose output law (1) is computed exactly (n x n/2 work)
 MAX_EXACT_CANDIDATES = 4096
 #: relative margin on the concrete pair's Renyi divergence (measured error < 1e-13 against
-#: mpmath, tests/test_permute_and_flip.py); an absolute margin (n + 2) 4e-16/(alpha - 1) more
+#: mpmath, tests/mechanisms/test_permute_and_flip.py); an absolute margin (n + 2) 4e-16/(alpha - 1) more
 _RDP_REL = 1e-12
 
 

@@ -31,7 +31,7 @@ Thm. 8 for the PLD):
 
     RDP(alpha) = alpha depth sensitivity^2/(2 sigma^2),  rho = depth sensitivity^2/(2 sigma^2),
 
-which is dp_accounting's formula (tests/test_tree_aggregation.py compares the numbers). The
+which is dp_accounting's formula (tests/mechanisms/test_tree_aggregation.py compares the numbers). The
 *prefix sums alone* can leak less: for a scalar stream their exact Gaussian parameter is
 mu^2 = delta^T (A A^T)^{-1} delta / sigma^2 for the prefix-sum noise map A and the shift delta of
 the prefix sums (:meth:`TreeAggregation.prefix_sum_mu`), at most depth (sensitivity/sigma)^2.

@@ -54,7 +54,7 @@ Reference-code variant (the code's side of choices 1, 3, 4, 5), for utility comp
 accounting is the same as the paper's and stays exactly valid:
 ``noisy_max="exponential"`` selects argmax_j (-Omega_j + Exp(C_obj/sqrt(2 rho_nmax))) (report-noisy-max with
 one-sided exponential noise, i.e. permute-and-flip (Ding et al. 2021); with monotone scores it is
-sqrt(2 rho_nmax)-DP, checked exactly in tests/test_optimizers_utility.py). The reference code instead computes
+sqrt(2 rho_nmax)-DP, checked exactly in tests/optimizers/test_dp_agd_rgm_gd_utility.py). The reference code instead computes
 argmin_j (Omega_j + Exp(.)) -- the noise is added to the cost, not to the utility -- whose privacy loss reaches
 (m - 1) sqrt(2 rho_nmax) with m candidates (exact computation in the same test file). That orientation is
 offered only as ``noisy_max="authors"``, NOT PRIVATE: its claim is "no privacy guarantee" (epsilon = inf), so
@@ -309,7 +309,7 @@ class DPAGD(Optimizer):
 
         ``"laplace"`` (paper): argmax_j (-Omega_j + Lap(scale)); ``"exponential"``: argmax_j (-Omega_j + Exp(scale)),
         report-noisy-max with exponential noise = permute-and-flip (Ding et al. 2021). Both are C_obj/scale-DP for
-        monotone scores (checked exactly in tests/test_optimizers_utility.py). ``"authors"``: the reference code's
+        monotone scores (checked exactly in tests/optimizers/test_dp_agd_rgm_gd_utility.py). ``"authors"``: the reference code's
         argmin_j (Omega_j + Exp(scale)) (noise added to the cost), NOT PRIVATE at the charge: its privacy loss
         reaches (m - 1) C_obj/scale with m candidates, so the claim of that variant is "no guarantee".
         Ties (noise off) go to the smallest index.

@@ -211,7 +211,7 @@ def test_rdp_epsilon_uses_the_conversion_of_the_composed_curve():
 
 
 # -- the accountant contract, with (epsilon, delta) steps in the RDP accountant --------------------
-from test_accountant_contract import AccountantContract  # noqa: E402
+from tests.support.accountant_contract import AccountantContract  # noqa: E402
 
 
 class TestRDPContractWithEpsilonDeltaSteps(AccountantContract):

@@ -206,7 +206,7 @@ def test_approx_dp_refused_by_zcdp_tcdp():
     from dpaudit.mechanisms.approx import ApproxDP
 
     m = ApproxDP(1.0, 1e-6)
-    # RDPAccountant composes it (delta carried additively: tests/test_peers_approx_event.py)
+    # RDPAccountant composes it (delta carried additively: tests/accounting/test_rdp_approx_event.py)
     for acc in (ZCDPAccountant(), TCDPAccountant()):
         with pytest.raises(UnsupportedMechanismError, match="ApproxDP|approx|epsilon, delta|tCDP|zCDP"):
             acc.compose(m)

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import pytest
 from scipy import stats
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 import false_alarms  # noqa: E402
 

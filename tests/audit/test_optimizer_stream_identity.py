@@ -1,14 +1,12 @@
 """Optimizer and many-runs training audits stream their evaluation runs as counts (issue 30, items 1 and 3).
 
-The reference values in tests/_stream_reference.py were recorded from the score-keeping path (every evaluation
+The reference values in tests/support/stream.py were recorded from the score-keeping path (every evaluation
 score returned and concatenated before the threshold test). The counting path must give the same certified bound
 and every field of the threshold test, the GDP test and the descriptive statistics at fixed thresholds, bit for
 bit, at the same seeds; and one result whatever the chunking or the number of workers.
 """
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +17,7 @@ from dpaudit.accounting.zcdp import ZCDPAccountant
 from dpaudit.audit.optimizer import audit_optimizer
 from dpaudit.audit.training import audit_training
 from dpaudit.mechanisms import Gaussian
-
-sys.path.insert(0, str(Path(__file__).parent))
-from _stream_reference import REFERENCE  # noqa: E402
+from tests.support.stream import REFERENCE  # noqa: E402
 
 
 def _key(res):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import runpy
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import audit_tightness  # noqa: E402

@@ -3,12 +3,13 @@ limit of a threshold audit where the pair is one it knows, and against the exact
 
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 import dp_testing_suite as S  # noqa: E402
 

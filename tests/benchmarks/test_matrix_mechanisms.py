@@ -1,9 +1,10 @@
 """Smoke tests of the matrix-mechanism benchmarks (tiny sizes; the peers' columns are optional)."""
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 
 def test_matrix_mechanisms_benchmark_runs_every_section(capsys):

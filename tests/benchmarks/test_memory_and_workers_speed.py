@@ -1,11 +1,12 @@
 """Smoke tests of benchmarks/memory.py and benchmarks/workers_speed.py (issue 30): they run and print their tables."""
 
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 
 def test_memory_benchmark_measures_one_audit():

@@ -1,9 +1,10 @@
 """benchmarks/real_code.py runs end to end at tiny sizes (issue 18: the library and floating-point table)."""
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 
 def test_real_code_benchmark_runs_and_prints_both_tables(capsys):

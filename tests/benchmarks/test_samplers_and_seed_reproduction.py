@@ -2,11 +2,12 @@
 the one-seed rule of issue 16 it crashed on its list seeds, and no test ran it)."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from tests.support import BENCHMARKS  # noqa: E402
+
+sys.path.insert(0, str(BENCHMARKS))
 
 
 def test_dp_agd_bank_runs_on_a_small_dataset(tmp_path, monkeypatch, capsys):

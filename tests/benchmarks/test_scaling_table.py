@@ -2,11 +2,12 @@
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.support import BENCHMARKS
+
+BENCH = BENCHMARKS
 sys.path.insert(0, str(BENCH))
 
 

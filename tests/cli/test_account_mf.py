@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli_helpers import one_line, run
 
 from dpaudit.accounting.matrix_mechanism import banded_cyclic_poisson
 from dpaudit.conversions import gaussian_epsilon
 from dpaudit.mechanisms.mf_optimize import optimize_banded_toeplitz
 from dpaudit.mechanisms.mf_participation import Participation
+from tests.support.cli import one_line, run
 
 
 def test_banded_run_table(capsys):

@@ -4,9 +4,9 @@ import json
 import sys
 
 import pytest
-from _cli_helpers import lying_optimizer
 
 from dpaudit.cli import main
+from tests.support.cli import lying_optimizer
 
 
 def test_audit_text_and_exit_code(capsys):

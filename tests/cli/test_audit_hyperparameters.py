@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli_helpers import one_line, run
 
 from dpaudit.cli import EXIT_OK, EXIT_USAGE
 from dpaudit.optimizers import make_optimizer
+from tests.support.cli import one_line, run
 
 USER = ["--noise-multiplier", "1.0", "--sample-rate", "0.01", "--steps", "200"]
 

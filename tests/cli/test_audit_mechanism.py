@@ -13,14 +13,14 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-from _cli_helpers import one_line, run
 
 from dpaudit.cli import EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from tests.support import REPO
+from tests.support.cli import one_line, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 _COUNTER = itertools.count()
 
 MODULE = textwrap.dedent('''

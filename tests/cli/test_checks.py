@@ -14,9 +14,9 @@ import sys
 import textwrap
 
 import pytest
-from _cli_helpers import lying_optimizer, one_line, run
 
 from dpaudit.cli import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EXIT_VIOLATION
+from tests.support.cli import lying_optimizer, one_line, run
 
 HUGE = str(10**400)
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
-from _cli_helpers import one_line, run
 
 from dpaudit.cli import EXIT_OK, EXIT_USAGE, SUBCOMMANDS
+from tests.support import REPO
+from tests.support.cli import one_line, run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _quick_start():

@@ -11,12 +11,13 @@ from __future__ import annotations
 import builtins
 import os
 import re
-from pathlib import Path
 
 import pytest
-from _cli_helpers import lying_optimizer, one_line, run
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import REPO
+from tests.support.cli import lying_optimizer, one_line, run
+
+ROOT = REPO
 
 
 def documented_paths() -> dict[str, int]:

@@ -14,11 +14,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from _cli_helpers import run
 
 from dpaudit.cli import SUBCOMMANDS, build_parser
+from tests.support import REPO
+from tests.support.cli import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def strict_json(text: str) -> dict:

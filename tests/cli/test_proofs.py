@@ -3,12 +3,12 @@
 import json
 import math
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from dpaudit.cli import main
 from dpaudit.cli.proofs import find_checks_dir, list_checks, parse_worst_margin
+from tests.support import REPO
 
 COMMON = textwrap.dedent('''
     def report(title, header, rows, margins, *, tol=0.0, note=""):
@@ -88,7 +88,7 @@ def test_find_checks_dir_default(monkeypatch, tmp_path, checks):
     monkeypatch.chdir(checks.parent)
     assert find_checks_dir() == checks.resolve()
     monkeypatch.chdir(tmp_path / "proofs_checks")  # no ./proofs_checks here: falls back to the package's
-    repo = Path(__file__).resolve().parents[1] / "proofs_checks"
+    repo = REPO / "proofs_checks"
     assert find_checks_dir() == repo.resolve()
 
 
@@ -100,7 +100,7 @@ def test_parse_worst_margin():
 
 
 def test_runs_a_real_check(capsys):
-    repo = Path(__file__).resolve().parents[1] / "proofs_checks"
+    repo = REPO / "proofs_checks"
     assert main(["proofs", "--path", str(repo), "-k", "pure_dp_to_zcdp", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["checks"][0]["status"] == "ok" and data["checks"][0]["worst_margin"] >= 0

@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from dpaudit.cli import main
+from tests.support import REPO
 
 CHECK = textwrap.dedent('''
     import sys
@@ -80,9 +81,8 @@ def test_margin_reading_over_several_tables():
 
 @pytest.mark.slow
 def test_the_real_check_with_a_rounding_margin(capsys):
-    from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1] / "proofs_checks"
+    repo = REPO / "proofs_checks"
     assert main(["proofs", "--path", str(repo), "-k", "gaussian_zcdp", "--json"]) == 0
     row = json.loads(capsys.readouterr().out)["checks"][0]
     assert row["status"] == "ok" and row["holds"] in ("exactly", "up to rounding")

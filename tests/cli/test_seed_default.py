@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from _cli_helpers import run
 
 from dpaudit.audit import audit_optimizer
 from dpaudit.cli import EXIT_OK
+from tests.support.cli import run
 
 AUDIT = ["audit", "dp-gd", "--steps", "20", "--trials", "300", "--json"]
 

@@ -1,4 +1,4 @@
-"""Ruff runs with the tests (issue 16); the type check of the whole package is tests/test_types.py (issue 25).
+"""Ruff runs with the tests (issue 16); the type check of the whole package is tests/contracts/test_types.py (issue 25).
 
 The configuration is in ``pyproject.toml`` (``[tool.ruff]``, ``[tool.mypy]``); both tools are in
 the ``test`` extra, so CI runs these checks. Without a tool installed the check is skipped with
@@ -14,7 +14,9 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 
 
 def _tool(name: str) -> list[str]:

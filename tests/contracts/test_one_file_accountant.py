@@ -7,7 +7,7 @@ RDPAccountant. It subclasses :class:`~dpaudit.accounting.base.Accountant` and st
 step (``_step``), how steps add up (``_add``), ``epsilon`` and ``delta``. The other change a newcomer makes is
 the registry line -- ``"rdp-fixed": ("module", "FixedOrderRDPAccountant")`` in ``_REGISTRY`` of
 ``dpaudit/accounting/base.py`` -- simulated here with ``monkeypatch``; then the contract tests every accountant
-inherits (tests/test_accountant_contract.py) apply to it unchanged, and ``make_accountant("rdp-fixed")`` and
+inherits (tests/support/accountant_contract.py) apply to it unchanged, and ``make_accountant("rdp-fixed")`` and
 ``calibrate_sigma(..., accountant="rdp-fixed")`` reach it by name.
 """
 
@@ -17,14 +17,14 @@ import math
 
 import numpy as np
 import pytest
-import test_accountant_contract  # noqa: I001 - the contract lives beside this file
-from test_accountant_contract import AccountantContract
 
 import dpaudit
 from dpaudit.accounting import base
 from dpaudit.accounting.base import Accountant, make_accountant, non_private_step
 from dpaudit.core.numeric import round_up
 from dpaudit.core.validation import UnsupportedMechanismError, check_delta, check_epsilon
+from tests.support import accountant_contract
+from tests.support.accountant_contract import AccountantContract
 
 
 class FixedOrderRDPAccountant(Accountant):
@@ -73,7 +73,7 @@ def registered(monkeypatch):
     """The registry line, and the top-level export a public accountant gets."""
     monkeypatch.setitem(base._REGISTRY, "rdp-fixed", (__name__, "FixedOrderRDPAccountant"))
     monkeypatch.setattr(base, "ACCOUNTANTS", tuple(base._REGISTRY))
-    monkeypatch.setattr(test_accountant_contract, "ACCOUNTANTS", base.ACCOUNTANTS)
+    monkeypatch.setattr(accountant_contract, "ACCOUNTANTS", base.ACCOUNTANTS)
     monkeypatch.setattr(dpaudit, "FixedOrderRDPAccountant", FixedOrderRDPAccountant, raising=False)
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 
 
 def test_license_file_is_the_apache_2_text_pyproject_names():

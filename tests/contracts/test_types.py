@@ -9,13 +9,14 @@ reason.
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 
 
 def test_mypy_whole_package_zero_errors():

@@ -12,15 +12,15 @@ import json
 import re
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
-from _cli_helpers import run
 
 from dpaudit import calibrate_discrete_laplace, calibrate_laplace, calibrate_sigma
 from dpaudit.optimizers import make_optimizer
+from tests.support import REPO
+from tests.support.cli import run
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def test_optimizer_keyword_sampling_rate_warns_and_means_sample_rate():

@@ -1,14 +1,12 @@
 """dpaudit.core.noncentral against mpmath (issue 11: every number trustworthy).
 
-Reference values come from tests/_noncentral_reference.py (Poisson series with multiple-
+Reference values come from tests/support/noncentral.py (Poisson series with multiple-
 precision recurrences; quadrature of the Bessel density for huge lambda), independent of the
 code under test. Accuracy claim checked here (module docstring of dpaudit.core.noncentral):
 relative error <= 1e-9 where the true value is >= 1e-20, absolute error <= 1e-25 below.
 """
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special as sc
 from scipy import stats
-
-sys.path.insert(0, str(Path(__file__).parent))
-import _noncentral_reference as R  # noqa: E402
 
 from dpaudit.core import noncentral as N  # noqa: E402
 from dpaudit.core.noncentral import (  # noqa: E402
@@ -29,6 +24,7 @@ from dpaudit.core.noncentral import (  # noqa: E402
     ncx2_sf,
     noncentrality_interval,
 )
+from tests.support import noncentral as R  # noqa: E402
 
 REL, ABS, FLOOR = 1e-9, 1e-25, 1e-20
 

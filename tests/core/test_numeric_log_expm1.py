@@ -1,5 +1,5 @@
 """core.numeric.log_expm1 near x = log 2, where log(expm1(x)) is near 0 and lost its relative
-accuracy (9e-16 at x = 0.75, 7 ulps; surfaced by Hypothesis in tests/test_arch2_logspace.py once
+accuracy (9e-16 at x = 0.75, 7 ulps; surfaced by Hypothesis in tests/core/test_numeric_logspace.py once
 new modules' constants entered its example pool)."""
 
 from __future__ import annotations

@@ -330,7 +330,7 @@ def test_lost_worker_in_a_user_process_pool_is_reported(tmp_path):
 # ------------------------------------------------------------------ pickling
 def test_process_pools_need_picklable_samplers():
     # a standard-pickle pool (a ProcessPoolExecutor of the caller's) cannot take lambdas; workers=N
-    # (loky, cloudpickle) can: tests/test_api_pools.py
+    # (loky, cloudpickle) can: tests/core/test_runner_pools.py
     with cf.ProcessPoolExecutor(2) as ex:
         with pytest.raises(ValueError, match="process pool"):
             audit_mechanism(lambda x, rng, size: rng.normal(x, 1.0, size), 0.0, 1.0, epsilon=1.0, trials=200,

@@ -4,12 +4,12 @@ and closures without any extra, and gives the result of one process."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import dpaudit
 from dpaudit.core.runner import ProcessPool
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _core_dependencies() -> list[str]:

@@ -2,7 +2,7 @@
 
 ``workers=N`` runs on loky (cloudpickle; workers never re-run the caller's script). The results
 are the in-process ones (seed determinism), and a standard-pickle pool of the caller's still gets a
-clear refusal (tests/test_scaleout.py).
+clear refusal (tests/core/test_runner.py).
 """
 
 from __future__ import annotations

@@ -12,11 +12,12 @@ import doctest
 import importlib
 import importlib.util
 import inspect
-import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 
 #: the entry points whose docstrings must carry a runnable example
 REQUIRED = ("dpaudit.make_accountant", "dpaudit.calibrate_sigma", "dpaudit.PLDAccountant", "dpaudit.audit_mechanism",

@@ -8,7 +8,7 @@ One slow test builds a venv with ``python -m venv``, installs exactly the README
   floating-point violation beside the mathematical mechanism's bound;
 * audits a lambda with ``Execution(workers=2)`` (no extra needed: loky is a core dependency) and gets the
   result of one process;
-* runs every docs page with ``tests/_docs_runner.py --check``: each page prints what it shows, or declares the
+* runs every docs page with ``tests/support/docs_runner.py --check``: each page prints what it shows, or declares the
   optional modules it needs beyond that install (``<!-- docs-test: requires (...) -->``) and is skipped there
   with that reason.
 """
@@ -20,13 +20,13 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs_runner import PAGES, required_modules  # noqa: E402
+from tests.support import REPO
+
+ROOT = REPO
+from tests.support.docs_runner import PAGES, required_modules  # noqa: E402
 
 #: modules the README's install must NOT bring (so that pages needing them are really tested without them)
 NOT_IN_THE_INSTALL = ("pytest", "hypothesis", "sklearn", "dp_accounting", "distributed", "torch", "jax")
@@ -102,7 +102,7 @@ def test_docs_run_on_the_readme_install(readme_venv, tmp_path):
     assert pools["loky"] and pools["two"] == pools["one"] > 0
 
     # every docs page: its output, or skipped for a module it declares and the install lacks
-    rows = json.loads(_run([python, ROOT / "tests" / "_docs_runner.py", "--check"], cwd=tmp_path))
+    rows = json.loads(_run([python, ROOT / "tests" / "support" / "docs_runner.py", "--check"], cwd=tmp_path))
     assert [r["page"] for r in rows] == [str(p.relative_to(ROOT)) for p in PAGES]
     bad = [r for r in rows if r["status"] not in ("ok", "skipped")]
     assert not bad, "\n\n".join(f"{r['page']}: {r['status']}\n{r['detail']}" for r in bad)

@@ -8,7 +8,7 @@ Conventions (docs/index.md explains them to writers):
   be given and is shown in the page.
 * A page holding ``<!-- docs-test: requires (MODULE, ...) -->`` is skipped, with that reason and the pip command, where one of
   those optional modules is not installed (CI installs them all).
-* ``python tests/test_docs.py --update [PAGE ...]`` runs the pages and rewrites their output blocks
+* ``python -m tests.docs.test_pages --update [PAGE ...]`` (from the repository root) runs the pages and rewrites their output blocks
   with the real output (use it after editing an example).
 """
 
@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _docs_runner import PAGES, ROOT, blocks, mismatches, missing_reason, run_page  # noqa: E402
+from tests.support.docs_runner import PAGES, ROOT, blocks, mismatches, missing_reason, run_page  # noqa: E402
 
 __all__ = ["PAGES", "ROOT", "blocks", "run_page", "update"]
 

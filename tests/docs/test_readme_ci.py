@@ -1,10 +1,11 @@
 """README's two set-up commands: the test command is what .ci/run runs, and the main job's
 CLI arguments exist."""
 
-import pathlib
 import re
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from tests.support import REPO
+
+ROOT = REPO
 
 
 def _bash_blocks(text):

@@ -4,11 +4,11 @@ fresh entropy and record it so the run can be repeated; the README and docs/cli.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import dpaudit
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 def _flat(text: str) -> str:

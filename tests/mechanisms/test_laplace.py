@@ -1,5 +1,5 @@
 """Tests of the mechanism descriptions: Laplace, PureDP, ExponentialMechanism, ApproxDP,
-PoissonSampled / SampledWithoutReplacement (behaviour; the kernels are in test_subsampled_rdp).
+PoissonSampled / SampledWithoutReplacement (behaviour; the kernels are in tests/mechanisms/test_subsampled_rdp.py).
 
 Reference values: Bun & Steinke 2016; Mironov 2017; dp_accounting 0.6.0.
 """
@@ -167,7 +167,7 @@ def test_poisson_subsampled_below_base_and_increasing_in_q(eps, q, a):
 # ----------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, "x", None])
 def test_bad_scale_and_sensitivity(bad):
-    if bad != 0.0:  # (scale = 0 is a non-private release: tests/test_mechanisms_nonprivate.py)
+    if bad != 0.0:  # (scale = 0 is a non-private release: tests/mechanisms/test_nonprivate.py)
         with pytest.raises(ValueError, match="scale"):
             Laplace(bad)
     with pytest.raises(ValueError, match="sensitivity"):
@@ -177,7 +177,7 @@ def test_bad_scale_and_sensitivity(bad):
 @pytest.mark.parametrize("bad", [-1.0, math.nan, math.inf])
 def test_bad_epsilon(bad):
     for cls in (PureDP, ExponentialMechanism):
-        if bad == math.inf:  # (no noise: a non-private release, tests/test_mechanisms_nonprivate.py)
+        if bad == math.inf:  # (no noise: a non-private release, tests/mechanisms/test_nonprivate.py)
             assert cls(bad).non_private()
             continue
         with pytest.raises(ValueError, match="epsilon"):

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_trust_numerics_oracles import mp_gauss_delta
 
 from dpaudit.optimizers import make_optimizer, optimizer_defaults
+from tests.support.mpmath_oracles import mp_gauss_delta
 
 pytestmark = pytest.mark.filterwarnings("error")
 

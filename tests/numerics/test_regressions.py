@@ -1,9 +1,9 @@
 """Regression tests for issue 11 ("Every number trustworthy"), accounting layer, mechanisms,
 bounds and interop: one test per defect of the brief (hangs, crashes, wrong-direction numbers),
-plus the defects found by the property suite (tests/test_trust_numerics_properties.py).
+plus the defects found by the property suite (tests/properties/test_numerics.py).
 
 Each test failed on the code before the fix (hangs are turned into failures by a time limit).
-References are high-precision mpmath values (tests/test_trust_numerics_oracles.py).
+References are high-precision mpmath values (tests/support/mpmath_oracles.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ from contextlib import contextmanager
 import mpmath as mp
 import numpy as np
 import pytest
-from test_trust_numerics_oracles import (
+
+import dpaudit
+from dpaudit import conversions as C
+from dpaudit.accounting.calibration import calibrate_sigma
+from dpaudit.mechanisms import ExponentialMechanism, Gaussian, PoissonSampled, PureDP
+from tests.support.mpmath_oracles import (
     mp_balle_delta,
     mp_balle_epsilon,
     mp_cks_delta,
@@ -25,11 +30,6 @@ from test_trust_numerics_oracles import (
     mp_poisson_gaussian_rdp_int,
     mp_subsampled_rr_rdp,
 )
-
-import dpaudit
-from dpaudit import conversions as C
-from dpaudit.accounting.calibration import calibrate_sigma
-from dpaudit.mechanisms import ExponentialMechanism, Gaussian, PoissonSampled, PureDP
 
 pytestmark = pytest.mark.filterwarnings("error")
 
@@ -311,7 +311,7 @@ def test_interop_randomized_response_keeps_neighbouring_relation():
 # ============================================================================== found by the property suite
 def test_bs_conversion_subnormal_rho():
     # sqrt(rho * L) with a subnormal product lost its relative precision (7% below exact)
-    from test_trust_numerics_oracles import mp_bs_epsilon
+    from tests.support.mpmath_oracles import mp_bs_epsilon
 
     assert mp.mpf(C.zcdp_to_dp(5e-324, 0.1, method="bs")) >= mp_bs_epsilon(5e-324, 0.1)
     assert mp.mpf(C.tcdp_to_dp(5e-324, math.inf, 0.1, method="bs")) >= mp_bs_epsilon(5e-324, 0.1)
@@ -415,7 +415,7 @@ def test_zcdp_delta_large_rho_is_not_zero():
 
 def test_laplace_and_pure_dp_rdp_tiny_epsilon_not_below_exact():
     # (inner - 1) underflowed before the division by alpha - 1: 4e-323 against the exact 3.7e-316
-    from test_trust_numerics_oracles import mp_laplace_rdp, mp_rr_rdp
+    from tests.support.mpmath_oracles import mp_laplace_rdp, mp_rr_rdp
 
     e, a = 2.7068e-158, 1.0000000005486283
     assert mp.mpf(dpaudit.Laplace(1 / e).rdp([a])[0]) >= mp_laplace_rdp(1 / (1 / e), a)

@@ -18,12 +18,12 @@ import mpmath as mp
 import numpy as np
 import pytest
 from scipy import special
-from test_trust_numerics_oracles import mp_gauss_delta, mp_mu, mp_subsampled_rr_rdp
 
 from dpaudit import conversions as C
 from dpaudit.accounting import conversions as K
 from dpaudit.accounting import gaussian_profile as G
 from dpaudit.mechanisms import _subsampled_rdp as SR
+from tests.support.mpmath_oracles import mp_gauss_delta, mp_mu, mp_subsampled_rr_rdp
 
 pytestmark = pytest.mark.filterwarnings("error")
 EPS = 2.0**-52

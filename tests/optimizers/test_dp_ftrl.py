@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,8 +28,9 @@ from dpaudit.mechanisms.mf_participation import Participation, mf_sensitivity
 from dpaudit.mechanisms.mf_strategies import IdentityStrategy, geometric_bands
 from dpaudit.optimizers import make_optimizer, names
 from dpaudit.optimizers.dp_ftrl import DPFTRL
+from tests.support import BENCHMARKS  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(BENCHMARKS))
 import dp_ftrl_audits as A  # noqa: E402  (the variants and the audit design live with their benchmark)
 
 VARIANTS = ("single", "bands", "blt")

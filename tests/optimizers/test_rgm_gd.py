@@ -4,7 +4,6 @@ benchmark's clipping baseline."""
 from __future__ import annotations
 
 import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
@@ -12,8 +11,9 @@ import pytest
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.data import make_two_node_ridge
 from dpaudit.optimizers.rgm_gd import ridge_quantities
+from tests.support import BENCHMARKS
 
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "rgm_ridge.py"
+BENCH = BENCHMARKS / "rgm_ridge.py"
 
 
 def _bench():

@@ -26,18 +26,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_trust_numerics_oracles import (
-    mp_balle_delta,
-    mp_balle_epsilon,
-    mp_bs_epsilon,
-    mp_cks_delta,
-    mp_cks_epsilon,
-    mp_gauss_delta,
-    mp_laplace_rdp,
-    mp_mu,
-    mp_rr_rdp,
-    mp_subsampled_rr_rdp,
-)
 
 import dpaudit
 from dpaudit import conversions as C
@@ -53,6 +41,18 @@ from dpaudit.mechanisms import (
     RelativeGaussian,
     SampledWithoutReplacement,
     SinhNormal,
+)
+from tests.support.mpmath_oracles import (
+    mp_balle_delta,
+    mp_balle_epsilon,
+    mp_bs_epsilon,
+    mp_cks_delta,
+    mp_cks_epsilon,
+    mp_gauss_delta,
+    mp_laplace_rdp,
+    mp_mu,
+    mp_rr_rdp,
+    mp_subsampled_rr_rdp,
 )
 
 pytestmark = pytest.mark.filterwarnings("error")

@@ -1,4 +1,4 @@
-"""Helpers shared by the command-line tests (test_cli_exit_paths, test_cli_interface, test_trust_cli)."""
+"""Helpers shared by the command-line tests (tests/cli/ and a few others)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Running the ```python blocks of the docs pages and README.md, without pytest.
 
-tests/test_docs.py checks the pages with it under pytest; ``tests/test_docs_install.py`` runs it with
-``python tests/_docs_runner.py --check`` inside a fresh virtual environment holding exactly the README's
+tests/docs/test_pages.py checks the pages with it under pytest; ``tests/docs/test_install.py`` runs it with
+``python tests/support/docs_runner.py --check`` inside a fresh virtual environment holding exactly the README's
 install (``pip install -e ".[plot]"``), where pytest is not installed. The conventions are those of
-tests/test_docs.py: the blocks of one page run in order in one namespace, in a fresh temporary directory;
+tests/docs/test_pages.py: the blocks of one page run in order in one namespace, in a fresh temporary directory;
 a ```output block right after a python block is its exact stdout; ``<!-- docs-test: skip (REASON) -->``
 before a block skips it; ``<!-- docs-test: requires (MODULE, ...) -->`` anywhere in a page skips the page
 where one of those modules is not installed (a page that needs more than the README's install says so).
@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository root (run as a script too: no tests.support import)
 PAGES = sorted((ROOT / "docs").glob("**/*.md")) + [ROOT / "README.md"]
 FENCE = re.compile(r"(?P<skip><!-- docs-test: skip \((?P<reason>[^)]+)\) -->\n)?```python\n(?P<code>.*?)```\n"
                    r"(?:\n?```output\n(?P<out>.*?)```\n)?", re.S)
@@ -95,7 +95,7 @@ def mismatches(path: Path, tmp: Path) -> list[str]:
             continue
         if m.group("out") is not None and printed.rstrip() != m.group("out").rstrip():
             out.append(f"{path.name}: the output shown after this block is not what it prints; run `python "
-                       f"tests/test_docs.py --update {path.relative_to(ROOT)}`\n--- shown\n{m.group('out')}\n"
+                       f"-m tests.docs.test_pages --update {path.relative_to(ROOT)}`\n--- shown\n{m.group('out')}\n"
                        f"--- printed\n{printed}")
     return out
 

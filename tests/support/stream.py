@@ -1,6 +1,6 @@
 """Results of optimizer and many-runs training audits recorded from the score-keeping path (main at a7ca694,
 before the evaluation runs of these audits returned counts): every field that certifies or describes at a
-threshold fixed on the selection runs. tests/test_audit_stream_identity.py checks that the counting path
+threshold fixed on the selection runs. tests/audit/test_optimizer_stream_identity.py checks that the counting path
 gives them bit for bit (recorded with /tmp script record.py: audit_optimizer(name, trials=, seed=) and
 audit_training(mode="many_runs", ...) with the default rule)."""
 

@@ -164,7 +164,7 @@ def _accountant(key):
 
 #: the one allowance: the bound of the Gaussian pair's curve now covers scipy's erfc error of
 #: 8 (1 + x^2) ulps at argument x and the rounding of mu/2 - e/mu (the former 64 ulps did not:
-#: errors up to 4e-11 relative were found, tests/test_core_special.py); where that tail matters
+#: errors up to 4e-11 relative were found, tests/core/test_special.py); where that tail matters
 #: an upper end moves up by 1e-14 to 6e-12 relative (delta(1) after 10^4 steps of sigma 2, q 0.1),
 #: and never more than this
 _VALIDITY_REL = 1e-10
