@@ -45,7 +45,6 @@ from pathlib import Path
 
 from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, explain, verdict_of
 from dpaudit.core.display import bound_text, number_text, percent_text
-from dpaudit.optimizers import optimizer_class
 from dpaudit.report import plots
 from dpaudit.report.summary import (
     audited_rows,
@@ -81,6 +80,8 @@ table.facts td.l{font-weight:600;white-space:nowrap}table.facts td{text-align:le
 def _hosts_many_canaries(optimizer_name) -> bool:
     """Whether the optimizer named in an audit declares room for many canaries in one run (the
     one-run audit applies to it)."""
+    from dpaudit.optimizers import optimizer_class  # (here: a report of a mechanism audit does not import them)
+
     try:
         return optimizer_class(optimizer_name).max_canaries > 1
     except ValueError:  # not a registered optimizer (e.g. a user's own object)
