@@ -236,3 +236,25 @@ print(sorted(m for m in sys.modules if m.startswith(("dpaudit.optimizers", "dpau
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_html_embeds_each_figure_as_svg_drawn_once_at_the_png_size(audits, monkeypatch):
+    import base64
+    import re
+
+    from dpaudit.report.writer import render_report
+
+    counter = DrawCounter(monkeypatch)
+    text, images = render_report(audit=[(name, a) for name, a in audits.items()], mechanism=dpaudit.Laplace(1.0))
+    assert counter.count == 2 and images == {}  # one figure per audit, each drawn once; nothing beside the page
+    monkeypatch.undo()
+    found = re.findall(r'<img alt="[^"]*" width="(\d+)" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', text)
+    assert len(found) == 2
+    for (width, b64), audit in zip(found, audits.values()):
+        svg = base64.b64decode(b64)
+        assert svg.startswith(b"<?xml") and b"</svg>" in svg[-100:]
+        png = _pixels(plots.roc_figure(audit))  # the PNG it replaces (and Markdown's file): same width on screen
+        assert int(width) == png.shape[1]
+    md, files = render_report(audit=[(name, a) for name, a in audits.items()], mechanism=dpaudit.Laplace(1.0),
+                              fmt="md")
+    assert sorted(files) == ["roc-2.png", "roc.png"] and all(f.startswith(b"\x89PNG") for f in files.values())

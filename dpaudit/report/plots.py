@@ -110,9 +110,10 @@ def text_overlaps(fig) -> list[tuple[str, str]]:
     return out
 
 
-def accountants_figure(data: dict) -> bytes:
-    """epsilon(delta) against the number of compositions, one line per accountant (PNG)."""
-    return _png(draw_accountants(data))
+def accountants_figure(data: dict, fmt: str = "png") -> bytes:
+    """epsilon(delta) against the number of compositions, one line per accountant (``fmt``: any format matplotlib
+    saves, default png)."""
+    return _png(draw_accountants(data), fmt)
 
 
 def draw_accountants(data: dict):
@@ -150,8 +151,9 @@ def draw_accountants(data: dict):
     return fig
 
 
-def renyi_figure(rows: list[dict]) -> bytes:
-    """Analytic curves and empirical estimates (with intervals) of D_alpha against steps, per alpha."""
+def renyi_figure(rows: list[dict], fmt: str = "png") -> bytes:
+    """Analytic curves and empirical estimates (with intervals) of D_alpha against steps, per alpha (``fmt``: any
+    format matplotlib saves, default png)."""
     Figure, _ = require_matplotlib()
     alphas = sorted({r["alpha"] for r in rows})
     fig = Figure(figsize=(4.6 * len(alphas), 4.2), layout="constrained")
@@ -195,7 +197,7 @@ def renyi_figure(rows: list[dict]) -> bytes:
     fig.suptitle(textwrap.fill("Linear-instance check (not the audited algorithm): noisy GD's last iterate on the "
                                "squared-loss instance, analytic bounds vs empirical Renyi divergence",
                                width=int((4.6 * len(alphas) - 0.4) / 0.075)), fontsize=10)
-    return _png(fig)
+    return _png(fig, fmt)
 
 
 def chosen_view(audit: dict):
