@@ -1,7 +1,7 @@
 """Reports: self-contained HTML or Markdown pages with the plots a reader needs.
 
 ``write_report(path, audit=..., renyi=..., accountants=...)`` writes an ``.html`` file (plots
-embedded as base64 PNG, nothing else needed to view it) or an ``.md`` file (PNG files beside
+embedded as base64 SVG, nothing else needed to view it) or an ``.md`` file (PNG files beside
 it). ``compare_accountants`` and ``renyi_table`` compute the data of the accountant and Renyi
 sections; ``add_report_argument`` / ``maybe_write_report`` give any CLI command a
 ``--report FILE`` option. Plots need matplotlib (``pip install "dpaudit[plot]"``).

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -30,7 +31,7 @@ from dpaudit.core.validation import (
     check_probability,
 )
 
-__all__ = ["compare_accountants", "renyi_table", "dp_region_tpr", "default_steps",
+__all__ = ["compare_accountants", "accountant_curve", "renyi_table", "dp_region_tpr", "default_steps",
            "optimizer_mechanism", "ignores_sampling", "NO_AMPLIFICATION"]
 
 def ignores_sampling(notion: str, mechanism) -> bool:
@@ -48,6 +49,25 @@ def default_steps(max_steps: int, points: int = 9) -> list[int]:
     max_steps = check_count("max_steps", max_steps, minimum=1)
     grid = np.unique(np.round(np.geomspace(1, max_steps, points)).astype(int))
     return [int(t) for t in grid]
+
+
+def accountant_curve(notion: str, mechanism, steps, delta: float) -> list[float]:
+    """epsilon(delta) of the accountant ``notion`` (a registry name) after each number of compositions in ``steps``
+    (quiet: no NoAmplificationWarning). Memoised for a hashable (frozen) mechanism: a curve depends on nothing else,
+    and a PLD curve costs a report a second or more (dp-sgd's per-step mechanism at 9 step counts), so a second
+    report on the same mechanism in a process reuses it."""
+    try:
+        return list(_accountant_curve_cached(notion, mechanism, tuple(steps), delta))
+    except TypeError:  # an unhashable mechanism
+        return list(_accountant_curve(notion, mechanism, tuple(steps), delta))
+
+
+def _accountant_curve(notion: str, mechanism, steps: tuple, delta: float) -> tuple:
+    cls = accountant_class(notion)
+    return tuple(float(cls.quiet().compose(mechanism, t).epsilon(delta)) for t in steps)
+
+
+_accountant_curve_cached = functools.lru_cache(maxsize=64)(_accountant_curve)
 
 
 def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("rdp", "zcdp", "pld"),
@@ -73,7 +93,7 @@ def compare_accountants(mechanism, steps, *, delta: float = 1e-5, accountants=("
         label = cls.label
         try:
             # quiet: a curve that ignores subsampling is labelled here (no NoAmplificationWarning)
-            curves[label] = [float(cls.quiet().compose(mechanism, t).epsilon(delta)) for t in steps]
+            curves[label] = accountant_curve(key, mechanism, steps, delta)
             if cls.ignores_subsampling(mechanism):
                 ignoring.append(label)
                 notes[label] = NO_AMPLIFICATION

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import textwrap
 
 import numpy as np
 
@@ -43,12 +44,42 @@ def require_matplotlib():
     return Figure, FigureCanvasAgg
 
 
+#: resolution of the report's raster figures (dots per inch)
+DPI = 110
+
+
 def _png(fig, fmt: str = "png") -> bytes:
+    """``fig`` saved, drawn once.
+
+    A figure with a layout engine (constrained: the ROC and Renyi figures) is laid out here, once, and saved as laid
+    out: the engine is removed first, so ``savefig`` draws it a single time (matplotlib would otherwise draw it twice:
+    once, without rendering, to lay it out, then for real). A figure without one (the accountants', whose legend lies
+    right of its axes) is saved cropped to what is drawn plus matplotlib's usual pad, the box measured without a
+    draw (``bbox_inches="tight"`` would draw it twice).
+    """
+    import matplotlib
+
     _, Canvas = require_matplotlib()
-    Canvas(fig)
+    canvas = Canvas(fig)
+    fig.set_dpi(DPI)
+    engine = fig.get_layout_engine()
+    bbox = None
+    if engine is not None:
+        engine.execute(fig)
+        with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+            fig.set_layout_engine(None)  # (None, not "none": a placeholder engine would make savefig lay out again)
+    else:
+        bbox = fig.get_tightbbox(canvas.get_renderer()).padded(matplotlib.rcParams["savefig.pad_inches"])
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
+    fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches=bbox)
     return buf.getvalue()
+
+
+def _title(ax, text: str) -> None:
+    """A 10-point title on top of ``ax``. Nothing is drawn above the report's axes (no top ticks), so the title's
+    place is fixed (``y=1``): where matplotlib would put it anyway, without measuring every tick label of the
+    axes again at each layout pass and draw to find out."""
+    ax.set_title(text, fontsize=10, y=1.0)
 
 
 def _spans_decades(values) -> bool:
@@ -79,9 +110,10 @@ def text_overlaps(fig) -> list[tuple[str, str]]:
     return out
 
 
-def accountants_figure(data: dict) -> bytes:
-    """epsilon(delta) against the number of compositions, one line per accountant (PNG)."""
-    return _png(draw_accountants(data))
+def accountants_figure(data: dict, fmt: str = "png") -> bytes:
+    """epsilon(delta) against the number of compositions, one line per accountant (``fmt``: any format matplotlib
+    saves, default png)."""
+    return _png(draw_accountants(data), fmt)
 
 
 def draw_accountants(data: dict):
@@ -113,14 +145,15 @@ def draw_accountants(data: dict):
         readable_log_axis(ax, "y", lo / 1.15, hi * 1.15)
     ax.set_xlabel("number of compositions T (runs of the per-step mechanism)")
     ax.set_ylabel(f"epsilon at delta = {data['delta']:.0e} (upper bound; lower is tighter)")
-    ax.set_title(f"Per-step mechanism: {data['mechanism']}", fontsize=10)
+    _title(ax, f"Per-step mechanism: {data['mechanism']}")
     ax.grid(True, which="major", alpha=0.35)
     ax.legend(title="accountant", fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return fig
 
 
-def renyi_figure(rows: list[dict]) -> bytes:
-    """Analytic curves and empirical estimates (with intervals) of D_alpha against steps, per alpha."""
+def renyi_figure(rows: list[dict], fmt: str = "png") -> bytes:
+    """Analytic curves and empirical estimates (with intervals) of D_alpha against steps, per alpha (``fmt``: any
+    format matplotlib saves, default png)."""
     Figure, _ = require_matplotlib()
     alphas = sorted({r["alpha"] for r in rows})
     fig = Figure(figsize=(4.6 * len(alphas), 4.2), layout="constrained")
@@ -156,12 +189,15 @@ def renyi_figure(rows: list[dict]) -> bytes:
             readable_log_axis(ax, "y", min(pos) / 1.2, max(pos) * 1.2)
         ax.set_xlabel("noisy GD steps K")
         ax.set_ylabel("Renyi divergence D_alpha (nats)")
-        ax.set_title(f"alpha = {a:g}", fontsize=10)
+        _title(ax, f"alpha = {a:g}")
         ax.grid(True, which="major", alpha=0.35)
     axes[0].legend(fontsize=8, loc="best")
-    fig.suptitle("Linear-instance check (not the audited algorithm): noisy GD's last iterate on the squared-loss "
-                 "instance, analytic bounds vs empirical Renyi divergence", fontsize=10)
-    return _png(fig)
+    # wrapped to the figure's width (10-point text runs about 0.075 inch a character): saved as laid out, a line
+    # wider than the figure would be cut off
+    fig.suptitle(textwrap.fill("Linear-instance check (not the audited algorithm): noisy GD's last iterate on the "
+                               "squared-loss instance, analytic bounds vs empirical Renyi divergence",
+                               width=int((4.6 * len(alphas) - 0.4) / 0.075)), fontsize=10)
+    return _png(fig, fmt)
 
 
 def chosen_view(audit: dict):
@@ -220,7 +256,7 @@ def readable_log_axis(ax, which: str, lo: float, hi: float) -> list[float]:
     """Ticks a reader can read on a log axis from ``lo`` to ``hi``: every decade, plus 2 and 5 times
     each decade when the range spans at most four decades, labelled in plain numbers
     (``0.001``, ``0.02``, ``50``; ``1e-5`` below 0.001). Returns the ticks."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
     lo, hi = float(lo), float(hi)
     k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
@@ -233,6 +269,7 @@ def readable_log_axis(ax, which: str, lo: float, hi: float) -> list[float]:
     axis = ax.xaxis if which == "x" else ax.yaxis
     axis.set_major_locator(FixedLocator(ticks))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: _fmt_tick(v)))
+    axis.set_minor_locator(NullLocator())
     axis.set_minor_formatter(NullFormatter())
     return ticks
 
@@ -298,7 +335,7 @@ def _zoom_panel(ax, audit: dict, view: dict):
     ax.set_xlabel(view["labels"][0] + ", log scale")
     ax.set_ylabel(view["labels"][1] + ", log scale")
     ax.grid(True, which="major", alpha=0.35)
-    ax.set_title("Zoom on the certified point (log-log)", fontsize=10)
+    _title(ax, "Zoom on the certified point (log-log)")
 
 
 def _linear_panel(ax, audit: dict, view: dict):
@@ -326,7 +363,7 @@ def _linear_panel(ax, audit: dict, view: dict):
     ax.set_xlabel(view["labels"][0])
     ax.set_ylabel(view["labels"][1])
     ax.grid(True, alpha=0.3)
-    ax.set_title("Whole trade-off curve (linear axes)", fontsize=10)
+    _title(ax, "Whole trade-off curve (linear axes)")
 
 
 def roc_figure(audit: dict, linear: bool | None = None, fmt: str = "png") -> bytes:

@@ -25,12 +25,9 @@ import functools
 import math
 
 from dpaudit.accounting.exact import PureDPAccountant, exact_epsilon
-from dpaudit.accounting.pld import PLDAccountant
 from dpaudit.audit.protocol.verdict import verdict_of
 from dpaudit.core.display import as_number, bound_text, count_text, number_text, percent_text
 from dpaudit.core.validation import UnsupportedMechanismError
-from dpaudit.optimizers import make_optimizer
-from dpaudit.report.data import optimizer_mechanism
 
 __all__ = ["audited_rows", "tightest_upper", "gap_summary", "CLAIM_SOURCES", "NEIGHBOURING_WORDS", "num",
            "directed", "claim_source_text", "claim_source_short", "delta_text", "input_names", "certified_side",
@@ -367,6 +364,11 @@ def _mechanism_of(audit: dict):
     if not hp.get("noise_multiplier"):  # only Gaussian-noise optimizers have a per-step mechanism here
         return None, None
     hp = {k: (float(v) if isinstance(v, str) and v in ("inf", "-inf") else v) for k, v in hp.items()}  # JSON
+    # (imported here: only an optimizer audit needs them, and the optimizers package costs a report of a mechanism
+    # audit a third of a second to import -- the matrix-factorisation strategies and scipy.signal)
+    from dpaudit.optimizers import make_optimizer
+    from dpaudit.report.data import optimizer_mechanism
+
     try:
         opt = make_optimizer(name, **hp)
         mech, steps = optimizer_mechanism(opt)
@@ -443,6 +445,8 @@ def _pld_interval(mechanism, steps: int, delta: float, grid=None) -> tuple[float
 
 
 def _pld_interval_uncached(mechanism, steps: int, delta: float, grid=None) -> tuple[float, float]:
+    from dpaudit.accounting.pld import PLDAccountant  # (only a mechanism without a closed form needs it)
+
     acc = PLDAccountant() if grid is None else PLDAccountant(grid)
     lo, hi = acc.compose(mechanism, steps).epsilon_interval(delta)
     return float(lo), float(hi)

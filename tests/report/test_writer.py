@@ -1,4 +1,4 @@
-"""dpaudit.report: reports written, HTML self-contained with its plots, Markdown with PNG files."""
+"""dpaudit.report: reports written, HTML self-contained with its plots (SVG), Markdown with PNG files."""
 
 import base64
 import builtins
@@ -76,15 +76,19 @@ def test_dp_region():
         dp_region_tpr(fpr, -1.0, 0.0)
 
 
-def _embedded_pngs(text):
-    return [base64.b64decode(m) for m in re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)]
+def _embedded_images(text):
+    """The figures an HTML report embeds: SVG (vector, drawn without rasterising; see test_report_plots_cost.py)."""
+    return [base64.b64decode(m) for m in re.findall(r'src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', text)]
+
+
+SVG = b"<?xml"
 
 
 def test_html_is_self_contained_with_three_plots(tmp_path, accountants):
     path = write_report(tmp_path / "r.html", audit=fake_audit(), renyi=fake_renyi(), accountants=accountants)
     text = path.read_text()
-    pngs = _embedded_pngs(text)
-    assert len(pngs) == 3 and all(p.startswith(PNG) and len(p) > 5000 for p in pngs)
+    images = _embedded_images(text)
+    assert len(images) == 3 and all(p.startswith(SVG) and b"<svg" in p[:2000] and len(p) > 5000 for p in images)
     # self-contained: no external resources of any kind
     assert not re.search(r'(src|href)="(?!data:)', text) and "<link" not in text and "<script" not in text
     assert list(tmp_path.iterdir()) == [path]
@@ -110,7 +114,7 @@ def test_audit_result_object_and_fmt_override(tmp_path):
     res = AuditResult(**{k: d[k] for k in ("epsilon_lower", "epsilon_claimed", "delta", "confidence", "violation",
                                             "method", "trials")}, details=d["details"])
     path = write_report(tmp_path / "out.txt", audit=res, fmt="html")
-    assert len(_embedded_pngs(path.read_text())) == 1
+    assert len(_embedded_images(path.read_text())) == 1
 
 
 def test_bad_report_arguments(tmp_path):
@@ -174,7 +178,7 @@ def test_cli_report_end_to_end(tmp_path, capsys):
                  "--renyi-steps", "1,10", "--max-steps", "100", "--out", str(out), "--json"])
     payload = json.loads(capsys.readouterr().out)
     assert code in (0, 1) and payload["path"] == str(out)
-    assert len(_embedded_pngs(out.read_text())) == 3
+    assert len(_embedded_images(out.read_text())) == 3
 
 
 @pytest.mark.parametrize("name,hp", [("dp-gd", {}), ("dp-gd", {"neighbouring": "replace_one"}),
