@@ -800,7 +800,7 @@ class _Hybrid(_Schedule):
         self.stop = False
 
     # ---- handing out tasks (under self.cv)
-    def _take(self):
+    def _take(self) -> tuple[int, int] | None:
         while self.queue:
             t, attempt = self.queue.popleft()
             if not self._done(t):
@@ -824,13 +824,14 @@ class _Hybrid(_Schedule):
         cap = self.workers.workers - 1
         while True:
             with self.cv:
-                nxt = None
+                nxt: tuple[int, int] | None = None
                 while not self.stop and (len(self.out) >= cap or (nxt := self._take()) is None):
                     self.cv.wait()
                 if self.stop:
                     if nxt is not None:
                         self.queue.appendleft(nxt)
                     return
+                assert nxt is not None
                 t, attempt = nxt
                 gen = self.workers.restarts
                 self.out[t] = [attempt, _now(), gen, None]
@@ -907,10 +908,10 @@ class _Hybrid(_Schedule):
         expected = POOL_START_SECONDS if self.per_trial is None else size * self.per_trial
         return max(STUCK_MIN_SECONDS, STUCK_FACTOR * expected)
 
-    def _take_back(self):
+    def _take_back(self) -> tuple[tuple[int, int] | None, float | None]:
         """A task out in the pool for too long (stuck, or its pool still starting); else the seconds to wait."""
         with self.cv:
-            now, wait = _now(), None
+            now, wait = _now(), None  # type: float, float | None
             for t, (attempt, sent, _, _) in self.out.items():
                 if (t, attempt) in self.taken or self._done(t):
                     continue
