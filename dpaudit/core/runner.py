@@ -837,8 +837,8 @@ class _Hybrid(_Schedule):
                 self.out[t] = [attempt, _now(), gen, None]
             _, _, _, size, ss = self.layout.task(t)
             try:
-                fut = self.workers.pool.submit(_call_chunk, self.jobs[self.layout.place(t)[0]].fn, size,
-                                               copy_seed(ss), attempt)
+                fut = self.workers.submit(_call_chunk, self.jobs[self.layout.place(t)[0]].fn, size,
+                                          copy_seed(ss), attempt)
             except Exception:  # noqa: BLE001 - a broken or closed pool: the task goes back, this process runs it
                 with self.cv:
                     self.out.pop(t, None)
