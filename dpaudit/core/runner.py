@@ -16,13 +16,16 @@ result whatever the number of workers").
 
 Executors (``executor=`` / ``workers=``):
 
-* default: :class:`InProcessExecutor`, the chunks run one after the other in this process;
-* ``workers=N`` (N >= 2): the shared :class:`ProcessPool` of N processes (:func:`shared_pool`: started on
-  first use and kept warm for the next call). It runs on loky (a maintained ``concurrent.futures`` process pool that serialises with
-  cloudpickle and starts workers without re-running the caller's script), so samplers and
-  statistics may be lambdas or closures, defined in a notebook or in a script without an
-  ``if __name__ == "__main__":`` guard. It is restarted when a worker process dies
-  (``BrokenProcessPool``; loky's ``TerminatedWorkerError`` is one);
+* default: :class:`InProcessExecutor`, the chunks run one after the other in this process (without futures);
+* ``workers=N`` (N >= 2): :class:`Workers`, this process and the shared pool of N - 1 processes
+  (:func:`shared_pool`): this process runs chunks itself while a feeder thread keeps the pool busy; a chunk stuck in
+  the pool (or waiting for it to start) is run here too when nothing else is left, the first result counting. The
+  pool is started only when a call's remaining work is estimated above ``2 * POOL_START_SECONDS`` (else in the
+  background, for the next call) and kept warm between calls. It runs on loky (a maintained ``concurrent.futures``
+  process pool that serialises with cloudpickle and starts workers without re-running the caller's script), so
+  samplers and statistics may be lambdas or closures, defined in a notebook or in a script without an
+  ``if __name__ == "__main__":`` guard. It is restarted when a pool process dies (``BrokenProcessPool``; loky's
+  ``TerminatedWorkerError`` is one), and the lost chunks are run again (here or there);
 * any ``concurrent.futures.Executor`` passed as ``executor=`` -- a ``ThreadPoolExecutor``, a
   ``ProcessPoolExecutor``, a loky executor, or a Dask cluster's
   ``distributed.Client(...).get_executor()``.
@@ -35,9 +38,11 @@ the script needs a main guard). :func:`check_picklable` tests this before any ch
 Failures: a chunk that raises is resubmitted up to ``retries`` times (same seed, so a transient
 failure -- a lost worker, a connection error -- leaves no trace in the result); errors that a rerun
 with the same seed would raise again (``ValueError``, ``TypeError``, ... see :data:`NOT_RETRIED`)
-are reported at once. When a process pool breaks (a worker process died), every chunk in flight
-fails without being the culprit: those chunks are rerun one at a time on a restarted pool, and
-only a chunk that breaks the pool while running alone is charged an attempt. A chunk that still fails raises :class:`ChunkError` naming the job, the
+are reported at once. When a process pool passed as ``executor=`` breaks (a worker process died), every chunk in
+flight fails without being the culprit: those chunks are rerun one at a time on a restarted pool, and
+only a chunk that breaks the pool while running alone is charged an attempt. With :class:`Workers` (one chunk per
+pool process) the lost chunk is charged an attempt and queued again, and may then run in this process: a chunk that
+kills its process kills the caller too when the caller runs it. A chunk that still fails raises :class:`ChunkError` naming the job, the
 chunk index and its trial range, chained (``__cause__``) to the worker's exception; the other
 chunks are cancelled. A chunk that returns a different number of trials than it was given is a
 :class:`ChunkError` too, and the merged trial count is checked, so an audit never returns a
@@ -573,14 +578,16 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     executor : concurrent.futures.Executor, optional
         Where chunks run (see the module docstring). Mutually exclusive with ``workers``.
     workers : int, optional
-        ``N >= 2``: a process pool of N workers for this call; 1 or None: in this process.
+        ``N >= 2``: this process and the shared pool of N - 1 processes (:class:`Workers`); 1 or None: in this
+        process.
     retries : int
         Resubmissions of a failing chunk (exceptions in :data:`NOT_RETRIED` are not retried).
     label : str
         Prefix of the progress line (stderr, only on a terminal; :mod:`dpaudit.core.progress`).
 
-    At most :func:`in_flight` chunks are submitted at a time (a few per worker), so a cluster is never handed
-    the whole job at once and the client holds O(workers) pending results.
+    At most :func:`in_flight` chunks are submitted at a time to an executor (a few per worker), so a cluster is never
+    handed the whole job at once and the client holds O(workers) pending results; :class:`Workers` keeps one chunk
+    per pool process.
 
     Raises
     ------
