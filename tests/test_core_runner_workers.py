@@ -86,7 +86,7 @@ def test_chunk_sizes_with_a_pool(warm, chunk_size):
 
 
 def test_the_caller_and_the_pool_both_run_chunks(warm):
-    pids = np.concatenate(run_chunks(where_run(0.05), 20_000, 0, 1_000, executor=warm))
+    pids = np.concatenate(run_chunks(where_run(0.1), 30_000, 0, 1_000, executor=warm))  # 3 s of sleep to share
     assert os.getpid() in pids  # this process ran chunks itself
     assert set(pids) - {os.getpid()}  # and the pool ran others
 

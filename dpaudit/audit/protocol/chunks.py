@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.stats.scores import as_scores, counts_at
+from dpaudit.audit.stats.scores import as_scores
 from dpaudit.core.runner import Counts
 
 __all__ = ["ScoredRunCounts", "OptimizerRun", "OptimizerScores"]
@@ -33,7 +33,9 @@ class ScoredRunCounts:
         s = as_scores(self.score_fn(size, seed_seq), "scores")
         if s.size != size:
             raise ValueError(f"the chunk returned {s.size} scores for {size} runs (one score per run is needed)")
-        return Counts(int(size), np.concatenate([counts_at(s, t) for t in self.thresholds]))
+        s = np.sort(s)  # counts_at of every threshold array, the scores checked and sorted once
+        return Counts(int(size), np.concatenate([np.searchsorted(s, np.atleast_1d(t), side="right").astype(np.int64)
+                                                 for t in self.thresholds]))
 
 
 class OptimizerRun:
