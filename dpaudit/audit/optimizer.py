@@ -54,6 +54,7 @@ from functools import partial
 import numpy as np
 
 from dpaudit.audit.attacks.statistics import dirac_canary, projection_statistic
+from dpaudit.audit.protocol.chunks import OptimizerRun, OptimizerScores  # light where chunks run
 from dpaudit.audit.protocol.claims import DEFAULT_AUDIT_DELTA, claim_epsilon, claim_record
 from dpaudit.audit.protocol.one_run import bound_record, ceiling_record, one_run_method, one_run_protocol
 from dpaudit.audit.protocol.result import AuditResult
@@ -127,28 +128,6 @@ def _base_data(n: int, dim: int, seed: int = 0):
     return X, y
 
 
-class _OptimizerRun:
-    """``opt.run(X, y, trials=size, seed=seed, canary_gradient=canary)`` as a picklable object."""
-
-    def __init__(self, opt, X, y, canary=None):
-        self.opt, self.X, self.y, self.canary = opt, X, y, canary
-
-    def __call__(self, size, seed):
-        if self.canary is None:  # optimizers without canary support do not take the keyword
-            return self.opt.run(self.X, self.y, trials=size, seed=seed)
-        return self.opt.run(self.X, self.y, trials=size, seed=seed, canary_gradient=self.canary)
-
-
-class OptimizerScores:
-    """Chunk function: run the optimizer ``size`` times, return only the scores of the parameters."""
-
-    def __init__(self, run, statistic):
-        self.run, self.statistic = run, statistic
-
-    def __call__(self, size, seed):
-        return np.asarray(self.statistic(self.run(size, seed).params), dtype=float)
-
-
 def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
     """The neighbouring pair, canary and statistic used to audit ``opt`` (the scenario it
     declares: ``audit_scenario``, ``canary_semantics``, ``canary_norm()``; ``dim`` defaults to its
@@ -170,7 +149,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
         Z0[0, 0] = -L
         Z1 = Z0.copy()
         Z1[0, 0] = L
-        return {"run0": _OptimizerRun(opt, Z0, None), "run1": _OptimizerRun(opt, Z1, None),
+        return {"run0": OptimizerRun(opt, Z0, None), "run1": OptimizerRun(opt, Z1, None),
                 "statistic": stat, "description": f"mean estimation, row 0 = -{L:g} e_0 vs +{L:g} e_0 (replace-one)",
                 "n": n}
     X, y = _base_data(n, dim)
@@ -186,7 +165,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
             desc = "input canary (R e_0, 1) absent vs present (add/remove)"
         else:
             desc = "input canary: record 0 = (R e_0, label 0) vs (R e_0, label 1) (replace-one)"
-        return {"run0": _OptimizerRun(opt, X0, y0), "run1": _OptimizerRun(opt, X1, y1),
+        return {"run0": OptimizerRun(opt, X0, y0), "run1": OptimizerRun(opt, X1, y1),
                 "statistic": stat, "description": desc, "n": n}
     g = dirac_canary(dim, _canary_norm(opt))
     semantics = _declared(opt, "canary_semantics")
@@ -197,7 +176,7 @@ def optimizer_scenario(opt, *, n: int = 20, dim: int | None = None) -> dict:
         g0 = -g
         desc = f"white-box Dirac gradient canary of norm {g[0]:g}: -g vs +g"
     desc += f" ({opt.neighbouring}, canary semantics '{semantics}')"
-    return {"run0": _OptimizerRun(opt, X, y, g0), "run1": _OptimizerRun(opt, X, y, g),
+    return {"run0": OptimizerRun(opt, X, y, g0), "run1": OptimizerRun(opt, X, y, g),
             "statistic": stat, "description": desc, "n": n}
 
 

@@ -328,7 +328,7 @@ def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=N
     Both: ``claim``/``delta`` as in the module docstring (a number, ``(epsilon, delta)``, a claim object,
     several deltas); ``rng`` is a ``numpy.random.Generator`` from which the training must draw ALL its
     randomness (seed your framework from it) so that the result depends only on ``seed``; ``execution``
-    (:class:`dpaudit.Execution`: ``workers`` -- a process pool; ``train_fn`` is sent with cloudpickle --,
+    (:class:`dpaudit.Execution`: ``workers`` -- this process and a pool; ``train_fn`` is sent with cloudpickle --,
     ``executor``, ``retries`` and ``progress``, called after every training). The keywords ``workers``,
     ``executor``, ``retries``, ``progress`` and ``selection`` still work, with a ``DeprecationWarning``.
     The verdict is ``"violation"`` when a certified bound exceeds the claim.

@@ -4,7 +4,8 @@
     audit_mechanism(sampler, 0, 1, epsilon=1.0, execution=Execution(workers=4))
     audit_optimizer("dp-sgd", execution=Execution(executor=client.get_executor(), progress=print_progress))
 
-``workers`` (N >= 2: a process pool of N workers; :class:`dpaudit.core.runner.ProcessPool`), ``executor`` (any
+``workers`` (N >= 2: this process and a shared pool of N - 1 processes, started only when a call needs it;
+:class:`dpaudit.core.runner.Workers`), ``executor`` (any
 ``concurrent.futures.Executor``: a thread or process pool, a Dask client's ``get_executor()``), ``chunk_size``
 (trials per chunk: part of the random-stream layout, so a result depends on ``seed``, ``trials`` and
 ``chunk_size`` only, never on where the chunks ran; ``None`` is the auditor's default), ``retries``

@@ -16,13 +16,16 @@ result whatever the number of workers").
 
 Executors (``executor=`` / ``workers=``):
 
-* default: :class:`InProcessExecutor`, the chunks run one after the other in this process;
-* ``workers=N`` (N >= 2): the shared :class:`ProcessPool` of N processes (:func:`shared_pool`: started on
-  first use and kept warm for the next call). It runs on loky (a maintained ``concurrent.futures`` process pool that serialises with
-  cloudpickle and starts workers without re-running the caller's script), so samplers and
-  statistics may be lambdas or closures, defined in a notebook or in a script without an
-  ``if __name__ == "__main__":`` guard. It is restarted when a worker process dies
-  (``BrokenProcessPool``; loky's ``TerminatedWorkerError`` is one);
+* default: :class:`InProcessExecutor`, the chunks run one after the other in this process (without futures);
+* ``workers=N`` (N >= 2): :class:`Workers`, this process and the shared pool of N - 1 processes
+  (:func:`shared_pool`): this process runs chunks itself while a feeder thread keeps the pool busy; a chunk stuck in
+  the pool (or waiting for it to start) is run here too when nothing else is left, the first result counting. The
+  pool is started only when a call's remaining work is estimated above ``2 * POOL_START_SECONDS`` (else in the
+  background, for the next call) and kept warm between calls. It runs on loky (a maintained ``concurrent.futures``
+  process pool that serialises with cloudpickle and starts workers without re-running the caller's script), so
+  samplers and statistics may be lambdas or closures, defined in a notebook or in a script without an
+  ``if __name__ == "__main__":`` guard. It is restarted when a pool process dies (``BrokenProcessPool``; loky's
+  ``TerminatedWorkerError`` is one), and the lost chunks are run again (here or there);
 * any ``concurrent.futures.Executor`` passed as ``executor=`` -- a ``ThreadPoolExecutor``, a
   ``ProcessPoolExecutor``, a loky executor, or a Dask cluster's
   ``distributed.Client(...).get_executor()``.
@@ -35,9 +38,11 @@ the script needs a main guard). :func:`check_picklable` tests this before any ch
 Failures: a chunk that raises is resubmitted up to ``retries`` times (same seed, so a transient
 failure -- a lost worker, a connection error -- leaves no trace in the result); errors that a rerun
 with the same seed would raise again (``ValueError``, ``TypeError``, ... see :data:`NOT_RETRIED`)
-are reported at once. When a process pool breaks (a worker process died), every chunk in flight
-fails without being the culprit: those chunks are rerun one at a time on a restarted pool, and
-only a chunk that breaks the pool while running alone is charged an attempt. A chunk that still fails raises :class:`ChunkError` naming the job, the
+are reported at once. When a process pool passed as ``executor=`` breaks (a worker process died), every chunk in
+flight fails without being the culprit: those chunks are rerun one at a time on a restarted pool, and
+only a chunk that breaks the pool while running alone is charged an attempt. With :class:`Workers` (one chunk per
+pool process) the lost chunk is charged an attempt and queued again, and may then run in this process: a chunk that
+kills its process kills the caller too when the caller runs it. A chunk that still fails raises :class:`ChunkError` naming the job, the
 chunk index and its trial range, chained (``__cause__``) to the worker's exception; the other
 chunks are cancelled. A chunk that returns a different number of trials than it was given is a
 :class:`ChunkError` too, and the merged trial count is checked, so an audit never returns a
@@ -56,6 +61,7 @@ import pickle
 import sys
 import threading
 from dataclasses import dataclass
+from time import perf_counter as _now
 
 import numpy as np
 
@@ -66,6 +72,7 @@ from dpaudit.core.validation import check_count
 __all__ = [
     "chunk_sizes", "run_chunks", "run_jobs", "Job", "Counts", "concat_chunks", "in_flight",
     "check_merged", "check_picklable", "ChunkError", "ChunkValueError", "ChunkTypeError", "InProcessExecutor", "ProcessPool",
+    "Workers", "POOL_START_SECONDS",
     "open_executor", "dask_executor", "shared_pool", "shutdown_shared_pools",
     "DEFAULT_CHUNK_SIZE", "DEFAULT_RETRIES", "NOT_RETRIED",
     "available_memory", "audit_memory", "check_memory", "output_bytes", "format_bytes", "BASE_BYTES", "KEPT_COPIES", "CHUNK_COPIES",
@@ -268,20 +275,102 @@ class ProcessPool(cf.Executor):
         self._stop(old, wait=wait, cancel=cancel_futures)
 
 
+#: seconds a pool start costs before its first result (processes started, the chunk function's modules imported:
+#: about a second on this 2-core machine, docs/scaling.md): ``workers=N`` starts its pool during a call only when
+#: the call's remaining work is estimated above twice this, and otherwise starts it in the background for later calls
+POOL_START_SECONDS = 1.0
+#: a chunk out in the pool for this many times the expected time of a chunk of its size (measured on the caller's
+#: own chunks), and at least STUCK_MIN_SECONDS, is run by the caller too once it has nothing else to do
+STUCK_FACTOR = 3.0
+STUCK_MIN_SECONDS = 0.25
+
+
+def _warm(fn) -> None:
+    """A pool's warm-up task: receiving ``fn`` imports the modules its chunks need."""
+    return None
+
+
+class Workers(cf.Executor):
+    """``workers=N``: this process and a pool of N - 1 processes (a :class:`ProcessPool`) run the chunks together.
+
+    :func:`run_jobs` hands the chunks out one at a time, to this process (which runs them itself, one after the other)
+    and to the pool (kept busy by a feeder thread, one chunk per pool process). A chunk still out in the pool when
+    this process has nothing else to do, and out for longer than :data:`STUCK_FACTOR` times its expected time, is run
+    here too; the first result counts (both are the same: a chunk's random stream is its own). The pool outlives the
+    call (:func:`shared_pool` keeps one per N). It is started lazily: with ``defer=True`` (the default), a call runs
+    in this process until its remaining work is estimated above ``2 * POOL_START_SECONDS`` and starts the pool only
+    then; a call too short for that starts it in the background for the next call.
+
+    Trade-offs: a chunk that kills its process (``os._exit``, a segfault) kills the caller too when the caller runs
+    it (an explicit :class:`ProcessPool` as ``executor=`` isolates every chunk); memory estimates count one process
+    more than run chunks (:func:`audit_memory` with ``slots=N``); and a short script that started the pool in the
+    background waits for its processes to start (and be stopped) at exit.
+    """
+
+    def __init__(self, workers: int, *, defer: bool = True, context=None):
+        self.workers = check_count("workers", workers, minimum=2)
+        self.pool = ProcessPool(self.workers - 1, context=context)
+        self.defer = bool(defer)
+        self._lock = threading.Lock()
+        self._started = False
+
+    @property
+    def uses_cloudpickle(self) -> bool:
+        return self.pool.uses_cloudpickle
+
+    @property
+    def restarts(self) -> int:
+        return self.pool.restarts
+
+    @property
+    def started(self) -> bool:
+        """True once the pool was asked to start (its processes may still be starting)."""
+        return self._started
+
+    def start(self, fn=None) -> None:
+        """Start the pool (at once, without waiting for it): each process receives ``fn`` (imports its modules)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        try:
+            for _ in range(self.workers - 1):
+                self.pool.submit(_warm, fn)
+        except cf.BrokenExecutor:
+            self.restart()
+
+    def submit(self, fn, /, *args, **kwargs):
+        """Run ``fn(*args, **kwargs)`` in the pool (as a plain executor; :func:`run_jobs` also runs chunks here)."""
+        self._started = True
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def restart(self) -> None:
+        """Drop the pool (a broken one); the next use starts a fresh one."""
+        with self._lock:
+            self._started = False
+        self.pool.restart()
+
+    def shutdown(self, wait=True, *, cancel_futures=False):
+        with self._lock:
+            self._started = False
+        self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 #: dpaudit's own pools, one per number of workers, kept between calls (their workers stay warm)
 _SHARED_POOLS: dict = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_pool(workers: int) -> ProcessPool:
-    """The process pool of ``workers`` workers that ``workers=N`` audits share: started on first use and kept for
-    the next call (a pool start costs each worker its imports, about a second; a warm pool costs nothing), shut
-    down when the interpreter exits, and restarted when a worker dies. Results never depend on it."""
+def shared_pool(workers: int) -> Workers:
+    """The :class:`Workers` (this process and a pool of ``workers - 1`` processes) that ``workers=N`` audits share:
+    its pool is started when a call needs it (or in the background after a short call) and kept for the next call
+    (a pool start costs each process its imports, about a second; a warm pool costs nothing), shut down when the
+    interpreter exits, and restarted when a process dies. Results never depend on it."""
     workers = check_count("workers", workers, minimum=2)
     with _SHARED_LOCK:
         pool = _SHARED_POOLS.get(workers)
         if pool is None:
-            pool = _SHARED_POOLS[workers] = ProcessPool(workers)
+            pool = _SHARED_POOLS[workers] = Workers(workers)
         return pool
 
 
@@ -302,8 +391,9 @@ def open_executor(executor=None, workers=None):
     """The executor to run chunks on, as a context manager.
 
     ``executor`` given: yielded as is (never shut down here). ``workers`` None or 1: an
-    :class:`InProcessExecutor`. ``workers >= 2``: the :func:`shared_pool` of that size (kept warm for the next
-    call; a pool that broke is restarted). Use it to share one pool between several :func:`run_jobs` calls.
+    :class:`InProcessExecutor`. ``workers >= 2``: the :func:`shared_pool` of that size (:class:`Workers`: this
+    process and a pool kept warm for the next call; a pool that broke is restarted). Use it to share one pool
+    between several :func:`run_jobs` calls.
     """
     if executor is not None and workers is not None:
         raise ValueError("give either executor= or workers=, not both")
@@ -319,8 +409,10 @@ def open_executor(executor=None, workers=None):
     pool = shared_pool(workers)
     try:
         yield pool
+    except Exception:
+        raise  # a chunk failed: what it left in the pool is cancelled or ends by itself; the pool stays warm
     except BaseException:
-        pool.restart()  # chunks of a failed or interrupted call may still run: the next call gets a fresh pool
+        pool.restart()  # an interrupted call may leave chunks running: the next call gets a fresh pool
         raise
 
 
@@ -331,7 +423,7 @@ def _is_process_pool(executor) -> bool:
 def _pickler(executor):
     """How ``executor`` serialises what it is sent: "cloudpickle", "pickle", or None (in process, threads,
     or an executor that does its own thing, like Dask)."""
-    if isinstance(executor, ProcessPool):
+    if isinstance(executor, (ProcessPool, Workers)):
         return "cloudpickle" if executor.uses_cloudpickle else "pickle"
     if isinstance(executor, cf.ProcessPoolExecutor):
         return "pickle"
@@ -486,14 +578,16 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
     executor : concurrent.futures.Executor, optional
         Where chunks run (see the module docstring). Mutually exclusive with ``workers``.
     workers : int, optional
-        ``N >= 2``: a process pool of N workers for this call; 1 or None: in this process.
+        ``N >= 2``: this process and the shared pool of N - 1 processes (:class:`Workers`); 1 or None: in this
+        process.
     retries : int
         Resubmissions of a failing chunk (exceptions in :data:`NOT_RETRIED` are not retried).
     label : str
         Prefix of the progress line (stderr, only on a terminal; :mod:`dpaudit.core.progress`).
 
-    At most :func:`in_flight` chunks are submitted at a time (a few per worker), so a cluster is never handed
-    the whole job at once and the client holds O(workers) pending results.
+    At most :func:`in_flight` chunks are submitted at a time to an executor (a few per worker), so a cluster is never
+    handed the whole job at once and the client holds O(workers) pending results; :class:`Workers` keeps one chunk
+    per pool process.
 
     Raises
     ------
@@ -511,7 +605,10 @@ def run_jobs(jobs, *, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, worke
         if _is_process_pool(ex):
             for j, job in enumerate(jobs):
                 _check_picklable(job.fn, f"the chunk function of {job.name or f'job {j}'}", _pickler(ex))
-        run = _Schedule(ex, jobs, layout, retries)
+        if isinstance(ex, (InProcessExecutor, Workers)):  # chunks run here (and in the pool), without futures
+            run: _Schedule = _Hybrid(ex if isinstance(ex, Workers) else None, jobs, layout, retries)
+        else:
+            run = _Schedule(ex, jobs, layout, retries)
         with progress_bar.Progress(sum(job.trials for job in jobs), label=label) as progress:
             run.until_done(progress)
     return run.merged()
@@ -557,12 +654,25 @@ class _Layout:
     def __len__(self) -> int:
         return int(self.first[-1])
 
-    def task(self, t: int) -> tuple:
-        """``(job, chunk, start, size, seed)`` of task ``t``."""
+    def place(self, t: int) -> tuple:
+        """``(job, chunk, start, size)`` of task ``t``."""
         j = int(np.searchsorted(self.first, t, side="right")) - 1
         i = int(t - self.first[j])
         start = i * self.chunk_size
-        return j, i, start, min(self.chunk_size, self.trials[j] - start), child(self.seeds[j], i)
+        return j, i, start, min(self.chunk_size, self.trials[j] - start)
+
+    def task(self, t: int) -> tuple:
+        """``(job, chunk, start, size, seed)`` of task ``t``."""
+        j, i, start, size = self.place(t)
+        return j, i, start, size, child(self.seeds[j], i)
+
+    def order(self):
+        """The tasks in the order :class:`_Hybrid` hands them out: every full chunk, then the remainder chunks
+        (the short ones last, so that the last chunks to finish are short)."""
+        short = [int(self.first[j + 1]) - 1 for j, n in enumerate(self.trials) if n % self.chunk_size]
+        skip = set(short)
+        yield from (t for t in range(len(self)) if t not in skip)
+        yield from short
 
 
 class _Schedule:
@@ -635,7 +745,6 @@ class _Schedule:
     def collect(self, fut, progress) -> None:
         """Record a finished chunk, or queue its rerun (or raise when it is out of attempts)."""
         t, attempt, alone = self.pending.pop(fut)
-        j, i, _, size, _ = self.layout.task(t)
         try:
             res = fut.result()
         except Exception as exc:  # noqa: BLE001 - classified below
@@ -649,11 +758,16 @@ class _Schedule:
             self.queue.appendleft((t, attempt + 1))
             return
         self.suspects.discard(t)
+        self.record(t, attempt, res, progress)
+
+    def record(self, t, attempt, res, progress) -> bool:
+        """Keep chunk ``t``'s result (checked for its trial count); False for a duplicate delivery."""
+        j, i, _, size = self.layout.place(t)
         got = _default_count(res)
         if got is not None and got != size:
             raise _chunk_error(None, reason=f"returned {got} trials instead of {size}", **self.where(t, attempt))
         if self.completed[j][i]:  # a duplicate delivery must not count twice
-            return
+            return False
         if self.jobs[j].fold:
             acc = self.results[j][0]
             self.results[j][0] = res if acc is None else acc + res
@@ -662,6 +776,7 @@ class _Schedule:
         self.completed[j][i] = True
         self.done_trials[j] += size
         progress.update(size)
+        return True
 
     def merged(self) -> list[list]:
         for j, job in enumerate(self.jobs):  # never a result from fewer trials than announced
@@ -671,6 +786,189 @@ class _Schedule:
                 raise RuntimeError(f"job {j}: the folded counts cover {self.results[j][0].trials} trials, "
                                    f"expected {job.trials}")
         return self.results
+
+
+class _Hybrid(_Schedule):
+    """:func:`run_jobs` in this process, alone (``pool`` None) or with a :class:`Workers` pool: chunks are handed out
+    in :meth:`_Layout.order`, run here without futures, and fed to the pool by a thread (see :class:`Workers`)."""
+
+    def __init__(self, workers, jobs, layout: _Layout, retries: int):
+        super().__init__(None, jobs, layout, retries)
+        self.workers = workers
+        self.order = layout.order()
+        self.cv = threading.Condition()
+        self.inbox: collections.deque = collections.deque()  # (task, attempt, generation, future) back from the pool
+        self.out: dict = {}  # task -> [attempt, time sent, generation, future] out in the pool
+        self.taken: set = set()  # (task, attempt) out in the pool that this process runs too
+        self.failed: set = set()  # (task, attempt) whose failure was handled (by whichever ran it first)
+        self.n_done = 0
+        self.per_trial: float | None = None  # seconds per trial of the chunks run here
+        self.feeder: threading.Thread | None = None
+        self.stop = False
+
+    # ---- handing out tasks (under self.cv)
+    def _take(self) -> tuple[int, int] | None:
+        while self.queue:
+            t, attempt = self.queue.popleft()
+            if not self._done(t):
+                return t, attempt
+        t = next(self.order, None)
+        return None if t is None else (t, 1)
+
+    def _done(self, t) -> bool:
+        j, i, _, _ = self.layout.place(t)
+        return bool(self.completed[j][i])
+
+    # ---- the pool side
+    def _feed(self, fn) -> None:
+        if self.workers is None or self.feeder is not None:
+            return
+        self.workers.start(fn)
+        self.feeder = threading.Thread(target=self._feed_loop, name="dpaudit-feeder", daemon=True)
+        self.feeder.start()
+
+    def _feed_loop(self) -> None:
+        cap = self.workers.workers - 1
+        while True:
+            with self.cv:
+                nxt: tuple[int, int] | None = None
+                while not self.stop and (len(self.out) >= cap or (nxt := self._take()) is None):
+                    self.cv.wait()
+                if self.stop:
+                    if nxt is not None:
+                        self.queue.appendleft(nxt)
+                    return
+                assert nxt is not None
+                t, attempt = nxt
+                gen = self.workers.restarts
+                self.out[t] = [attempt, _now(), gen, None]
+            _, _, _, size, ss = self.layout.task(t)
+            try:
+                fut = self.workers.submit(_call_chunk, self.jobs[self.layout.place(t)[0]].fn, size,
+                                          copy_seed(ss), attempt)
+            except Exception:  # noqa: BLE001 - a broken or closed pool: the task goes back, this process runs it
+                with self.cv:
+                    self.out.pop(t, None)
+                    self.queue.appendleft((t, attempt))
+                    self.cv.notify_all()
+                if self.workers.restarts == gen:
+                    self.workers.restart()
+                return
+            with self.cv:
+                if t in self.out:
+                    self.out[t][3] = fut
+            fut.add_done_callback(lambda f, t=t, a=attempt, g=gen: self._arrived(t, a, g, f))
+
+    def _arrived(self, t, attempt, gen, fut) -> None:
+        with self.cv:
+            if t in self.out and self.out[t][0] == attempt:
+                del self.out[t]
+            self.inbox.append((t, attempt, gen, fut))
+            self.cv.notify_all()
+
+    def _drain(self, progress) -> None:
+        while True:
+            with self.cv:
+                if not self.inbox:
+                    return
+                t, attempt, gen, fut = self.inbox.popleft()
+            if fut.cancelled() or self._done(t):
+                continue
+            exc = fut.exception()
+            if exc is None:
+                self._keep(t, attempt, fut.result(), progress)
+                continue
+            if isinstance(exc, cf.BrokenExecutor) and self.workers.restarts == gen:
+                self.workers.restart()  # the next submission starts a fresh pool
+            self._failed(t, attempt, exc)
+
+    # ---- this process
+    def _keep(self, t, attempt, res, progress) -> None:
+        if self.record(t, attempt, res, progress):
+            self.n_done += 1
+
+    def _failed(self, t, attempt, exc) -> None:
+        if (t, attempt) in self.failed:  # the same attempt failed here and in the pool: charged once
+            return
+        self.failed.add((t, attempt))
+        if isinstance(exc, NOT_RETRIED) or attempt > self.retries:
+            raise _chunk_error(exc, reason="failed", **self.where(t, attempt)) from exc
+        with self.cv:
+            self.queue.appendleft((t, attempt + 1))
+            self.cv.notify_all()
+
+    def _run_here(self, t, attempt, progress) -> None:
+        j, _, _, size, ss = self.layout.task(t)
+        t0 = _now()
+        try:
+            res = _call_chunk(self.jobs[j].fn, size, copy_seed(ss), attempt)
+        except Exception as exc:  # noqa: BLE001 - classified like a pool's failure
+            if not self._done(t):
+                self._failed(t, attempt, exc)
+            return
+        seconds = (_now() - t0) / size
+        self.per_trial = seconds if self.per_trial is None else 0.8 * self.per_trial + 0.2 * seconds
+        self._keep(t, attempt, res, progress)
+
+    def _stuck_after(self, t) -> float:
+        size = self.layout.place(t)[3]
+        expected = POOL_START_SECONDS if self.per_trial is None else size * self.per_trial
+        return max(STUCK_MIN_SECONDS, STUCK_FACTOR * expected)
+
+    def _take_back(self) -> tuple[tuple[int, int] | None, float | None]:
+        """A task out in the pool for too long (stuck, or its pool still starting); else the seconds to wait."""
+        with self.cv:
+            now, wait = _now(), None  # type: float, float | None
+            for t, (attempt, sent, _, _) in self.out.items():
+                if (t, attempt) in self.taken or self._done(t):
+                    continue
+                late = sent + self._stuck_after(t) - now
+                if late <= 0:
+                    self.taken.add((t, attempt))
+                    return (t, attempt), None
+                wait = late if wait is None else min(wait, late)
+            return None, wait
+
+    def _remaining_seconds(self) -> float:
+        left = sum(self.layout.trials) - sum(self.done_trials)
+        return left * (self.per_trial or 0.0)
+
+    def until_done(self, progress) -> None:
+        fn = self.jobs[0].fn
+        if self.workers is not None and (self.workers.started or not self.workers.defer):
+            self._feed(fn)
+        try:
+            while self.n_done < len(self.layout):
+                self._drain(progress)
+                with self.cv:
+                    nxt = self._take()
+                if nxt is not None:
+                    self._run_here(*nxt, progress)
+                    if self.workers is not None and self.feeder is None and \
+                            self._remaining_seconds() > 2 * POOL_START_SECONDS:
+                        self._feed(fn)
+                    continue
+                back, wait = self._take_back()
+                if back is not None:
+                    self._run_here(*back, progress)
+                    continue
+                with self.cv:
+                    if not self.inbox and self.n_done < len(self.layout):
+                        self.cv.wait(timeout=wait)
+        finally:
+            self._close(fn)
+
+    def _close(self, fn) -> None:
+        with self.cv:
+            self.stop = True
+            self.cv.notify_all()
+            futures = [f for _, _, _, f in self.out.values() if f is not None]
+        if self.feeder is not None:
+            self.feeder.join()
+        for fut in futures:
+            fut.cancel()
+        if self.workers is not None and not self.workers.started:
+            self.workers.start(fn)  # in the background: warm for the next call
 
 
 def run_chunks(fn, trials: int, seed=None, chunk_size: int = DEFAULT_CHUNK_SIZE, executor=None, *,

@@ -29,6 +29,7 @@ from dpaudit.core.runner import (
     InProcessExecutor,
     Job,
     ProcessPool,
+    Workers,
     check_merged,
     chunk_sizes,
     concat_chunks,
@@ -416,7 +417,7 @@ def test_in_process_executor_and_open_executor():
     with pytest.raises(RuntimeError):
         ex.submit(pow, 2, 3)
     with open_executor() as a, open_executor(workers=1) as b, open_executor(workers=2) as c:
-        assert isinstance(a, InProcessExecutor) and isinstance(b, InProcessExecutor) and isinstance(c, ProcessPool)
+        assert isinstance(a, InProcessExecutor) and isinstance(b, InProcessExecutor) and isinstance(c, Workers)
     mine = cf.ThreadPoolExecutor(1)
     with open_executor(mine) as d:
         assert d is mine

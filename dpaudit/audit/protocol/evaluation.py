@@ -20,6 +20,7 @@ import numpy as np
 
 from dpaudit.audit.attacks.outputs import as_output_batch, conform
 from dpaudit.audit.attacks.selection import tiebreak_seed
+from dpaudit.audit.protocol.chunks import ScoredRunCounts  # defined there: light to import where chunks run
 from dpaudit.audit.stats.attack_stats import statistics_from_counts, statistics_thresholds
 from dpaudit.audit.stats.power import advice_grid, threshold_advice_from_counts
 from dpaudit.audit.stats.rules import HeldOut, TestPlan, ThresholdRule, certify_plan, plan_tests
@@ -226,19 +227,3 @@ class ScoreCounts:
                 s = tiebreak(s, coins if tiebreak.randomize else 0.0)
             out.append(counts_at(s, thresholds))
         return Counts(int(size), np.concatenate(out))
-
-
-class ScoredRunCounts:
-    """Chunk function (picklable): ``score_fn(size, seed_seq)`` -- runs the caller scores itself (an optimizer's
-    final parameters, a user's trainings) -- reduced where it runs to the counts ``#{score <= t}`` at each sorted
-    array of ``thresholds`` (concatenated): a :class:`~dpaudit.core.runner.Counts` of ``size`` trials, from the
-    same scores the score-keeping path would have merged."""
-
-    def __init__(self, score_fn, thresholds):
-        self.score_fn, self.thresholds = score_fn, [np.asarray(t, dtype=float) for t in thresholds]
-
-    def __call__(self, size, seed_seq) -> Counts:
-        s = as_scores(self.score_fn(size, seed_seq), "scores")
-        if s.size != size:
-            raise ValueError(f"the chunk returned {s.size} scores for {size} runs (one score per run is needed)")
-        return Counts(int(size), np.concatenate([counts_at(s, t) for t in self.thresholds]))

@@ -22,7 +22,7 @@ import numpy as np
 from dpaudit.audit.stats.binomial import cp_upper
 from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.stats.gdp import mu_lower_from_rates
-from dpaudit.core.describe import describe_value
+from dpaudit.audit.stats.scores import as_scores, counts_at  # numpy only: what a chunk needs where it runs
 from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
@@ -34,28 +34,6 @@ FRONTIER_MAX_POINTS = 128
 
 ORIENTATIONS = (">", "<=")
 _KINDS = ("dp", "gdp")
-
-
-def as_scores(scores, name: str = "scores") -> np.ndarray:
-    """A 1-D float array of scores without NaN (infinite scores are allowed).
-
-    One score per run: a column or row vector is flattened, a matrix with several columns (two scores
-    per run) and anything that is not a real number per run (strings, None in an object array, ragged
-    lists) raise ``ValueError`` naming ``name`` and showing what came back."""
-    try:
-        with np.errstate(all="ignore"):
-            raw = np.asarray(scores, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{name} must be real numbers, one per run; got {type(scores).__name__} "
-                         f"{describe_value(scores, width=80)} ({err})") from None
-    if sum(d > 1 for d in raw.shape) > 1:
-        raise ValueError(f"{name} must be one score per run (a 1-D array), got an array of shape {raw.shape}")
-    s = raw.ravel()
-    if s.size == 0:
-        raise ValueError(f"{name} must not be empty")
-    if np.any(np.isnan(s)):
-        raise ValueError(f"{name} must not contain NaN")
-    return s
 
 
 def oriented_counts(scores0, scores1, thresholds):
@@ -73,16 +51,6 @@ def oriented_counts(scores0, scores1, thresholds):
     k_fp = np.stack([s0.size - le0, le0])
     k_fn = np.stack([le1, s1.size - le1])
     return k_fp, k_fn
-
-
-def counts_at(scores, thresholds) -> np.ndarray:
-    """``#{s <= t}`` for every ``t`` of ``thresholds`` (int64): all a threshold test needs of one side's scores.
-    Sums of these over chunks of scores are exact, so they can be computed where the scores are drawn."""
-    t = np.atleast_1d(np.asarray(thresholds, dtype=float))
-    s = as_scores(scores)
-    # sort the scores, then one search per threshold: numpy's vectorised sort is 8-18x faster than searching every
-    # score among thousands of thresholds (measured at 10^4 and 5 x 10^5 scores, 3,500 thresholds; issue 30)
-    return np.searchsorted(np.sort(s), t, side="right").astype(np.int64)
 
 
 def oriented_from_counts(le0, le1, n0: int, n1: int):
