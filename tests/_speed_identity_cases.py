@@ -30,6 +30,10 @@ def vec(x, rng, size):  # two-dimensional outputs
     return np.column_stack([x + rng.standard_normal(size), rng.standard_normal(size)])
 
 
+def geometric(x, rng, size):  # two-sided geometric: integer outputs, many categories
+    return x + rng.geometric(0.4, size) - rng.geometric(0.4, size)
+
+
 def identity(batch):
     return np.asarray(batch, dtype=float).reshape(len(batch), -1)[:, 0]
 
@@ -82,6 +86,11 @@ def cases():
                                                  statistic="auto-real")
     yield "auto/pairs", lambda: audit_mechanism(gaussian, None, None, epsilon=1.0, delta=1e-5, trials=4_000, seed=11,
                                                 statistic="auto-real", pairs=[(0.0, 1.0), (0.0, 0.5)])
+    yield "auto/gaussian-binned", lambda: audit_mechanism(gaussian, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=40_000,
+                                                          seed=15)
+    yield "empirical-lr/vector", lambda: audit_mechanism(vec, 0.0, 1.0, epsilon=1.0, delta=1e-5, trials=30_000,
+                                                         seed=16, statistic="empirical-lr")
+    yield "auto/geometric", lambda: audit_mechanism(geometric, 0, 1, epsilon=1.0, trials=8_000, seed=17)
     yield "optimizer/dp-sgd", lambda: audit_optimizer("dp-sgd", trials=1_500, seed=3)
     yield "training/many-runs", lambda: audit_training(lambda include, rng: float(include) + float(rng.normal()),
                                                        mode="many_runs", trials=600, seed=4, claim=(0.5, 1e-5))

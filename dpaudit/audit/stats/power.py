@@ -150,8 +150,12 @@ def _quantile_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
     return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
 
 
-def advice_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
-    """The advisory test's thresholds: fixed quantile levels of the pooled scores (geometric towards both tails)."""
+def advice_grid(s0, s1, size: int = _ADVICE_GRID_SIZE, *, pooled=None) -> np.ndarray:
+    """The advisory test's thresholds: fixed quantile levels of the pooled scores (geometric towards both tails).
+    ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`; the same grid)."""
+    if pooled is not None:
+        half = np.geomspace(1e-4, 0.5, size // 2)
+        return np.unique(pooled.quantiles(np.unique(np.concatenate([half, 1.0 - half]))))
     return _quantile_grid(np.asarray(s0, dtype=float).ravel(), np.asarray(s1, dtype=float).ravel(), size)
 
 

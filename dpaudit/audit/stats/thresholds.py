@@ -27,7 +27,7 @@ from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
            "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind", "counts_at", "oriented_from_counts",
-           "auroc_from_counts", "select_from_counts", "frontier_from_counts"]
+           "auroc_from_counts", "select_from_counts", "frontier_from_counts", "candidates_of"]
 
 #: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
 FRONTIER_MAX_POINTS = 128
@@ -111,7 +111,12 @@ def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.nda
     for large epsilon).
     """
     max_candidates = check_count("max_candidates", max_candidates, minimum=4)
-    pooled = np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")]))
+    return candidates_of(np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")])),
+                         max_candidates)
+
+
+def candidates_of(pooled, max_candidates: int) -> np.ndarray:
+    """:func:`candidate_thresholds` from the distinct pooled scores, sorted (``PooledScores.values``)."""
     n = pooled.size
     if n <= max_candidates:
         return pooled
@@ -137,7 +142,8 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_candidates: int = 2000) -> dict:
+def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_candidates: int = 2000,
+                pooled=None) -> dict:
     """Choose (threshold, orientation) on selection scores (a heuristic; validity comes later).
 
     Each candidate is scored by its Clopper-Pearson bound on the selection sample itself at the
@@ -146,7 +152,14 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     whose bound is likely to hold up on the evaluation sample (over six seeds at 1e5 samples per
     side this raised the Laplace ratio from 0.89 to 0.98 on average, see
     ``benchmarks/audit_tightness.py``).
+
+    ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`), read instead of
+    sorting them again (the same test).
     """
+    if pooled is not None:
+        t = candidates_of(pooled.values, check_count("max_candidates", max_candidates, minimum=4))
+        return select_from_counts(t, pooled.counts(0, t), pooled.counts(1, t), pooled.n0, pooled.n1, delta=delta,
+                                  beta=beta, kind=kind)
     sel0 = as_scores(sel0, "sel0")
     sel1 = as_scores(sel1, "sel1")
     t = candidate_thresholds(sel0, sel1, max_candidates)

@@ -1,0 +1,142 @@
+"""Exact counts ``#{s <= t}`` of many scores at a fixed grid of thresholds, at a few nanoseconds per score.
+
+:class:`ThresholdCounter` is built once per grid (the thresholds an evaluation counts are fixed before it) and
+counts chunk after chunk of scores: each score's position among the sorted thresholds is read off a table of
+evenly spaced cells -- a monotone cell function ``floor((s - lo) * scale)``, applied to the thresholds and the
+scores alike, so a threshold in a lower cell is below every score of a higher one -- and compared with the single
+threshold of its cell when there is one (a search among the cell's thresholds otherwise); one ``bincount`` and a
+cumulative sum give the counts. Every step is an exact comparison of doubles, so the counts are those of
+:func:`dpaudit.audit.stats.thresholds.counts_at` (sorting the scores and searching each threshold), bit for bit
+(tested against it on ties, infinities and thresholds equal to scores), and sums over chunks merge in any order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ThresholdCounter", "CELLS_PER_THRESHOLD"]
+
+#: cells of the position table per finite threshold
+CELLS_PER_THRESHOLD = 4
+
+
+class ThresholdCounter:
+    """``counter(scores) -> #{s <= t}`` (int64) for every ``t`` of ``thresholds`` (any order, repeats allowed);
+    ``scores`` a 1-D float array without NaN (:func:`dpaudit.audit.stats.thresholds.as_scores`). Picklable."""
+
+    def __init__(self, thresholds):
+        t = np.atleast_1d(np.asarray(thresholds, dtype=float))
+        if np.any(np.isnan(t)):
+            raise ValueError("thresholds must not contain NaN")
+        self.grid, self.back = np.unique(t, return_inverse=True)
+        self.back = self.back.ravel()
+        finite = self.grid[np.isfinite(self.grid)]
+        self.cells = 0
+        if finite.size >= 2:
+            lo, hi = float(finite[0]), float(finite[-1])
+            cells = CELLS_PER_THRESHOLD * finite.size
+            with np.errstate(over="ignore"):
+                scale = cells / (hi - lo)
+            if np.isfinite(scale) and scale > 0.0:
+                self.lo, self.scale, self.cells = lo, float(scale), cells
+                where = self._cell(self.grid)
+                edges = np.arange(cells + 1)
+                # start[c]: thresholds in cells below c; count[c]: thresholds in cell c
+                self.start = np.searchsorted(where, edges[:-1], side="left").astype(np.intp)
+                self.count = (np.searchsorted(where, edges[:-1], side="right") - self.start).astype(np.intp)
+                # the one threshold of a cell (any value where a cell has none or several: not read there)
+                self.single = self.grid[np.minimum(self.start, self.grid.size - 1)]
+
+    def _cell(self, x):
+        """The cell of each value: a non-decreasing function of the value (rounded subtraction and product by a
+        positive constant, floor and clip are each non-decreasing), applied to thresholds and scores alike."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            c = np.floor((x - self.lo) * self.scale)
+        return np.clip(c, 0, self.cells - 1).astype(np.intp)
+
+    def below(self, scores) -> np.ndarray:
+        """``#{t < s}`` among the distinct thresholds, for each score (``searchsorted(grid, s, "left")``)."""
+        s = np.asarray(scores, dtype=float)
+        if not self.cells:
+            return np.searchsorted(self.grid, s, side="left")
+        c = self._cell(s)
+        pos = self.start[c]
+        k = self.count[c]
+        pos = pos + ((k == 1) & (self.single[c] < s))
+        many = np.flatnonzero(k > 1)
+        if many.size:
+            pos[many] = np.searchsorted(self.grid, s[many], side="left")
+        return pos
+
+    def __call__(self, scores) -> np.ndarray:
+        pos = self.below(scores)
+        # s <= t_i  iff  #{t < s} <= i: the counts are the cumulative histogram of the positions
+        le = np.cumsum(np.bincount(pos, minlength=self.grid.size + 1)[:self.grid.size])
+        return le.astype(np.int64)[self.back]
+
+
+def inverted_cdf_index(n: int, levels) -> np.ndarray:
+    """Indices into ``n`` sorted values of their quantiles at ``levels`` by the inverted empirical CDF (Hyndman &
+    Fan 1996, definition 1): ``numpy.quantile(values, levels, method="inverted_cdf")`` is ``sorted(values)[index]``
+    -- the same numbers, read off one sort instead of a partition per level (seconds at 10^6 values)."""
+    virtual = n * np.asarray(levels, dtype=float) - 1.0
+    below = np.floor(virtual)
+    return np.clip(np.where(virtual == below, below, below + 1.0), 0, n - 1).astype(np.intp)
+
+
+class PooledScores:
+    """The selection scores of both sides sorted ONCE, for every threshold rule and descriptive statistic that reads
+    them: ``sorted0``, ``sorted1`` (each side), ``pooled`` (both, sorted as ``numpy.sort(concatenate([s0, s1]))``),
+    ``values`` (its distinct values, as ``numpy.unique`` gives them) and ``le0``, ``le1`` (``#{s <= v}`` of each side
+    at every distinct value). Everything read off them equals what sorting or searching the raw scores again gives.
+    ``s0``, ``s1``: 1-D float arrays without NaN (:func:`dpaudit.audit.stats.thresholds.as_scores`)."""
+
+    def __init__(self, s0, s1):
+        self.s0, self.s1 = np.asarray(s0, dtype=float).ravel(), np.asarray(s1, dtype=float).ravel()
+        self.sorted0, self.sorted1 = np.sort(self.s0), np.sort(self.s1)
+        both = np.concatenate([self.sorted0, self.sorted1])
+        order = np.argsort(both, kind="stable")  # a merge of two sorted runs
+        self.pooled = both[order]
+        last = np.empty(self.pooled.size, dtype=bool)  # the last of each run of equal values
+        last[-1:] = True
+        np.not_equal(self.pooled[1:], self.pooled[:-1], out=last[:-1])
+        ends = np.flatnonzero(last)
+        self.values = self.pooled[ends]
+        self.le0 = np.cumsum(order < self.s0.size)[ends].astype(np.int64)
+        self.le1 = (ends + 1 - self.le0).astype(np.int64)
+
+    @staticmethod
+    def of(s0, s1) -> PooledScores | None:
+        """The pooled scores, or None where reading them could differ from sorting the raw scores again: no scores
+        on a side, NaN, or +0.0 and -0.0 together (which of the two stands for their run of equal values then
+        depends on how it was sorted)."""
+        s0, s1 = np.asarray(s0, dtype=float).ravel(), np.asarray(s1, dtype=float).ravel()
+        if not (s0.size and s1.size) or np.isnan(s0).any() or np.isnan(s1).any():
+            return None
+        zeros = np.signbit(np.concatenate([s0[s0 == 0.0], s1[s1 == 0.0]]))
+        return None if zeros.any() and not zeros.all() else PooledScores(s0, s1)
+
+    @property
+    def n0(self) -> int:
+        return int(self.s0.size)
+
+    @property
+    def n1(self) -> int:
+        return int(self.s1.size)
+
+    def counts(self, side: int, thresholds) -> np.ndarray:
+        """``#{s <= t}`` of side 0 or 1 at each threshold (int64)."""
+        s = self.sorted0 if side == 0 else self.sorted1
+        return np.searchsorted(s, np.atleast_1d(np.asarray(thresholds, dtype=float)), side="right").astype(np.int64)
+
+    def quantiles(self, levels) -> np.ndarray:
+        """``numpy.quantile(concatenate([s0, s1]), levels, method="inverted_cdf")``, off the one sort."""
+        return self.pooled[inverted_cdf_index(self.pooled.size, levels)]
+
+    def auroc(self) -> float:
+        """P[s1 > s0] + P[s1 = s0] / 2 (the Mann-Whitney U statistic, ties counted half), the same double as
+        :func:`dpaudit.audit.stats.attack_stats.auroc`: integer sums, exact below 2^53, then the same operations."""
+        c1 = np.diff(np.concatenate([[0], self.le1]))
+        below0 = np.concatenate([[0], self.le0[:-1]])
+        less, leq = int(np.dot(c1, below0)), int(np.dot(c1, self.le0))
+        return float((float(less) + 0.5 * float(leq - less)) / (self.s0.size * self.s1.size))
