@@ -99,6 +99,14 @@ class CategoryTable:
 
     def __call__(self, codes):
         codes = np.asarray(codes, dtype=np.int64)
+        k = self.keys.size
+        if k and int(self.keys[-1]) - int(self.keys[0]) <= 8 * k + 4096:  # a direct table over the keys' range
+            dense = getattr(self, "dense", None)
+            if dense is None:
+                dense = self.dense = np.full(int(self.keys[-1]) - int(self.keys[0]) + 1, self.unseen)
+                dense[self.keys - self.keys[0]] = self.llr
+            inside = (codes >= self.keys[0]) & (codes <= self.keys[-1])
+            return np.where(inside, dense[np.where(inside, codes - self.keys[0], 0)], self.unseen)
         i = np.clip(np.searchsorted(self.keys, codes), 0, max(self.keys.size - 1, 0))
         hit = self.keys.size > 0
         found = (self.keys[i] == codes) if hit else np.zeros(codes.shape, bool)

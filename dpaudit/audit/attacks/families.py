@@ -60,7 +60,7 @@ from dpaudit.audit.attacks.base import (
 )
 from dpaudit.audit.attacks.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
 from dpaudit.audit.stats.binomial import cp_upper
-from dpaudit.audit.stats.counting import inverted_cdf_index
+from dpaudit.audit.stats.counting import SortedSearch, inverted_cdf_index
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
@@ -120,10 +120,12 @@ class _Encoder:
     def bins(self, batch):
         b = batch
         cols = []
+        if getattr(self, "searches", None) is None:  # the edges' search tables, built once per encoder
+            self.searches = [SortedSearch(e) for e in self.edges]
         for j in range(b.shape[1]):
             x = b[:, j]
             e = self.edges[j]
-            code = np.searchsorted(e, x, side="right").astype(np.int64)
+            code = self.searches[j](x, side="right").astype(np.int64)
             for s_i, s in enumerate(self.specials[j]):
                 hit = np.isnan(x) if (isinstance(s, float) and math.isnan(s)) else (x == s)
                 code = np.where(hit, e.size + 1 + s_i, code)
@@ -154,6 +156,12 @@ class _Encoder:
 
 def _lookup(sorted_codes, codes):
     """The index of each code among ``sorted_codes`` (distinct), -1 where it is not one of them."""
+    if sorted_codes.size and int(sorted_codes[-1]) - int(sorted_codes[0]) <= 8 * sorted_codes.size + 4096:
+        lo = int(sorted_codes[0])  # few codes over a short range: a direct table
+        table = np.full(int(sorted_codes[-1]) - lo + 1, -1, dtype=np.int64)
+        table[sorted_codes - lo] = np.arange(sorted_codes.size)
+        inside = (codes >= lo) & (codes <= sorted_codes[-1])
+        return np.where(inside, table[np.where(inside, codes - lo, 0)], -1)
     i = np.minimum(np.searchsorted(sorted_codes, codes), max(sorted_codes.size - 1, 0))
     if sorted_codes.size == 0:
         return np.full(codes.shape, -1, dtype=np.int64)

@@ -43,6 +43,7 @@ from dpaudit.audit.attacks.base import AttackFamily
 from dpaudit.audit.attacks.outputs import is_numeric_batch
 from dpaudit.audit.attacks.registry import leak_kind, resolve_families
 from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.counting import SortedSearch
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
@@ -78,7 +79,9 @@ class TieBreak:
 
     def codes(self, scores) -> np.ndarray:
         s = np.asarray(scores, dtype=float)
-        i = np.searchsorted(self.values, s, side="left")
+        if getattr(self, "search", None) is None:  # the values' search table, built once
+            self.search = SortedSearch(self.values)
+        i = self.search(s, side="left")
         exact = np.zeros(s.shape, bool)
         inside = i < self.values.size
         exact[inside] = self.values[i[inside]] == s[inside]
