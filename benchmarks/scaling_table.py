@@ -5,6 +5,7 @@ seconds and peak memory per audit, in-process and on Dask, and the audit's overh
     python benchmarks/scaling_table.py --dask 2                 # the same on a Dask LocalCluster of 2 workers too
     python benchmarks/scaling_table.py --max-trials 1000000000  # up to 10^9 (long)
     python benchmarks/scaling_table.py --overhead               # audit seconds / numpy seconds at 10^7 and 10^8
+                                                                # (numpy timed in the audit's own process)
 
 Mechanisms: Gaussian (sigma 1, sensitivity 1, delta 1e-5; true epsilon 4.377, Balle & Wang 2018 Thm. 8) and Laplace
 (b = 1, pure DP: true epsilon 1), both drawn with numpy. The audit: a fixed statistic (the output itself) with the
@@ -61,8 +62,10 @@ def bare_seconds(mech: str, trials: int) -> float:
     return time.perf_counter() - t
 
 
-def one(mech: str, trials: int, statistic: str, dask: int, seed: int) -> dict:
-    """One audit in this process (or on a LocalCluster of ``dask`` workers): its numbers as a dict."""
+def one(mech: str, trials: int, statistic: str, dask: int, seed: int, overhead: bool = False) -> dict:
+    """One audit in this process (or on a LocalCluster of ``dask`` workers): its numbers as a dict; with
+    ``overhead``, also the seconds of the bare draws in this process, timed just before and just after the audit
+    (the faster of the two: the ratio errs against the audit)."""
     from dpaudit import Execution
     from dpaudit.audit import audit_mechanism
 
@@ -75,6 +78,12 @@ def one(mech: str, trials: int, statistic: str, dask: int, seed: int) -> dict:
                                                                           executor=executor), **kw)
         return r, time.perf_counter() - t
 
+    bare = None
+    if overhead:
+        # the modules an audit imports on its first call (scipy's optimizers, the attack families) are loaded by a
+        # small audit first: a once-per-process cost, not the audit's; then numpy's draws, in this process as the audit
+        audit_mechanism(SAMPLERS[mech], 0.0, 1.0, **{**kw, "trials": 4_000, "seed": seed + 1})
+        bare = bare_seconds(mech, trials)
     if dask:
         from distributed import Client, LocalCluster
 
@@ -83,14 +92,17 @@ def one(mech: str, trials: int, statistic: str, dask: int, seed: int) -> dict:
             res, sec = run(client.get_executor())
     else:
         res, sec = run()
-    return {"eps": res.epsilon_lower, "n_eval": res.details["n_evaluation"][0], "seconds": sec,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            "family": res.details["attack"]["family"]}
+    out = {"eps": res.epsilon_lower, "n_eval": res.details["n_evaluation"][0], "seconds": sec,
+           "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+           "family": res.details["attack"]["family"]}
+    if bare is not None:
+        out["bare"] = min(bare, bare_seconds(mech, trials))
+    return out
 
 
-def in_child(mech, trials, statistic, dask, seed) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", mech, str(trials), statistic, str(dask), str(seed)],
-                         capture_output=True, text=True, check=True)
+def in_child(mech, trials, statistic, dask, seed, overhead: bool = False) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", mech, str(trials), statistic, str(dask), str(seed)]
+                         + (["--with-bare"] if overhead else []), capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -120,8 +132,8 @@ def overhead(trial_list, seed: int) -> None:
     print("|---|---|---|---|---|---|---|")
     for statistic in ("fixed", "auto"):
         for n in trial_list:
-            r = in_child("gaussian", n, statistic, 0, seed)
-            b = bare_seconds("gaussian", n)
+            r = in_child("gaussian", n, statistic, 0, seed, overhead=True)
+            b = r["bare"]
             print(f"| {statistic} | {n:.0e} | {r['seconds']:.1f} | {b:.2f} | {r['seconds'] / b:.1f} | "
                   f"{r['eps']:.4f} | {r['family']} |", flush=True)
 
@@ -135,10 +147,11 @@ def main(argv=None) -> int:
     p.add_argument("--overhead-trials", type=float, nargs="+", default=[1e7, 1e8])
     p.add_argument("--seed", type=int, default=30)
     p.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
+    p.add_argument("--with-bare", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
         mech, n, statistic, dask, seed = args.one
-        print(json.dumps(one(mech, int(n), statistic, int(dask), int(seed))))
+        print(json.dumps(one(mech, int(n), statistic, int(dask), int(seed), overhead=args.with_bare)))
         return 0
     print(f"# load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     if args.overhead:

@@ -81,3 +81,32 @@ def cp_lower(k, n, beta: float):
     p = np.where(zero, 0.0, np.where(kf >= nf, pn, p))
     out = np.maximum(round_down(np.asarray(p, dtype=float) * (1.0 - REL_PAD)), 0.0)
     return float(out) if np.ndim(out) == 0 else out
+
+
+#: bisection steps of :func:`cp_upper_bracket` (the bracket only has to be tight enough to rule tests out)
+_BRACKET_STEPS = 40
+
+
+def cp_upper_bracket(k, n, beta):
+    """``(lo, hi)`` with ``lo <= cp_upper(k, n, beta) <= hi`` elementwise, without ``betaincinv``: a few vectorised
+    passes, to rule out the tests that cannot be the best before computing the exact bounds of the others.
+
+    ``lo = k/n`` (moved down by 1e-12 relative): for ``beta <= 1/2`` the Clopper-Pearson upper bound is at least
+    the estimate, since ``P[Bin(n, k/n) <= k] >= 1/2`` (the median of a binomial with an integer mean is its mean).
+    ``hi``: the Chernoff bound ``P[Bin(n, q) <= k] <= exp(-n KL(k/n || q))`` for ``q >= k/n`` makes every ``q``
+    with ``n KL(k/n || q) >= log(1/beta)`` at least the exact bound; the smallest such ``q`` is found by bisection
+    (kept on the side where the inequality holds) and moved up by 1e-9 relative. ``beta`` must be at most 1/2."""
+    kf = np.asarray(k, dtype=float)
+    nf = np.asarray(n, dtype=float)
+    a = np.broadcast_to(kf / nf, np.broadcast(kf, nf, np.asarray(beta)).shape)
+    target = np.log(1.0 / np.asarray(beta, dtype=float)) / nf
+    low, high = a.copy(), np.ones_like(a)
+    with np.errstate(all="ignore"):
+        for _ in range(_BRACKET_STEPS):
+            q = 0.5 * (low + high)
+            kl = np.where(a > 0.0, a * np.log(a / q), 0.0) + (1.0 - a) * (np.log1p(-a) - np.log1p(-q))
+            above = kl >= target
+            high = np.where(above, q, high)
+            low = np.where(above, low, q)
+    hi = np.where(a >= 1.0, 1.0, np.minimum(high * (1.0 + 1e-9) + 1e-300, 1.0))
+    return a * (1.0 - 1e-12), hi

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper, cp_upper_bracket
 from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.stats.gdp import mu_lower_from_rates
 from dpaudit.core.describe import describe_value
@@ -27,7 +27,7 @@ from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
            "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind", "counts_at", "oriented_from_counts",
-           "auroc_from_counts", "select_from_counts", "frontier_from_counts", "candidates_of"]
+           "auroc_from_counts", "select_from_counts", "frontier_from_counts", "candidates_of", "winning_criterion"]
 
 #: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
 FRONTIER_MAX_POINTS = 128
@@ -135,6 +135,33 @@ def criterion(kind: str, fpr_u, fnr_u, delta: float):
     return mu_lower_from_rates(fpr_u, fnr_u)
 
 
+#: relative slack of the rule-out in :func:`winning_criterion` (covers an ulp of non-monotone rounding in log/ndtri)
+_RULE_OUT_SLACK = 1e-9
+
+
+def winning_criterion(kind: str, k_fp, n0: int, k_fn, n1: int, level, delta: float) -> np.ndarray:
+    """``criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta)`` wherever that value could be
+    the largest, ``-inf`` where it certainly is not: the same maximum and the same first place of it
+    (``numpy.argmax``), with exact Clopper-Pearson bounds (``betaincinv``) only where needed. Each test's criterion
+    is bracketed by its values at the brackets of its two rates (:func:`dpaudit.audit.stats.binomial.cp_upper_bracket`;
+    the criterion decreases in each rate); a test whose upper value is below the largest lower value (less a
+    relative 1e-9) cannot reach the maximum."""
+    k_fp = np.asarray(k_fp)
+    k_fn = np.asarray(k_fn)
+    lv = np.asarray(level, dtype=float)
+    if k_fp.size < 64 or np.any(lv > 0.5) or lv.ndim:
+        return np.asarray(criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta), dtype=float)
+    lo0, hi0 = cp_upper_bracket(k_fp, n0, level)
+    lo1, hi1 = cp_upper_bracket(k_fn, n1, level)
+    top = np.asarray(criterion(kind, lo0, lo1, delta), dtype=float)
+    bottom = np.asarray(criterion(kind, hi0, hi1, delta), dtype=float)
+    best = float(np.max(bottom))
+    maybe = top >= best - _RULE_OUT_SLACK * (1.0 + abs(best)) if np.isfinite(best) else np.ones(top.shape, bool)
+    out = np.full(top.shape, -np.inf)
+    out[maybe] = criterion(kind, cp_upper(k_fp[maybe], n0, level), cp_upper(k_fn[maybe], n1, level), delta)
+    return out
+
+
 def check_kind(kind: str) -> str:
     """``kind`` of a threshold test: ``"dp"`` (epsilon) or ``"gdp"`` (mu)."""
     if kind not in _KINDS:
@@ -175,7 +202,7 @@ def select_from_counts(t, le0, le1, n0: int, n1: int, *, delta: float, beta: flo
     beta = check_beta("beta", beta)
     k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
     level = beta / 20.0
-    crit = np.asarray(criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta))
+    crit = winning_criterion(kind, k_fp, n0, k_fn, n1, level, delta)
     o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
     return {"threshold": float(np.asarray(t, dtype=float)[i]), "orientation": ORIENTATIONS[o],
             "predicted": float(crit[o, i])}
