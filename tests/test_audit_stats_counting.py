@@ -91,3 +91,19 @@ def test_category_table_direct_lookup_is_the_searched_one():
         i = np.clip(np.searchsorted(t.keys, codes), 0, t.keys.size - 1)
         expected = np.where(t.keys[i] == codes, t.llr[i], t.unseen)
         assert np.array_equal(t(codes), expected)
+
+
+def test_category_table_counted_by_position_is_the_sorted_one():
+    r = np.random.default_rng(5)
+    for spread in (1, 3, 10 ** 12):  # short ranges (counted by position) and a long one (sorted)
+        for _ in range(20):
+            c0 = r.integers(-40, 40, int(r.integers(0, 300))) * spread
+            c1 = r.integers(-20, 60, int(r.integers(1, 300))) * spread
+            t = CategoryTable(c0, c1)
+            keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+            n0 = np.bincount(inv[:c0.size], minlength=keys.size).astype(float)
+            n1 = np.bincount(inv[c0.size:], minlength=keys.size).astype(float)
+            k, a = keys.size, 0.5
+            llr = (np.log(n1 + a) - np.log(c1.size + a * (k + 1)) - np.log(n0 + a) + np.log(c0.size + a * (k + 1)))
+            assert t.keys.dtype == keys.dtype and np.array_equal(t.keys, keys)
+            assert np.array_equal(t.llr, llr)

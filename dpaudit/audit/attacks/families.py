@@ -384,19 +384,19 @@ def _nb_columns(b, mode):
     return np.concatenate([b, d], axis=1)
 
 
-def _fit_naive_bayes(a, b, mode, per, alpha):
-    ca, cb = _nb_columns(a, mode), _nb_columns(b, mode)
-    both = np.concatenate([ca, cb])
-    specials, edges = [], []
-    for j in range(both.shape[1]):
-        col = both[:, j]
-        sp = _special_values(col)
-        mask = np.isfinite(col)
-        for v in sp:
-            if not math.isnan(v):
-                mask &= col != v
-        specials.append(sp)
-        edges.append(_quantile_edges(col[mask], per))
+def _fit_naive_bayes(a, b, mode, per, alpha, prepared: dict | None = None):
+    """The naive-Bayes statistic of ``mode`` columns on ``per`` quantile bins; ``prepared`` caches, per
+    ``(id(a), id(b), mode)``, the columns, their special values and sorted ordinary values (one pass for every
+    bin count)."""
+    key = (id(a), id(b), mode)
+    if prepared is not None and key in prepared:
+        ca, cb, (both, specials, ordinary) = prepared[key]
+    else:
+        ca, cb = _nb_columns(a, mode), _nb_columns(b, mode)
+        both, specials, ordinary = _binned_columns(ca, cb)
+        if prepared is not None:
+            prepared[key] = (ca, cb, (both, specials, ordinary))
+    edges = [_quantile_edges(ordinary[j], per, is_sorted=True) for j in range(both.shape[1])]
     enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
     c0, c1 = enc.bins(ca), enc.bins(cb)
     tables = [CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
@@ -445,10 +445,11 @@ def naive_bayes_statistic(train0, train1, *, bins: int | None = None, columns: s
         h0, h1 = a.shape[0] // 2, b.shape[0] // 2
         folds = ((a[:h0], b[:h1], a[h0:], b[h1:]), (a[h0:], b[h1:], a[:h0], b[:h1]))
         score = []
+        prepared: dict = {}  # the folds' columns, prepared once for every bin count
         for m, k in configs:
             v = 0.0
             for fa, fb, ga, gb in folds:
-                st = _fit_naive_bayes(fa, fb, m, k, alpha)
+                st = _fit_naive_bayes(fa, fb, m, k, alpha, prepared)
                 v += _split_bound(st(ga), st(gb))
             score.append(v)
         configs = [configs[int(np.argmax(score))]]
