@@ -41,7 +41,8 @@ def float_bit_codes(x):
     """
     x = np.asarray(x, dtype=np.float64)
     fin = np.isfinite(x)
-    xf = np.where(fin, x, 0.0)
+    every = bool(fin.all())  # the usual case: no non-finite value to code apart
+    xf = x if every else np.where(fin, x, 0.0)
     m, e = np.frexp(np.abs(xf))  # |x| = m 2^e, m in [0.5, 1)
     sig = np.ldexp(m, 53).astype(np.uint64)  # exact 53-bit integer significand
     nz = sig != 0
@@ -51,7 +52,8 @@ def float_bit_codes(x):
     bits = np.where(nz, 53 - tz, 0)
     sign = (np.signbit(xf)).astype(np.int64)
     code = ((np.clip(e, -1100, 1100).astype(np.int64) + 1100) * 64 + bits) * 2 + sign
-    code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
+    if not every:
+        code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
     return code
 
 
