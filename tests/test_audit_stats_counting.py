@@ -5,8 +5,7 @@ import pytest
 
 from dpaudit.audit.attacks.base import CategoryTable
 from dpaudit.audit.stats.attack_stats import auroc
-from dpaudit.audit.stats.counting import PooledScores, SortedSearch, ThresholdCounter, inverted_cdf_index
-from dpaudit.audit.stats.thresholds import counts_at
+from dpaudit.audit.stats.counting import PooledScores, SortedSearch, inverted_cdf_index
 
 
 def _grid(r, i):
@@ -39,17 +38,6 @@ def test_sorted_search_is_numpy_searchsorted(side):
         g = _grid(r, i)
         x = np.concatenate([_values(r, g), [np.nan]])
         assert np.array_equal(SortedSearch(g)(x, side), np.searchsorted(g, x, side)), i
-
-
-def test_threshold_counter_is_counts_at_with_repeated_unsorted_thresholds():
-    r = np.random.default_rng(1)
-    for i in range(300):
-        g = _grid(r, i)
-        t = r.permutation(np.concatenate([g, g[:3]]))
-        x = _values(r, g)
-        assert np.array_equal(ThresholdCounter(t)(x), counts_at(x, t)), i
-    with pytest.raises(ValueError, match="NaN"):
-        ThresholdCounter([0.0, np.nan])
 
 
 def test_pooled_scores_read_what_sorting_again_gives():

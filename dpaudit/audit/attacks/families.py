@@ -117,6 +117,23 @@ class _Encoder:
         # as in ``key_ids``), looked up by a search instead of a dictionary per row
         self.cell_codes = cell_codes
 
+    def _exact_table(self, dtype):
+        """The fitted byte keys of numeric rows of ``dtype`` sorted, with their ids (None when there are none or they
+        are of another width: then every lookup goes through the dictionary)."""
+        cached = getattr(self, "exact_tables", None)
+        if cached is None:
+            cached = self.exact_tables = {}
+        if dtype not in cached:
+            keys = [k for k in self.key_ids if isinstance(k, bytes) and len(k) == dtype.itemsize]
+            if not keys or len(keys) != len(self.key_ids):
+                cached[dtype] = None
+            else:
+                arr = np.frombuffer(b"".join(keys), dtype=dtype)
+                order = np.argsort(arr, kind="stable")
+                ids = np.fromiter((self.key_ids[k] for k in keys), dtype=np.int64, count=len(keys))
+                cached[dtype] = (arr[order], ids[order])
+        return cached[dtype]
+
     def bins(self, batch):
         b = batch
         cols = []
@@ -135,6 +152,12 @@ class _Encoder:
     def __call__(self, batch):
         if self.mode == "exact":
             keys = row_keys(batch)
+            if isinstance(keys, np.ndarray) and keys.dtype.kind == "V":
+                table = self._exact_table(keys.dtype)
+                if table is not None:  # numeric rows: their byte keys searched among the fitted ones
+                    sorted_keys, ids = table
+                    i = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+                    return np.where(sorted_keys[i] == keys, ids[i], -1).astype(np.int64)
             get = self.key_ids.get
             return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64, count=len(keys))
         if self.mode in ("binned", "binned+hashed", "binned-exact"):

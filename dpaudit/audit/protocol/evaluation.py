@@ -21,7 +21,7 @@ import numpy as np
 from dpaudit.audit.attacks.outputs import as_output_batch, conform
 from dpaudit.audit.attacks.selection import tiebreak_seed
 from dpaudit.audit.stats.attack_stats import statistics_from_counts, statistics_thresholds
-from dpaudit.audit.stats.counting import PooledScores, ThresholdCounter, inverted_cdf_index
+from dpaudit.audit.stats.counting import PooledScores, inverted_cdf_index
 from dpaudit.audit.stats.power import advice_grid, threshold_advice_from_counts
 from dpaudit.audit.stats.rules import HeldOut, TestPlan, ThresholdRule, certify_plan, plan_tests
 from dpaudit.audit.stats.thresholds import (
@@ -202,6 +202,13 @@ def certify(plan: EvaluationPlan, le0, le1, n0: int, n1: int, *, epsilon: float,
     return out
 
 
+def _sorted_counts(scores, thresholds) -> np.ndarray:
+    """:func:`~dpaudit.audit.stats.thresholds.counts_at` of scores already checked (``as_scores``): sort, then one
+    search per threshold (numpy's vectorised sort: 9-11 ns a score at 5 x 10^4-5 x 10^5 scores and 3,000 thresholds,
+    faster than a table of cells, measured in issue 30)."""
+    return np.searchsorted(np.sort(scores), thresholds, side="right").astype(np.int64)
+
+
 class ScoreCounts:
     """Chunk function (picklable, for pools and clusters): ``size`` runs of ``sampler`` on ``inp``, scored by each
     ``(statistic, tiebreak, thresholds)`` of ``tests`` and reduced to the counts ``#{score <= t}`` at that test's
@@ -211,9 +218,6 @@ class ScoreCounts:
     def __init__(self, sampler, inp, tests, encode=None, spec=None):
         self.sampler, self.inp, self.tests, self.encode, self.spec = sampler, inp, tests, encode, spec
 
-    def __getstate__(self):  # the counters' tables are rebuilt where the chunks run, never shipped
-        return {k: v for k, v in self.__dict__.items() if k != "counters"}
-
     def __call__(self, size, seed_seq) -> Counts:
         rng = np.random.default_rng(seed_seq)
         batch = as_output_batch(self.sampler(self.inp, rng, size), size, self.encode)
@@ -221,9 +225,7 @@ class ScoreCounts:
             batch = conform(batch, self.spec)
         coins = None  # the auditor's tie-break coins of this chunk, drawn once when a test needs them
         out = []
-        if getattr(self, "counters", None) is None:  # built once per process, on its first chunk
-            self.counters = [ThresholdCounter(thresholds) for _, _, thresholds in self.tests]
-        for (statistic, tiebreak, _), counter in zip(self.tests, self.counters):
+        for statistic, tiebreak, thresholds in self.tests:
             s = as_scores(statistic(batch), "statistic(outputs)")
             if s.size != size:
                 raise ValueError(f"statistic(outputs) returned {s.size} scores for {size} outputs")
@@ -231,7 +233,7 @@ class ScoreCounts:
                 if tiebreak.randomize and coins is None:
                     coins = np.random.default_rng(tiebreak_seed(seed_seq)).random(size)
                 s = tiebreak(s, coins if tiebreak.randomize else 0.0)
-            out.append(counter(s))
+            out.append(_sorted_counts(s, thresholds))
         return Counts(int(size), np.concatenate(out))
 
 
@@ -244,13 +246,8 @@ class ScoredRunCounts:
     def __init__(self, score_fn, thresholds):
         self.score_fn, self.thresholds = score_fn, [np.asarray(t, dtype=float) for t in thresholds]
 
-    def __getstate__(self):  # the counters' tables are rebuilt where the chunks run, never shipped
-        return {k: v for k, v in self.__dict__.items() if k != "counters"}
-
     def __call__(self, size, seed_seq) -> Counts:
         s = as_scores(self.score_fn(size, seed_seq), "scores")
         if s.size != size:
             raise ValueError(f"the chunk returned {s.size} scores for {size} runs (one score per run is needed)")
-        if getattr(self, "counters", None) is None:  # built once per process, on its first chunk
-            self.counters = [ThresholdCounter(t) for t in self.thresholds]
-        return Counts(int(size), np.concatenate([counter(s) for counter in self.counters]))
+        return Counts(int(size), np.concatenate([_sorted_counts(s, t) for t in self.thresholds]))

@@ -1,23 +1,24 @@
-"""Exact counts ``#{s <= t}`` of many scores at a fixed grid of thresholds, at a few nanoseconds per score.
+"""Reading sorted data fast: :class:`SortedSearch` and :class:`PooledScores` (issue 30 item 5).
 
-:class:`ThresholdCounter` is built once per grid (the thresholds an evaluation counts are fixed before it) and
-counts chunk after chunk of scores: each score's position among the sorted thresholds is read off a table of
-evenly spaced cells -- a monotone cell function ``floor((s - lo) * scale)``, applied to the thresholds and the
-scores alike, so a threshold in a lower cell is below every score of a higher one -- and compared with the single
-threshold of its cell when there is one (a search among the cell's thresholds otherwise); one ``bincount`` and a
-cumulative sum give the counts. Every step is an exact comparison of doubles, so the counts are those of
-:func:`dpaudit.audit.stats.thresholds.counts_at` (sorting the scores and searching each threshold), bit for bit
-(tested against it on ties, infinities and thresholds equal to scores), and sums over chunks merge in any order.
+:class:`SortedSearch` gives ``numpy.searchsorted(grid, x, side)`` for a fixed sorted grid (quantile bin edges, a
+tie-break's values) from a table of evenly spaced cells -- a monotone cell function of the value, applied to the
+grid and the values alike, so a grid value in a lower cell is below every value of a higher one -- compared with
+the single grid value of its cell when there is one (searched among the cell's values otherwise): exact
+comparisons of doubles, so the same positions as numpy's binary search, several times faster on unsorted values.
+:class:`PooledScores` sorts the selection scores of a threshold audit once for every rule, statistic and grid
+that reads them. (Counting evaluation scores at a grid stays a sort and one search per threshold: numpy's
+vectorised sort measured 9-11 ns a score at 5 x 10^4-5 x 10^5 scores and 3,000 thresholds, 12-15 ns with the
+cell table and a histogram.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ThresholdCounter", "SortedSearch", "PooledScores", "inverted_cdf_index", "CELLS_PER_THRESHOLD"]
+__all__ = ["SortedSearch", "PooledScores", "inverted_cdf_index", "CELLS_PER_THRESHOLD"]
 
 #: cells of the position table per finite threshold
-CELLS_PER_THRESHOLD = 4
+CELLS_PER_THRESHOLD = 16
 
 
 class SortedSearch:
@@ -73,25 +74,6 @@ class SortedSearch:
             if many.size:
                 pos[many] = np.searchsorted(self.grid, x[many], side=side)
         return pos
-
-
-class ThresholdCounter:
-    """``counter(scores) -> #{s <= t}`` (int64) for every ``t`` of ``thresholds`` (any order, repeats allowed);
-    ``scores`` a 1-D float array without NaN (:func:`dpaudit.audit.stats.thresholds.as_scores`). Picklable."""
-
-    def __init__(self, thresholds):
-        t = np.atleast_1d(np.asarray(thresholds, dtype=float))
-        if np.any(np.isnan(t)):
-            raise ValueError("thresholds must not contain NaN")
-        grid, back = np.unique(t, return_inverse=True)
-        self.search, self.back = SortedSearch(grid), back.ravel()
-
-    def __call__(self, scores) -> np.ndarray:
-        pos = self.search(scores, "left")  # #{t < s}
-        m = self.search.grid.size
-        # s <= t_i  iff  #{t < s} <= i: the counts are the cumulative histogram of the positions
-        le = np.cumsum(np.bincount(pos, minlength=m + 1)[:m])
-        return le.astype(np.int64)[self.back]
 
 
 def inverted_cdf_index(n: int, levels) -> np.ndarray:
