@@ -269,7 +269,10 @@ def _binned_encoder(a, b, per, max_categories, columns=None):
     cells = _Encoder("binned", edges=edges, specials=specials).bins(both)
     radix = _cell_radix(edges, specials)
     if radix is not None:  # distinct cells as sorted integer codes, in the order of numpy.unique(cells, axis=0)
-        codes = np.unique(cells @ radix)
+        flat = cells @ radix
+        span = int(radix[0]) * (int(edges[0].size) + 1 + len(specials[0]))  # every code lies in [0, span)
+        # distinct codes, sorted: by presence over a short range (no sort), else numpy.unique
+        codes = np.flatnonzero(np.bincount(flat, minlength=span)) if span <= 8 * flat.size + 4096 else np.unique(flat)
         if codes.size > max_categories:
             return None, "", per
         base = np.concatenate([[np.iinfo(np.int64).max], radix[:-1] // radix[1:]])  # of coordinates 1..k-1
