@@ -42,3 +42,30 @@ def test_exact_keys_of_numeric_rows_are_the_dictionary_ones(k):
     assert np.array_equal(enc(x), expected)
     if k > 1:  # rows of another width: none is a fitted key
         assert np.array_equal(enc(x[:, :1]), np.full(x.shape[0], -1))
+
+
+def test_float_bit_codes_from_the_bits_are_the_frexp_ones():
+    from dpaudit.audit.attacks.floating import _float_bit_codes_of_any, float_bit_codes
+
+    r = np.random.default_rng(20)
+    x = r.normal(size=60_000) * 10.0 ** r.integers(-307, 308, 60_000)  # normal numbers, blocks read off the bits
+    x = np.concatenate([x, 2.0 ** r.integers(-1022, 1024, 500), -(2.0 ** r.integers(-1022, 1024, 500)),
+                        np.round(r.normal(size=5000), 2), [2.2250738585072014e-308, 1.7976931348623157e308]])
+    x = x[x != 0.0]
+    assert np.array_equal(float_bit_codes(x), _float_bit_codes_of_any(x))
+    y = np.concatenate([x[:40_000], [0.0, -0.0, 5e-324, -5e-324, np.nan, np.inf, -np.inf]])  # a block with them
+    assert np.array_equal(float_bit_codes(y), _float_bit_codes_of_any(y))
+
+
+def test_tiebreak_codes_are_the_masked_ones():
+    from dpaudit.audit.attacks.selection import TieBreak
+
+    r = np.random.default_rng(21)
+    values = np.round(r.normal(size=300), 2)
+    s = np.concatenate([r.choice(values, 30_000), r.normal(size=30_000), [np.inf, -np.inf, 99.0]])
+    tb = TieBreak(values)
+    i = np.searchsorted(tb.values, s, side="left")
+    exact = np.zeros(s.shape, bool)
+    inside = i < tb.values.size
+    exact[inside] = tb.values[i[inside]] == s[inside]
+    assert np.array_equal(tb.codes(s), 2 * i + exact)

@@ -95,3 +95,11 @@ def test_category_table_counted_by_position_is_the_sorted_one():
             llr = (np.log(n1 + a) - np.log(c1.size + a * (k + 1)) - np.log(n0 + a) + np.log(c0.size + a * (k + 1)))
             assert t.keys.dtype == keys.dtype and np.array_equal(t.keys, keys)
             assert np.array_equal(t.llr, llr)
+
+
+def test_sorted_search_in_blocks_is_numpy_searchsorted():
+    r = np.random.default_rng(6)
+    g = np.unique(np.concatenate([np.quantile(r.normal(size=10 ** 4), np.linspace(0, 1, 300)), [np.inf]]))
+    x = np.concatenate([r.normal(size=100_000), r.choice(g, 20_000), [np.nan, -np.inf]])
+    for side in ("left", "right"):
+        assert np.array_equal(SortedSearch(g)(x, side), np.searchsorted(g, x, side))

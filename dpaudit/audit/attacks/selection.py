@@ -82,9 +82,10 @@ class TieBreak:
         if getattr(self, "search", None) is None:  # the values' search table, built once
             self.search = SortedSearch(self.values)
         i = self.search(s, side="left")
-        exact = np.zeros(s.shape, bool)
-        inside = i < self.values.size
-        exact[inside] = self.values[i[inside]] == s[inside]
+        if self.values.size == 0:
+            return 2 * i
+        # s equals values[i] (i inside): read at min(i, last), which is values[i] wherever i is inside
+        exact = (self.values[np.minimum(i, self.values.size - 1)] == s) & (i < self.values.size)
         return 2 * i + exact
 
     def __call__(self, scores, u) -> np.ndarray:

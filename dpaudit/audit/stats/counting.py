@@ -19,6 +19,8 @@ __all__ = ["SortedSearch", "PooledScores", "inverted_cdf_index", "CELLS_PER_THRE
 
 #: cells of the position table per finite threshold
 CELLS_PER_THRESHOLD = 16
+#: values per block of :class:`SortedSearch` (a block's temporaries stay in the processor's cache)
+BLOCK = 1 << 14
 
 
 class SortedSearch:
@@ -62,6 +64,14 @@ class SortedSearch:
         x = np.asarray(x, dtype=float)
         if not self.cells or x.size < 64:
             return np.searchsorted(self.grid, x, side=side)
+        if x.ndim != 1 or x.size <= BLOCK:
+            return self._positions(x, side)
+        out = np.empty(x.size, dtype=np.intp)
+        for start in range(0, x.size, BLOCK):  # blocks whose temporaries stay in the cache
+            out[start:start + BLOCK] = self._positions(x[start:start + BLOCK], side)
+        return out
+
+    def _positions(self, x, side: str) -> np.ndarray:
         c = self._cell(x)
         pos = self.start[c]
         pos += (self.single[c] < x) if side == "left" else (self.single[c] <= x)
