@@ -19,6 +19,8 @@ __all__ = ["SortedSearch", "PooledScores", "inverted_cdf_index", "CELLS_PER_THRE
 
 #: cells of the position table per finite threshold
 CELLS_PER_THRESHOLD = 16
+#: most cells a table is refined to while some cell holds several grid values
+MAX_CELLS = 1 << 14
 #: values per block of :class:`SortedSearch` (a block's temporaries stay in the processor's cache)
 BLOCK = 1 << 14
 
@@ -33,21 +35,28 @@ class SortedSearch:
         finite = self.grid[np.isfinite(self.grid)]
         self.cells = 0
         if finite.size >= 2 and self.grid.size < 2 ** 24:
-            lo, hi = float(finite[0]), float(finite[-1])
             cells = CELLS_PER_THRESHOLD * finite.size
-            with np.errstate(over="ignore"):
-                scale = cells / (hi - lo)
-            if np.isfinite(scale) and scale > 0.0:
-                self.lo, self.scale, self.cells = lo, float(scale), cells
-                where = self._cell(self.grid)
-                edges = np.arange(cells)
-                # start[c]: grid values in cells below c; count[c]: grid values in cell c
-                self.start = np.searchsorted(where, edges, side="left").astype(np.intp)
-                count = np.searchsorted(where, edges, side="right") - self.start
-                # the one value of a cell (NaN where a cell has none: no comparison is true; several: searched)
-                self.single = np.where(count == 1, self.grid[np.minimum(self.start, self.grid.size - 1)], np.nan)
-                self.multi = count > 1
-                self.any_multi = bool(self.multi.any())
+            # more cells (up to MAX_CELLS, or the default count) while some cell holds several grid values
+            while self._build(float(finite[0]), float(finite[-1]), cells) and cells * 2 <= MAX_CELLS:
+                cells *= 2
+
+    def _build(self, lo: float, hi: float, cells: int) -> bool:
+        """The table of ``cells`` cells over [lo, hi]; True when some cell holds several grid values."""
+        with np.errstate(over="ignore"):
+            scale = cells / (hi - lo)
+        if not (np.isfinite(scale) and scale > 0.0):
+            return False
+        self.lo, self.scale, self.cells = lo, float(scale), cells
+        where = self._cell(self.grid)
+        edges = np.arange(cells)
+        # start[c]: grid values in cells below c; count[c]: grid values in cell c
+        self.start = np.searchsorted(where, edges, side="left").astype(np.intp)
+        count = np.searchsorted(where, edges, side="right") - self.start
+        # the one value of a cell (NaN where a cell has none: no comparison is true; several: searched)
+        self.single = np.where(count == 1, self.grid[np.minimum(self.start, self.grid.size - 1)], np.nan)
+        self.multi = count > 1
+        self.any_multi = bool(self.multi.any())
+        return self.any_multi
 
     def _cell(self, x):
         """The cell of each value: a non-decreasing function of the value (rounded subtraction and product by a
