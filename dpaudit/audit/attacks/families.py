@@ -89,7 +89,10 @@ class _Value(FittedStatistic):
 
     def __call__(self, batch):
         b = numeric_or_raise(batch, "the value attack")
-        return np.nan_to_num(b[:, 0], nan=0.0, posinf=BIG, neginf=-BIG)
+        x = b[:, 0]
+        if np.isfinite(x).all():  # nothing to replace: the copy nan_to_num would return
+            return x.copy()
+        return np.nan_to_num(x, nan=0.0, posinf=BIG, neginf=-BIG)
 
 
 class _Projection(FittedStatistic):
