@@ -123,9 +123,10 @@ class _Encoder:
     def _exact_table(self, dtype):
         """The fitted byte keys of numeric rows of ``dtype`` sorted, with their ids (None when there are none or they
         are of another width: then every lookup goes through the dictionary)."""
-        cached = getattr(self, "exact_tables", None)
+        cached: dict | None = getattr(self, "exact_tables", None)
         if cached is None:
-            cached = self.exact_tables = {}
+            cached = {}
+            self.exact_tables = cached
         if dtype not in cached:
             keys = [k for k in self.key_ids if isinstance(k, bytes) and len(k) == dtype.itemsize]
             if not keys or len(keys) != len(self.key_ids):

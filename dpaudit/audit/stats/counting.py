@@ -13,6 +13,8 @@ cell table and a histogram.)
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 __all__ = ["SortedSearch", "PooledScores", "inverted_cdf_index", "CELLS_PER_THRESHOLD"]
@@ -69,7 +71,7 @@ class SortedSearch:
         np.fmin(c, self.cells - 1, out=c)
         return c.astype(np.intp)
 
-    def __call__(self, x, side: str = "left") -> np.ndarray:
+    def __call__(self, x, side: Literal["left", "right"] = "left") -> np.ndarray:
         x = np.asarray(x, dtype=float)
         if not self.cells or x.size < 64:
             return np.searchsorted(self.grid, x, side=side)
@@ -80,7 +82,7 @@ class SortedSearch:
             out[start:start + BLOCK] = self._positions(x[start:start + BLOCK], side)
         return out
 
-    def _positions(self, x, side: str) -> np.ndarray:
+    def _positions(self, x, side: Literal["left", "right"]) -> np.ndarray:
         c = self._cell(x)
         pos = self.start[c]
         pos += (self.single[c] < x) if side == "left" else (self.single[c] <= x)
