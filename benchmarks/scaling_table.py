@@ -5,6 +5,9 @@ seconds and peak memory per audit, in-process and on Dask, and the audit's overh
     python benchmarks/scaling_table.py --dask 2                 # the same on a Dask LocalCluster of 2 workers too
     python benchmarks/scaling_table.py --max-trials 1000000000  # up to 10^9 (long)
     python benchmarks/scaling_table.py --overhead               # audit seconds / numpy seconds at 10^7 and 10^8
+                                                                # (numpy timed in the audit's own process, wall
+                                                                # clock and CPU time: on a loaded machine the CPU
+                                                                # seconds move less with the load)
 
 Mechanisms: Gaussian (sigma 1, sensitivity 1, delta 1e-5; true epsilon 4.377, Balle & Wang 2018 Thm. 8) and Laplace
 (b = 1, pure DP: true epsilon 1), both drawn with numpy. The audit: a fixed statistic (the output itself) with the
@@ -51,30 +54,43 @@ def chunk_size(trials: int) -> int:
     return int(min(10 ** 6, max(10 ** 4, trials // 200)))
 
 
-def bare_seconds(mech: str, trials: int) -> float:
-    """Seconds for numpy to draw the audit's 2 x trials samples (in chunks of the audit's size)."""
+def bare_seconds(mech: str, trials: int, cpu: bool = False):
+    """Seconds for numpy to draw the audit's 2 x trials samples (in chunks of the audit's size); with ``cpu``, the
+    pair (wall-clock seconds, CPU seconds of this process)."""
     rng, c = np.random.default_rng(0), chunk_size(trials)
-    t = time.perf_counter()
+    t, u = time.perf_counter(), time.process_time()
     for x in (0.0, 1.0):
         for start in range(0, trials, c):
             SAMPLERS[mech](x, rng, min(c, trials - start))
-    return time.perf_counter() - t
+    wall, used = time.perf_counter() - t, time.process_time() - u
+    return (wall, used) if cpu else wall
 
 
-def one(mech: str, trials: int, statistic: str, dask: int, seed: int) -> dict:
-    """One audit in this process (or on a LocalCluster of ``dask`` workers): its numbers as a dict."""
+def one(mech: str, trials: int, statistic: str, dask: int, seed: int, overhead: bool = False) -> dict:
+    """One audit in this process (or on a LocalCluster of ``dask`` workers): its numbers as a dict; with
+    ``overhead``, also the seconds of the bare draws in this process, timed just before and just after the audit
+    (the faster of the two: the ratio errs against the audit)."""
     from dpaudit import Execution
     from dpaudit.audit import audit_mechanism
 
     stat = identity if statistic == "fixed" else statistic
     kw = dict(epsilon=10.0, delta=DELTA[mech], trials=trials, seed=seed, statistic=stat)
 
+    cpu = []
+
     def run(executor=None):
-        t = time.perf_counter()
+        t, u = time.perf_counter(), time.process_time()
         r = audit_mechanism(SAMPLERS[mech], 0.0, 1.0, execution=Execution(chunk_size=chunk_size(trials),
                                                                           executor=executor), **kw)
+        cpu.append(time.process_time() - u)
         return r, time.perf_counter() - t
 
+    bare = None
+    if overhead:
+        # the modules an audit imports on its first call (scipy's optimizers, the attack families) are loaded by a
+        # small audit first: a once-per-process cost, not the audit's; then numpy's draws, in this process as the audit
+        audit_mechanism(SAMPLERS[mech], 0.0, 1.0, **{**kw, "trials": 4_000, "seed": seed + 1})
+        bare = bare_seconds(mech, trials, cpu=True)
     if dask:
         from distributed import Client, LocalCluster
 
@@ -83,14 +99,18 @@ def one(mech: str, trials: int, statistic: str, dask: int, seed: int) -> dict:
             res, sec = run(client.get_executor())
     else:
         res, sec = run()
-    return {"eps": res.epsilon_lower, "n_eval": res.details["n_evaluation"][0], "seconds": sec,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            "family": res.details["attack"]["family"]}
+    out = {"eps": res.epsilon_lower, "n_eval": res.details["n_evaluation"][0], "seconds": sec,
+           "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+           "family": res.details["attack"]["family"]}
+    if bare is not None:
+        again = bare_seconds(mech, trials, cpu=True)
+        out.update(bare=min(bare[0], again[0]), bare_cpu=min(bare[1], again[1]), cpu=cpu[0])
+    return out
 
 
-def in_child(mech, trials, statistic, dask, seed) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--one", mech, str(trials), statistic, str(dask), str(seed)],
-                         capture_output=True, text=True, check=True)
+def in_child(mech, trials, statistic, dask, seed, overhead: bool = False) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--one", mech, str(trials), statistic, str(dask), str(seed)]
+                         + (["--with-bare"] if overhead else []), capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -116,14 +136,15 @@ def table(trial_list, dask: int, seed: int) -> None:
 
 
 def overhead(trial_list, seed: int) -> None:
-    print("| statistic | trials/input | audit s | numpy s | audit / numpy | certified eps | winner |")
-    print("|---|---|---|---|---|---|---|")
+    print("| statistic | trials/input | audit s | numpy s | audit / numpy | audit CPU s | numpy CPU s | CPU ratio | "
+          "certified eps | winner |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for statistic in ("fixed", "auto"):
         for n in trial_list:
-            r = in_child("gaussian", n, statistic, 0, seed)
-            b = bare_seconds("gaussian", n)
-            print(f"| {statistic} | {n:.0e} | {r['seconds']:.1f} | {b:.2f} | {r['seconds'] / b:.1f} | "
-                  f"{r['eps']:.4f} | {r['family']} |", flush=True)
+            r = in_child("gaussian", n, statistic, 0, seed, overhead=True)
+            b = r["bare"]
+            print(f"| {statistic} | {n:.0e} | {r['seconds']:.2f} | {b:.3f} | {r['seconds'] / b:.1f} | {r['cpu']:.2f} | "
+                  f"{r['bare_cpu']:.3f} | {r['cpu'] / r['bare_cpu']:.1f} | {r['eps']:.4f} | {r['family']} |", flush=True)
 
 
 def main(argv=None) -> int:
@@ -135,10 +156,11 @@ def main(argv=None) -> int:
     p.add_argument("--overhead-trials", type=float, nargs="+", default=[1e7, 1e8])
     p.add_argument("--seed", type=int, default=30)
     p.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
+    p.add_argument("--with-bare", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.one:
         mech, n, statistic, dask, seed = args.one
-        print(json.dumps(one(mech, int(n), statistic, int(dask), int(seed))))
+        print(json.dumps(one(mech, int(n), statistic, int(dask), int(seed), overhead=args.with_bare)))
         return 0
     print(f"# load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     if args.overhead:

@@ -38,12 +38,17 @@ TINY = math.ulp(0.0)
 
 def _step(x, direction: float, ulps: int):
     x = np.asarray(x, dtype=float)
-    out = x.copy()
-    finite = np.isfinite(out)
+    if x.ndim == 0:  # one value: the math module's nextafter, the same IEEE steps without array overhead
+        v = float(x)
+        if math.isfinite(v):
+            for _ in range(ulps):
+                v = math.nextafter(v, direction)  # past the largest float: inf, still a bound
+        return np.asarray(v)
+    out = x
     with np.errstate(over="ignore"):  # stepping past the largest float gives inf: still a bound
         for _ in range(ulps):
-            out = np.where(finite, np.nextafter(out, direction), out)
-    return out
+            out = np.nextafter(out, direction)
+    return np.where(np.isfinite(x), out, x)  # infinities and NaN unchanged
 
 
 def round_up(x, ulps: int = ULPS):

@@ -37,3 +37,21 @@ def test_selection_cap_replicate():
 
     before, capped, _, _ = selection_cap.replicate("laplace", 4_000, 0)
     assert 0.0 <= before < 1.0 and 0.0 <= capped < 1.0  # valid bounds on Laplace(b = 1): below its epsilon 1
+
+
+@pytest.mark.slow
+def test_scaling_table_overhead_rows(capsys):
+    """The overhead rows: wall-clock and CPU seconds of the audit and of numpy's draws (timed in the audit's own
+    process), their ratios, and the audit's bound."""
+    import scaling_table
+
+    assert scaling_table.main(["--overhead", "--overhead-trials", "3000"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("| fixed", "| auto"))]
+    assert len(rows) == 2
+    for row in rows:
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert len(cells) == 10
+        audit, bare, ratio, audit_cpu, bare_cpu, cpu_ratio = (float(c) for c in cells[2:8])
+        assert audit > 0 and audit_cpu > 0 and bare >= 0 and bare_cpu >= 0  # numpy's seconds print as 0.000 here
+        assert ratio > 1.0 and cpu_ratio > 1.0  # an audit draws the same samples, and more
+        assert 0.0 <= float(cells[8]) < 5.0  # a valid bound on the Gaussian (truth 4.377 at delta 1e-5)

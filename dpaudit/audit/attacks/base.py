@@ -88,10 +88,18 @@ class CategoryTable:
     def __init__(self, codes0, codes1, alpha: float = 0.5):
         c0 = np.asarray(codes0, dtype=np.int64)
         c1 = np.asarray(codes1, dtype=np.int64)
-        keys, inv = np.unique(np.concatenate([c0, c1]), return_inverse=True)
+        both = np.concatenate([c0, c1])
+        lo, hi = (int(both.min()), int(both.max())) if both.size else (0, -1)
+        if both.size and hi - lo <= 8 * both.size + 4096:  # a short range of codes: counted by position, no sort
+            h0 = np.bincount(c0 - lo, minlength=hi - lo + 1)
+            h1 = np.bincount(c1 - lo, minlength=hi - lo + 1)
+            present = np.flatnonzero(h0 + h1)
+            keys, n0, n1 = present + lo, h0[present].astype(float), h1[present].astype(float)
+        else:
+            keys, inv = np.unique(both, return_inverse=True)
+            n0 = np.bincount(inv[:c0.size], minlength=keys.size).astype(float)
+            n1 = np.bincount(inv[c0.size:], minlength=keys.size).astype(float)
         k = keys.size
-        n0 = np.bincount(inv[:c0.size], minlength=k).astype(float)
-        n1 = np.bincount(inv[c0.size:], minlength=k).astype(float)
         self.keys = keys
         self.llr = (np.log(n1 + alpha) - math.log(c1.size + alpha * (k + 1))
                     - np.log(n0 + alpha) + math.log(c0.size + alpha * (k + 1)))
@@ -99,6 +107,14 @@ class CategoryTable:
 
     def __call__(self, codes):
         codes = np.asarray(codes, dtype=np.int64)
+        k = self.keys.size
+        if k and int(self.keys[-1]) - int(self.keys[0]) <= 8 * k + 4096:  # a direct table over the keys' range
+            dense = getattr(self, "dense", None)
+            if dense is None:
+                dense = self.dense = np.full(int(self.keys[-1]) - int(self.keys[0]) + 1, self.unseen)
+                dense[self.keys - self.keys[0]] = self.llr
+            inside = (codes >= self.keys[0]) & (codes <= self.keys[-1])
+            return np.where(inside, dense[np.where(inside, codes - self.keys[0], 0)], self.unseen)
         i = np.clip(np.searchsorted(self.keys, codes), 0, max(self.keys.size - 1, 0))
         hit = self.keys.size > 0
         found = (self.keys[i] == codes) if hit else np.zeros(codes.shape, bool)

@@ -60,6 +60,7 @@ from dpaudit.audit.attacks.base import (
 )
 from dpaudit.audit.attacks.outputs import as_output_batch, is_numeric_batch, object_features, row_keys
 from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.counting import SortedSearch, inverted_cdf_index
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
@@ -88,7 +89,10 @@ class _Value(FittedStatistic):
 
     def __call__(self, batch):
         b = numeric_or_raise(batch, "the value attack")
-        return np.nan_to_num(b[:, 0], nan=0.0, posinf=BIG, neginf=-BIG)
+        x = b[:, 0]
+        if np.isfinite(x).all():  # nothing to replace: the copy nan_to_num would return
+            return x.copy()
+        return np.nan_to_num(x, nan=0.0, posinf=BIG, neginf=-BIG)
 
 
 class _Projection(FittedStatistic):
@@ -109,17 +113,40 @@ class _Projection(FittedStatistic):
 class _Encoder:
     """Maps a batch to integer category codes: exact keys, quantile bins per coordinate, or hashes."""
 
-    def __init__(self, mode, *, key_ids=None, edges=None, specials=None, radix=None, buckets=None):
+    def __init__(self, mode, *, key_ids=None, edges=None, specials=None, radix=None, buckets=None, cell_codes=None):
         self.mode, self.key_ids, self.edges, self.specials = mode, key_ids, edges, specials
         self.radix, self.buckets = radix, buckets
+        # binned-exact: the observed cells as sorted integer codes ``bins @ radix`` (their index is the cell's id,
+        # as in ``key_ids``), looked up by a search instead of a dictionary per row
+        self.cell_codes = cell_codes
+
+    def _exact_table(self, dtype):
+        """The fitted byte keys of numeric rows of ``dtype`` sorted, with their ids (None when there are none or they
+        are of another width: then every lookup goes through the dictionary)."""
+        cached: dict | None = getattr(self, "exact_tables", None)
+        if cached is None:
+            cached = {}
+            self.exact_tables = cached
+        if dtype not in cached:
+            keys = [k for k in self.key_ids if isinstance(k, bytes) and len(k) == dtype.itemsize]
+            if not keys or len(keys) != len(self.key_ids):
+                cached[dtype] = None
+            else:
+                arr = np.frombuffer(b"".join(keys), dtype=dtype)
+                order = np.argsort(arr, kind="stable")
+                ids = np.fromiter((self.key_ids[k] for k in keys), dtype=np.int64, count=len(keys))
+                cached[dtype] = (arr[order], ids[order])
+        return cached[dtype]
 
     def bins(self, batch):
         b = batch
         cols = []
+        if getattr(self, "searches", None) is None:  # the edges' search tables, built once per encoder
+            self.searches = [SortedSearch(e) for e in self.edges]
         for j in range(b.shape[1]):
             x = b[:, j]
             e = self.edges[j]
-            code = np.searchsorted(e, x, side="right").astype(np.int64)
+            code = self.searches[j](x, side="right").astype(np.int64)
             for s_i, s in enumerate(self.specials[j]):
                 hit = np.isnan(x) if (isinstance(s, float) and math.isnan(s)) else (x == s)
                 code = np.where(hit, e.size + 1 + s_i, code)
@@ -129,12 +156,20 @@ class _Encoder:
     def __call__(self, batch):
         if self.mode == "exact":
             keys = row_keys(batch)
+            if isinstance(keys, np.ndarray) and keys.dtype.kind == "V":
+                table = self._exact_table(keys.dtype)
+                if table is not None:  # numeric rows: their byte keys searched among the fitted ones
+                    sorted_keys, ids = table
+                    i = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+                    return np.where(sorted_keys[i] == keys, ids[i], -1).astype(np.int64)
             get = self.key_ids.get
             return np.fromiter((get(k, -1) for k in keys.tolist()), dtype=np.int64, count=len(keys))
         if self.mode in ("binned", "binned+hashed", "binned-exact"):
             bins = self.bins(numeric_or_raise(batch, "binning"))
             if self.mode == "binned":
                 return bins @ self.radix
+            if self.mode == "binned-exact" and getattr(self, "cell_codes", None) is not None:
+                return _lookup(self.cell_codes, bins @ self.radix)
             if self.mode == "binned-exact":
                 rows = np.ascontiguousarray(bins)
                 get = self.key_ids.get
@@ -144,6 +179,30 @@ class _Encoder:
         keys = row_keys(batch)
         return np.fromiter((zlib.crc32(repr(k).encode()) % self.buckets for k in keys.tolist()), dtype=np.int64,
                            count=len(keys))
+
+
+def _lookup(sorted_codes, codes):
+    """The index of each code among ``sorted_codes`` (distinct), -1 where it is not one of them."""
+    if sorted_codes.size and int(sorted_codes[-1]) - int(sorted_codes[0]) <= 8 * sorted_codes.size + 4096:
+        lo = int(sorted_codes[0])  # few codes over a short range: a direct table
+        table = np.full(int(sorted_codes[-1]) - lo + 1, -1, dtype=np.int64)
+        table[sorted_codes - lo] = np.arange(sorted_codes.size)
+        inside = (codes >= lo) & (codes <= sorted_codes[-1])
+        return np.where(inside, table[np.where(inside, codes - lo, 0)], -1)
+    i = np.minimum(np.searchsorted(sorted_codes, codes), max(sorted_codes.size - 1, 0))
+    if sorted_codes.size == 0:
+        return np.full(codes.shape, -1, dtype=np.int64)
+    return np.where(sorted_codes[i] == codes, i, -1).astype(np.int64)
+
+
+def _cell_radix(edges, specials):
+    """Mixed-radix weights making ``bins @ radix`` an integer code of a row of bins, ordered as the rows
+    (lexicographically: the first coordinate most significant), or None when the codes would not fit in int64."""
+    bases = [int(e.size) + 1 + len(sp) for e, sp in zip(edges, specials)]
+    if math.prod(bases) >= 2 ** 62:
+        return None
+    weights = [math.prod(bases[j + 1:]) for j in range(len(bases))]
+    return np.asarray(weights, dtype=np.int64)
 
 
 def _hash_rows(ints, buckets):
@@ -173,12 +232,14 @@ def _special_values(x, min_share: float = 0.01, most: int = 8):
     return out
 
 
-def _quantile_edges(x, bins):
+def _quantile_edges(x, bins, *, is_sorted: bool = False):
     if x.size == 0:
         return np.empty(0)
     half = max(bins // 2, 1)
     tail = np.geomspace(0.5 / max(x.size, 2) * 20, 0.5, half + 1)[:-1]
     levels = np.unique(np.clip(np.concatenate([tail, 1 - tail, np.linspace(0, 1, bins + 1)[1:-1]]), 0, 1))
+    if is_sorted:  # numpy.quantile(x, levels, method="inverted_cdf"), read off the sorted values
+        return np.unique(x[inverted_cdf_index(x.size, levels)])
     return np.unique(np.quantile(x, levels, method="inverted_cdf"))
 
 
@@ -194,19 +255,39 @@ def _ordinary(col, specials):
     return col[mask]
 
 
-def _binned_encoder(a, b, per, max_categories):
-    """Encoder of the OBSERVED joint cells of ``per`` quantile bins per coordinate (special values
-    kept), with its description, or (None, "", per) when more cells than ``max_categories`` occur."""
+def _binned_columns(a, b):
+    """What every bin count's encoder of these training outputs shares: the pooled batch, each column's special
+    values and its ordinary values sorted."""
     both = np.concatenate([a, b])
+    specials = [_special_values(both[:, j]) for j in range(both.shape[1])]
+    return both, specials, [np.sort(_ordinary(both[:, j], specials[j])) for j in range(both.shape[1])]
+
+
+def _binned_encoder(a, b, per, max_categories, columns=None):
+    """Encoder of the OBSERVED joint cells of ``per`` quantile bins per coordinate (special values
+    kept), with its description, or (None, "", per) when more cells than ``max_categories`` occur.
+    ``columns``: :func:`_binned_columns` of ``a``, ``b`` (computed once for every bin count)."""
+    both, specials, ordinary = _binned_columns(a, b) if columns is None else columns
     k = both.shape[1]
-    specials = [_special_values(both[:, j]) for j in range(k)]
-    edges = [_quantile_edges(_ordinary(both[:, j], specials[j]), per) for j in range(k)]
+    edges = [_quantile_edges(ordinary[j], per, is_sorted=True) for j in range(k)]
     cells = _Encoder("binned", edges=edges, specials=specials).bins(both)
-    uniq = np.unique(cells, axis=0)
-    if uniq.shape[0] > max_categories:
-        return None, "", per
-    ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq))}
-    enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids)
+    radix = _cell_radix(edges, specials)
+    if radix is not None:  # distinct cells as sorted integer codes, in the order of numpy.unique(cells, axis=0)
+        flat = cells @ radix
+        span = int(radix[0]) * (int(edges[0].size) + 1 + len(specials[0]))  # every code lies in [0, span)
+        # distinct codes, sorted: by presence over a short range (no sort), else numpy.unique
+        codes = np.flatnonzero(np.bincount(flat, minlength=span)) if span <= 8 * flat.size + 4096 else np.unique(flat)
+        if codes.size > max_categories:
+            return None, "", per
+        base = np.concatenate([[np.iinfo(np.int64).max], radix[:-1] // radix[1:]])  # of coordinates 1..k-1
+        uniq = (codes[:, None] // radix[None, :]) % base[None, :]
+    else:
+        uniq = np.unique(cells, axis=0)
+        if uniq.shape[0] > max_categories:
+            return None, "", per
+    ids = {row.tobytes(): i for i, row in enumerate(np.ascontiguousarray(uniq, dtype=np.int64))}
+    enc = _Encoder("binned-exact", edges=edges, specials=specials, key_ids=ids, radix=radix,
+                   cell_codes=None if radix is None else codes)
     return enc, (f"empirical likelihood ratio over {len(ids)} observed cells of quantile bins ({per} per "
                  f"coordinate, special values kept; {k} coordinate(s))"), per
 
@@ -254,16 +335,18 @@ def empirical_lr_statistic(train0, train1, *, max_categories: int = DEFAULT_MAX_
         desc = f"empirical likelihood ratio over {len(distinct)} exact output categories"
     elif is_numeric_batch(a):
         levels = [bins] if bins is not None else list(ELR_BINS)
-        fits = [e for e in (_binned_encoder(a, b, per, max_categories) for per in levels) if e[0] is not None]
+        prepared = _binned_columns(a, b)
+        fits = [e for e in (_binned_encoder(a, b, per, max_categories, prepared) for per in levels) if e[0] is not None]
         if len(fits) > 1:  # cross-fitted choice of the bin count on the training sample (as naive Bayes)
             n = min(a.shape[0], b.shape[0])
             h0, h1 = a.shape[0] // 2, b.shape[0] // 2
             folds = ((a[:h0], b[:h1], a[h0:], b[h1:]), (a[h0:], b[h1:], a[:h0], b[:h1]))
             score = []
+            fold_columns = [_binned_columns(fa, fb) for fa, fb, _, _ in folds] if n >= 8 else [None, None]
             for _, _, per in fits:
                 v = 0.0
-                for fa, fb, ga, gb in folds:
-                    e = _binned_encoder(fa, fb, per, max_categories)[0] if n >= 8 else None
+                for (fa, fb, ga, gb), cols in zip(folds, fold_columns):
+                    e = _binned_encoder(fa, fb, per, max_categories, cols)[0] if n >= 8 else None
                     if e is None:
                         v = -math.inf
                         break
@@ -331,19 +414,19 @@ def _nb_columns(b, mode):
     return np.concatenate([b, d], axis=1)
 
 
-def _fit_naive_bayes(a, b, mode, per, alpha):
-    ca, cb = _nb_columns(a, mode), _nb_columns(b, mode)
-    both = np.concatenate([ca, cb])
-    specials, edges = [], []
-    for j in range(both.shape[1]):
-        col = both[:, j]
-        sp = _special_values(col)
-        mask = np.isfinite(col)
-        for v in sp:
-            if not math.isnan(v):
-                mask &= col != v
-        specials.append(sp)
-        edges.append(_quantile_edges(col[mask], per))
+def _fit_naive_bayes(a, b, mode, per, alpha, prepared: dict | None = None):
+    """The naive-Bayes statistic of ``mode`` columns on ``per`` quantile bins; ``prepared`` caches, per
+    ``(id(a), id(b), mode)``, the columns, their special values and sorted ordinary values (one pass for every
+    bin count)."""
+    key = (id(a), id(b), mode)
+    if prepared is not None and key in prepared:
+        ca, cb, (both, specials, ordinary) = prepared[key]
+    else:
+        ca, cb = _nb_columns(a, mode), _nb_columns(b, mode)
+        both, specials, ordinary = _binned_columns(ca, cb)
+        if prepared is not None:
+            prepared[key] = (ca, cb, (both, specials, ordinary))
+    edges = [_quantile_edges(ordinary[j], per, is_sorted=True) for j in range(both.shape[1])]
     enc = _Encoder("binned", edges=edges, specials=specials, radix=np.zeros(len(edges), np.int64))
     c0, c1 = enc.bins(ca), enc.bins(cb)
     tables = [CategoryTable(c0[:, j], c1[:, j], alpha) for j in range(len(edges))]
@@ -392,10 +475,11 @@ def naive_bayes_statistic(train0, train1, *, bins: int | None = None, columns: s
         h0, h1 = a.shape[0] // 2, b.shape[0] // 2
         folds = ((a[:h0], b[:h1], a[h0:], b[h1:]), (a[h0:], b[h1:], a[:h0], b[:h1]))
         score = []
+        prepared: dict = {}  # the folds' columns, prepared once for every bin count
         for m, k in configs:
             v = 0.0
             for fa, fb, ga, gb in folds:
-                st = _fit_naive_bayes(fa, fb, m, k, alpha)
+                st = _fit_naive_bayes(fa, fb, m, k, alpha, prepared)
                 v += _split_bound(st(ga), st(gb))
             score.append(v)
         configs = [configs[int(np.argmax(score))]]

@@ -33,15 +33,48 @@ __all__ = ["float_bit_codes", "float_bits_statistic", "float_reachability_statis
            "additive_reachable", "numpy_laplace_reachable"]
 
 
+_MANTISSA = np.uint64((1 << 52) - 1)
+_HIDDEN = np.uint64(1 << 52)
+
+
 def float_bit_codes(x):
     """Integer code of (sign, binary exponent, significant mantissa bits) of each double in ``x``.
 
     Non-finite values get codes of their own. The number of significant bits is 53 minus the
     trailing zero bits of the 53-bit significand (0 for zero).
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if x.ndim != 1 or x.size <= _BLOCK:
+        return _float_bit_codes_block(x)
+    out = np.empty(x.size, dtype=np.int64)
+    for start in range(0, x.size, _BLOCK):  # blocks whose temporaries stay in the cache
+        out[start:start + _BLOCK] = _float_bit_codes_block(x[start:start + _BLOCK])
+    return out
+
+
+#: values per block of :func:`float_bit_codes`
+_BLOCK = 1 << 14
+
+
+def _float_bit_codes_block(x):
+    u = x.view(np.uint64)
+    field = (u >> np.uint64(52)) & np.uint64(0x7FF)  # the biased exponent
+    if x.size and not bool(((field - np.uint64(1)) >= np.uint64(0x7FE)).any()):
+        # normal numbers only (no zero, subnormal, inf or NaN): read off the bits. frexp's exponent is
+        # field - 1022, the significand is the mantissa with its hidden bit, whose trailing zeros are the
+        # set bits below its lowest set bit; ((e + 1100) * 64 + 53 - tz) * 2 + sign in one expression
+        sig = (u & _MANTISSA) | _HIDDEN
+        with np.errstate(over="ignore"):
+            tz = np.bitwise_count((sig & (~sig + np.uint64(1))) - np.uint64(1)).astype(np.int64)
+        return field.astype(np.int64) * 128 + (u >> np.uint64(63)).astype(np.int64) + 10090 - 2 * tz
+    return _float_bit_codes_of_any(x)
+
+
+def _float_bit_codes_of_any(x):
+    """:func:`float_bit_codes` of doubles that may be zero, subnormal or non-finite (through ``frexp``)."""
     fin = np.isfinite(x)
-    xf = np.where(fin, x, 0.0)
+    every = bool(fin.all())  # the usual case: no non-finite value to code apart
+    xf = x if every else np.where(fin, x, 0.0)
     m, e = np.frexp(np.abs(xf))  # |x| = m 2^e, m in [0.5, 1)
     sig = np.ldexp(m, 53).astype(np.uint64)  # exact 53-bit integer significand
     nz = sig != 0
@@ -51,7 +84,8 @@ def float_bit_codes(x):
     bits = np.where(nz, 53 - tz, 0)
     sign = (np.signbit(xf)).astype(np.int64)
     code = ((np.clip(e, -1100, 1100).astype(np.int64) + 1100) * 64 + bits) * 2 + sign
-    code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
+    if not every:
+        code = np.where(np.isnan(x), -1, np.where(x == np.inf, -2, np.where(x == -np.inf, -3, code)))
     return code
 
 
@@ -69,8 +103,10 @@ class _FloatBits(FittedStatistic):
         if b.shape[1] != len(self.tables):
             raise ValueError(f"outputs have {b.shape[1]} values per run, the attack was fitted on {len(self.tables)}")
         out = np.zeros(b.shape[0])
-        for j, t in enumerate(self.tables):
-            out += t(float_bit_codes(b[:, j]))
+        for start in range(0, b.shape[0], _BLOCK):  # row blocks whose temporaries stay in the cache
+            rows = b[start:start + _BLOCK]
+            for j, t in enumerate(self.tables):
+                out[start:start + _BLOCK] += t(float_bit_codes(rows[:, j]))
         return out
 
 

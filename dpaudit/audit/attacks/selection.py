@@ -42,7 +42,8 @@ import numpy as np
 from dpaudit.audit.attacks.base import AttackFamily
 from dpaudit.audit.attacks.outputs import is_numeric_batch
 from dpaudit.audit.attacks.registry import leak_kind, resolve_families
-from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper, cp_upper_bracket
+from dpaudit.audit.stats.counting import SortedSearch
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.thresholds import candidate_thresholds, oriented_counts
 from dpaudit.core.validation import check_count
@@ -78,10 +79,13 @@ class TieBreak:
 
     def codes(self, scores) -> np.ndarray:
         s = np.asarray(scores, dtype=float)
-        i = np.searchsorted(self.values, s, side="left")
-        exact = np.zeros(s.shape, bool)
-        inside = i < self.values.size
-        exact[inside] = self.values[i[inside]] == s[inside]
+        if getattr(self, "search", None) is None:  # the values' search table, built once
+            self.search = SortedSearch(self.values)
+        i = self.search(s, side="left")
+        if self.values.size == 0:
+            return 2 * i
+        # s equals values[i] (i inside): read at min(i, last), which is values[i] wherever i is inside
+        exact = (self.values[np.minimum(i, self.values.size - 1)] == s) & (i < self.values.size)
         return 2 * i + exact
 
     def __call__(self, scores, u) -> np.ndarray:
@@ -147,10 +151,36 @@ def predict_bound(s0, s1, *, n_eval: int, delta: float, beta: float) -> float:
     n = max(int(n_eval), 1)
     # validation rates taken at an upper confidence level (PREDICT_LEVEL): a tail threshold with no
     # validation error is not assumed error-free on the evaluation sample (winner's curse)
-    e_fp = np.minimum(np.ceil(cp_upper(k_fp, s0.size, PREDICT_LEVEL) * n), n)
-    e_fn = np.minimum(np.ceil(cp_upper(k_fn, s1.size, PREDICT_LEVEL) * n), n)
-    crit = epsilon_lower_from_rates(cp_upper(e_fp, n, beta / 2.0), cp_upper(e_fn, n, beta / 2.0), delta)
-    return float(np.max(crit))
+    return float(np.max(_predicted(k_fp, s0.size, k_fn, s1.size, n, delta, beta)))
+
+
+def _predicted(k_fp, m0: int, k_fn, m1: int, n: int, delta: float, beta: float) -> np.ndarray:
+    """Each test's predicted bound where it could be the largest, ``-inf`` where it certainly is not (the same
+    maximum, exact Clopper-Pearson bounds only where needed: brackets of both stages' bounds rule the others out, as
+    :func:`dpaudit.audit.stats.thresholds.winning_criterion` does for one stage)."""
+    def expected(k, m, idx=None):
+        k = k if idx is None else k[idx]
+        return np.minimum(np.ceil(cp_upper(k, m, PREDICT_LEVEL) * n), n)
+
+    def crit(e_fp, e_fn):
+        return np.asarray(epsilon_lower_from_rates(cp_upper(e_fp, n, beta / 2.0), cp_upper(e_fn, n, beta / 2.0),
+                                                   delta), dtype=float)
+
+    if np.size(k_fp) < 64 or beta / 2.0 > 0.5:
+        return crit(expected(k_fp, m0), expected(k_fn, m1))
+    # expected counts bracketed through their bounds (ceil and min are non-decreasing), then the bounds on them
+    (a0, b0), (a1, b1) = cp_upper_bracket(k_fp, m0, PREDICT_LEVEL), cp_upper_bracket(k_fn, m1, PREDICT_LEVEL)
+    e_lo = [np.minimum(np.ceil(a * n), n) for a in (a0, a1)]
+    e_hi = [np.minimum(np.ceil(b * n), n) for b in (b0, b1)]
+    top = np.asarray(epsilon_lower_from_rates(cp_upper_bracket(e_lo[0], n, beta / 2.0)[0],
+                                              cp_upper_bracket(e_lo[1], n, beta / 2.0)[0], delta), dtype=float)
+    bottom = np.asarray(epsilon_lower_from_rates(cp_upper_bracket(e_hi[0], n, beta / 2.0)[1],
+                                                 cp_upper_bracket(e_hi[1], n, beta / 2.0)[1], delta), dtype=float)
+    best = float(np.max(bottom))
+    maybe = top >= best - 1e-9 * (1.0 + abs(best)) if np.isfinite(best) else np.ones(top.shape, bool)
+    out = np.full(top.shape, -np.inf)
+    out[maybe] = crit(expected(k_fp, m0, maybe), expected(k_fn, m1, maybe))
+    return out
 
 
 def score_batch(stat, batch):

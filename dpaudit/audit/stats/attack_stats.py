@@ -66,9 +66,9 @@ def _two_sided(k: int, n: int, confidence: float) -> list:
     return [float(cp_lower(k, n, b)), float(cp_upper(k, n, b))]
 
 
-def _threshold_at_fpr(sel0, orientation: str, level: float) -> float:
+def _threshold_at_fpr(sel0, orientation: str, level: float, *, is_sorted: bool = False) -> float:
     """A threshold whose empirical FPR on the selection scores of D is at most ``level`` (the largest such)."""
-    s = np.sort(sel0)
+    s = sel0 if is_sorted else np.sort(sel0)
     n = s.size
     allowed = int(math.floor(level * n + 1e-9))  # false positives allowed on the selection sample
     if orientation == ">":  # flag s > t: t = the (n - allowed)-th smallest score (allowed scores above it)
@@ -77,10 +77,12 @@ def _threshold_at_fpr(sel0, orientation: str, level: float) -> float:
     return float(np.nextafter(s[allowed], -np.inf)) if allowed < n else math.inf
 
 
-def statistics_thresholds(sel0, sel1, *, orientation: str | None = None, fpr_levels=DEFAULT_FPR_LEVELS) -> dict:
+def statistics_thresholds(sel0, sel1, *, orientation: str | None = None, fpr_levels=DEFAULT_FPR_LEVELS,
+                          pooled=None) -> dict:
     """The thresholds the descriptive statistics read, fixed on the selection scores before any evaluation score
     is seen: ``{"orientation", "fpr_levels", "fpr": [t per level], "accuracy": t}`` (no thresholds without
-    selection scores)."""
+    selection scores). ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`),
+    read instead of sorting them again (the same thresholds)."""
     levels = [float(a) for a in np.atleast_1d(np.asarray(fpr_levels, dtype=float))]
     if any(not 0.0 < a < 1.0 for a in levels):
         raise ValueError(f"fpr_levels must lie in (0, 1), got {fpr_levels!r}")
@@ -88,17 +90,23 @@ def statistics_thresholds(sel0, sel1, *, orientation: str | None = None, fpr_lev
     s1 = np.asarray(sel1, dtype=float).ravel()
     have_sel = s0.size > 0 and s1.size > 0
     if orientation is None:
-        orientation = ">" if not have_sel or auroc(s0, s1) >= 0.5 else "<="
+        area = (pooled.auroc() if pooled is not None else auroc(s0, s1)) if have_sel else 1.0
+        orientation = ">" if area >= 0.5 else "<="
     if orientation not in ORIENTATIONS:
         raise ValueError(f"orientation must be one of {ORIENTATIONS}, got {orientation!r}")
     out: dict = {"orientation": orientation, "fpr_levels": levels, "fpr": [], "accuracy": None}
     if not have_sel:
         return out
     o = ORIENTATIONS.index(orientation)
-    out["fpr"] = [_threshold_at_fpr(s0, orientation, level) for level in levels]
-    # best balanced accuracy: threshold chosen on the selection scores
-    cand = np.unique(np.concatenate([s0, s1]))
-    k_fp, k_fn = oriented_counts(s0, s1, cand)
+    if pooled is not None:
+        out["fpr"] = [_threshold_at_fpr(pooled.sorted0, orientation, level, is_sorted=True) for level in levels]
+        cand = pooled.values
+        k_fp, k_fn = oriented_from_counts(pooled.le0, pooled.le1, pooled.n0, pooled.n1)
+    else:
+        out["fpr"] = [_threshold_at_fpr(s0, orientation, level) for level in levels]
+        # best balanced accuracy: threshold chosen on the selection scores
+        cand = np.unique(np.concatenate([s0, s1]))
+        k_fp, k_fn = oriented_counts(s0, s1, cand)
     acc_sel = 1.0 - 0.5 * (k_fp[o] / s0.size + k_fn[o] / s1.size)
     out["accuracy"] = float(cand[int(np.argmax(acc_sel))])
     return out

@@ -81,3 +81,34 @@ def cp_lower(k, n, beta: float):
     p = np.where(zero, 0.0, np.where(kf >= nf, pn, p))
     out = np.maximum(round_down(np.asarray(p, dtype=float) * (1.0 - REL_PAD)), 0.0)
     return float(out) if np.ndim(out) == 0 else out
+
+
+#: bisection steps of :func:`cp_upper_bracket` (the bracket only has to be tight enough to rule tests out)
+_BRACKET_STEPS = 8
+
+
+def cp_upper_bracket(k, n, beta):
+    """``(lo, hi)`` with ``lo <= cp_upper(k, n, beta) <= hi`` elementwise, without ``betaincinv``: a few vectorised
+    passes, to rule out the tests that cannot be the best before computing the exact bounds of the others.
+
+    ``lo = k/n`` (moved down by 1e-12 relative): for ``beta <= 1/2`` the Clopper-Pearson upper bound is at least
+    the estimate, since ``P[Bin(n, k/n) <= k] >= 1/2`` (the median of a binomial with an integer mean is its mean).
+    ``hi``: the Chernoff bound ``P[Bin(n, q) <= k] <= exp(-n KL(k/n || q))`` for ``q >= a = k/n`` makes every ``q``
+    with ``KL(a || q) >= log(1/beta) / n = c`` at least the exact bound. ``KL(a || q) >= (q - a)^2 / (2q)`` (the
+    integral of ``(t - a) / (t (1 - t)) >= (t - a) / q`` from ``a`` to ``q``), so ``q = a + c + sqrt(c^2 + 2ac)``
+    is one; a few bisection steps towards the smallest (kept on the side where the inequality holds), then moved
+    up by 1e-9 relative. ``beta`` must be at most 1/2."""
+    kf = np.asarray(k, dtype=float)
+    nf = np.asarray(n, dtype=float)
+    a = np.broadcast_to(kf / nf, np.broadcast(kf, nf, np.asarray(beta)).shape)
+    c = np.log(1.0 / np.asarray(beta, dtype=float)) / nf
+    low, high = a, np.minimum(a + c + np.sqrt(c * c + 2.0 * a * c), 1.0)
+    with np.errstate(all="ignore"):
+        for _ in range(_BRACKET_STEPS):
+            q = 0.5 * (low + high)
+            kl = np.where(a > 0.0, a * np.log(a / q), 0.0) + (1.0 - a) * (np.log1p(-a) - np.log1p(-q))
+            above = kl >= c
+            high = np.where(above, q, high)
+            low = np.where(above, low, q)
+    hi = np.where(a >= 1.0, 1.0, np.minimum(high * (1.0 + 1e-9) + 1e-300, 1.0))
+    return a * (1.0 - 1e-12), hi

@@ -38,7 +38,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper, cp_upper_bracket
 from dpaudit.audit.stats.error_rates import epsilon_lower_from_rates
 from dpaudit.audit.stats.one_run import one_run_epsilon_lower
 from dpaudit.audit.stats.thresholds import ORIENTATIONS, counts_at, oriented_from_counts
@@ -76,6 +76,25 @@ def _bound_at(fpr, fnr, n, level, delta, margin=POWER_Z):
                                                cp_upper(_shifted_counts(fnr, n, margin), n, level), delta))
 
 
+def _exceeds(fpr, fnr, n, level, delta, margin, target) -> np.ndarray:
+    """``_bound_at(fpr, fnr, n, ...) > target`` for each n, with exact Clopper-Pearson bounds only where brackets of
+    them (:func:`dpaudit.audit.stats.binomial.cp_upper_bracket`; the bound decreases in each rate) leave the
+    answer open (beyond a relative 1e-9 of the target): the same answers."""
+    level = float(level)
+    if level > 0.5:
+        return _bound_at(fpr, fnr, n, level, delta, margin) > target
+    k0, k1 = _shifted_counts(fpr, n, margin), _shifted_counts(fnr, n, margin)
+    (lo0, hi0), (lo1, hi1) = cp_upper_bracket(k0, n, level), cp_upper_bracket(k1, n, level)
+    top = np.asarray(epsilon_lower_from_rates(lo0, lo1, delta))
+    bottom = np.asarray(epsilon_lower_from_rates(hi0, hi1, delta))
+    slack = 1e-9 * (1.0 + abs(target))
+    out = bottom > target + slack
+    open_ = ~out & (top > target - slack)
+    if open_.any():
+        out[open_] = _bound_at(fpr, fnr, n[open_], level, delta, margin) > target
+    return out
+
+
 def trials_needed(fpr: float, fnr: float, *, delta: float, stages, target: float = 0.0, margin: float = POWER_Z):
     """Smallest N (trials per input, on a geometric grid) at which every stage certifies > ``target``.
 
@@ -91,7 +110,7 @@ def trials_needed(fpr: float, fnr: float, *, delta: float, stages, target: float
     ok = np.ones(_GRID.shape, dtype=bool)
     for share, level in stages:
         n = np.maximum(np.floor(share * _GRID), 1).astype(np.int64)
-        ok &= _bound_at(fpr, fnr, n, level, delta, margin) > target
+        ok &= _exceeds(fpr, fnr, n, level, delta, margin, target)
     if not ok[-1]:
         return None
     bad = np.flatnonzero(~ok)
@@ -150,8 +169,12 @@ def _quantile_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
     return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
 
 
-def advice_grid(s0, s1, size: int = _ADVICE_GRID_SIZE) -> np.ndarray:
-    """The advisory test's thresholds: fixed quantile levels of the pooled scores (geometric towards both tails)."""
+def advice_grid(s0, s1, size: int = _ADVICE_GRID_SIZE, *, pooled=None) -> np.ndarray:
+    """The advisory test's thresholds: fixed quantile levels of the pooled scores (geometric towards both tails).
+    ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`; the same grid)."""
+    if pooled is not None:
+        half = np.geomspace(1e-4, 0.5, size // 2)
+        return np.unique(pooled.quantiles(np.unique(np.concatenate([half, 1.0 - half]))))
     return _quantile_grid(np.asarray(s0, dtype=float).ravel(), np.asarray(s1, dtype=float).ravel(), size)
 
 

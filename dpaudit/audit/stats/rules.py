@@ -206,12 +206,15 @@ def threshold_rule(spec, grid=None) -> ThresholdRule:
     raise ValueError(f"selection must be one of {RULE_NAMES + ('auto',)} or a ThresholdRule, got {spec!r}")
 
 
-def quantile_grid(sel0, sel1, size: int = DEFAULT_GRID_SIZE) -> np.ndarray:
+def quantile_grid(sel0, sel1, size: int = DEFAULT_GRID_SIZE, *, pooled=None) -> np.ndarray:
     """Quantile grid from the selection sample (fixed before the evaluation sample is seen): levels spread
-    geometrically towards both tails (the tails matter for large epsilon)."""
-    pooled = np.concatenate([as_scores(sel0, "sel0"), as_scores(sel1, "sel1")])
+    geometrically towards both tails (the tails matter for large epsilon). ``pooled``: the same scores sorted once
+    (:class:`dpaudit.audit.stats.counting.PooledScores`; the same grid)."""
     levels = np.unique(np.concatenate([np.geomspace(1e-4, 0.5, size // 2), 1 - np.geomspace(1e-4, 0.5, size // 2)]))
-    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+    if pooled is not None:
+        return np.unique(pooled.quantiles(levels))
+    scores = np.concatenate([as_scores(sel0, "sel0"), as_scores(sel1, "sel1")])
+    return np.unique(np.quantile(scores, levels, method="inverted_cdf"))
 
 
 @dataclass(frozen=True)
@@ -232,16 +235,21 @@ class TestPlan:
     parts: tuple = ()
 
 
-def plan_tests(rule: ThresholdRule, sel0, sel1, *, delta: float, beta: float, kind: str = "dp") -> TestPlan:
-    """The dispatcher's first half: fix the tests of ``rule`` from the selection scores (never the evaluation)."""
+def plan_tests(rule: ThresholdRule, sel0, sel1, *, delta: float, beta: float, kind: str = "dp",
+               pooled=None) -> TestPlan:
+    """The dispatcher's first half: fix the tests of ``rule`` from the selection scores (never the evaluation).
+    ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`), read instead of
+    sorting them again (the same tests)."""
     delta = check_audit_delta("delta", delta)
     beta = check_beta("beta", beta)
     if isinstance(rule, HeldOut):
-        c = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, max_candidates=rule.max_candidates)
+        c = select_test(sel0, sel1, delta=delta, beta=beta, kind=kind, max_candidates=rule.max_candidates,
+                        pooled=pooled)
         return TestPlan("heldout", np.array([c["threshold"]]), (ORIENTATIONS.index(c["orientation"]),), beta / 2.0, beta,
                         {"selection": "held-out", "predicted": c["predicted"]})
     if isinstance(rule, Bonferroni):
-        g = np.asarray(rule.grid, dtype=float) if rule.grid is not None else quantile_grid(sel0, sel1, rule.size)
+        g = np.asarray(rule.grid, dtype=float) if rule.grid is not None else quantile_grid(sel0, sel1, rule.size,
+                                                                                            pooled=pooled)
         return TestPlan("bonferroni", g, (0, 1), beta / (2.0 * (2 * g.size)), beta,
                         {"grid_size": int(g.size), "selection": "bonferroni"})
     if isinstance(rule, Frontier):
@@ -255,7 +263,8 @@ def plan_tests(rule: ThresholdRule, sel0, sel1, *, delta: float, beta: float, ki
                         {"grid_size": int(g.size), "selection": "all-thresholds", "exponent": rule.exponent})
     if isinstance(rule, Combined):
         k = len(rule.rules)
-        parts = tuple(plan_tests(r, sel0, sel1, delta=delta, beta=beta / k, kind=kind) for r in rule.rules)
+        parts = tuple(plan_tests(r, sel0, sel1, delta=delta, beta=beta / k, kind=kind, pooled=pooled)
+                      for r in rule.rules)
         return TestPlan("combined", np.concatenate([p.thresholds for p in parts]), (0, 1), beta / k, beta, {}, parts)
     raise ValueError(f"rule must be a ThresholdRule (HeldOut, Bonferroni, Frontier, Combined), got {rule!r}")
 

@@ -9,7 +9,7 @@ these primitives -- held-out, Bonferroni over a fixed grid, the selection ROC fr
 A test with orientation ``">"`` guesses D' iff ``s > t`` (FPR = P_D[s > t], FNR = P_D'[s <= t]);
 orientation ``"<="`` guesses D' iff ``s <= t``. Thresholds proposed from data are always
 observed score values, so every result is invariant under strictly increasing transforms of
-the score (a metamorphic property tested in ``tests/test_audit_thresholds.py``).
+the score (a metamorphic property tested in ``tests/audit/test_mechanism.py``, test_metamorphic_delta_and_monotone_statistic).
 
 ``kind="dp"`` bounds epsilon with the delta term (:mod:`dpaudit.audit.stats.error_rates`);
 ``kind="gdp"`` bounds mu under the mu-GDP assumption (:mod:`dpaudit.audit.stats.gdp`).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpaudit.audit.stats.binomial import cp_upper
+from dpaudit.audit.stats.binomial import cp_upper, cp_upper_bracket
 from dpaudit.audit.stats.error_rates import check_audit_delta, check_beta, epsilon_lower_from_rates
 from dpaudit.audit.stats.gdp import mu_lower_from_rates
 from dpaudit.audit.stats.scores import as_scores, counts_at  # numpy only: what a chunk needs where it runs
@@ -27,7 +27,7 @@ from dpaudit.core.validation import check_count
 
 __all__ = ["as_scores", "oriented_counts", "candidate_thresholds", "select_test", "evaluate_test", "ORIENTATIONS",
            "roc_frontier", "FRONTIER_MAX_POINTS", "criterion", "check_kind", "counts_at", "oriented_from_counts",
-           "auroc_from_counts", "select_from_counts", "frontier_from_counts"]
+           "auroc_from_counts", "select_from_counts", "frontier_from_counts", "candidates_of", "winning_criterion"]
 
 #: at most this many frontier thresholds are kept (the Bonferroni price is log of their number)
 FRONTIER_MAX_POINTS = 128
@@ -79,7 +79,12 @@ def candidate_thresholds(scores0, scores1, max_candidates: int = 2000) -> np.nda
     for large epsilon).
     """
     max_candidates = check_count("max_candidates", max_candidates, minimum=4)
-    pooled = np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")]))
+    return candidates_of(np.unique(np.concatenate([as_scores(scores0, "scores0"), as_scores(scores1, "scores1")])),
+                         max_candidates)
+
+
+def candidates_of(pooled, max_candidates: int) -> np.ndarray:
+    """:func:`candidate_thresholds` from the distinct pooled scores, sorted (``PooledScores.values``)."""
     n = pooled.size
     if n <= max_candidates:
         return pooled
@@ -98,6 +103,33 @@ def criterion(kind: str, fpr_u, fnr_u, delta: float):
     return mu_lower_from_rates(fpr_u, fnr_u)
 
 
+#: relative slack of the rule-out in :func:`winning_criterion` (covers an ulp of non-monotone rounding in log/ndtri)
+_RULE_OUT_SLACK = 1e-9
+
+
+def winning_criterion(kind: str, k_fp, n0: int, k_fn, n1: int, level, delta: float) -> np.ndarray:
+    """``criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta)`` wherever that value could be
+    the largest, ``-inf`` where it certainly is not: the same maximum and the same first place of it
+    (``numpy.argmax``), with exact Clopper-Pearson bounds (``betaincinv``) only where needed. Each test's criterion
+    is bracketed by its values at the brackets of its two rates (:func:`dpaudit.audit.stats.binomial.cp_upper_bracket`;
+    the criterion decreases in each rate); a test whose upper value is below the largest lower value (less a
+    relative 1e-9) cannot reach the maximum."""
+    k_fp = np.asarray(k_fp)
+    k_fn = np.asarray(k_fn)
+    lv = np.asarray(level, dtype=float)
+    if k_fp.size < 64 or np.any(lv > 0.5) or lv.ndim:
+        return np.asarray(criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta), dtype=float)
+    lo0, hi0 = cp_upper_bracket(k_fp, n0, level)
+    lo1, hi1 = cp_upper_bracket(k_fn, n1, level)
+    top = np.asarray(criterion(kind, lo0, lo1, delta), dtype=float)
+    bottom = np.asarray(criterion(kind, hi0, hi1, delta), dtype=float)
+    best = float(np.max(bottom))
+    maybe = top >= best - _RULE_OUT_SLACK * (1.0 + abs(best)) if np.isfinite(best) else np.ones(top.shape, bool)
+    out = np.full(top.shape, -np.inf)
+    out[maybe] = criterion(kind, cp_upper(k_fp[maybe], n0, level), cp_upper(k_fn[maybe], n1, level), delta)
+    return out
+
+
 def check_kind(kind: str) -> str:
     """``kind`` of a threshold test: ``"dp"`` (epsilon) or ``"gdp"`` (mu)."""
     if kind not in _KINDS:
@@ -105,7 +137,8 @@ def check_kind(kind: str) -> str:
     return kind
 
 
-def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_candidates: int = 2000) -> dict:
+def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_candidates: int = 2000,
+                pooled=None) -> dict:
     """Choose (threshold, orientation) on selection scores (a heuristic; validity comes later).
 
     Each candidate is scored by its Clopper-Pearson bound on the selection sample itself at the
@@ -114,7 +147,14 @@ def select_test(sel0, sel1, *, delta: float, beta: float, kind: str = "dp", max_
     whose bound is likely to hold up on the evaluation sample (over six seeds at 1e5 samples per
     side this raised the Laplace ratio from 0.89 to 0.98 on average, see
     ``benchmarks/audit_tightness.py``).
+
+    ``pooled``: the same scores sorted once (:class:`dpaudit.audit.stats.counting.PooledScores`), read instead of
+    sorting them again (the same test).
     """
+    if pooled is not None:
+        t = candidates_of(pooled.values, check_count("max_candidates", max_candidates, minimum=4))
+        return select_from_counts(t, pooled.counts(0, t), pooled.counts(1, t), pooled.n0, pooled.n1, delta=delta,
+                                  beta=beta, kind=kind)
     sel0 = as_scores(sel0, "sel0")
     sel1 = as_scores(sel1, "sel1")
     t = candidate_thresholds(sel0, sel1, max_candidates)
@@ -130,7 +170,7 @@ def select_from_counts(t, le0, le1, n0: int, n1: int, *, delta: float, beta: flo
     beta = check_beta("beta", beta)
     k_fp, k_fn = oriented_from_counts(le0, le1, n0, n1)
     level = beta / 20.0
-    crit = np.asarray(criterion(kind, cp_upper(k_fp, n0, level), cp_upper(k_fn, n1, level), delta))
+    crit = winning_criterion(kind, k_fp, n0, k_fn, n1, level, delta)
     o, i = np.unravel_index(int(np.argmax(crit)), crit.shape)
     return {"threshold": float(np.asarray(t, dtype=float)[i]), "orientation": ORIENTATIONS[o],
             "predicted": float(crit[o, i])}
