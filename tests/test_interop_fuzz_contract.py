@@ -6,8 +6,8 @@ adapter either
 * returns a valid value: an ``AuditResult`` (``epsilon_lower`` in [0, inf], never NaN; ``violation`` is
   ``epsilon_lower > epsilon_claimed``; the verdict agrees; ``to_dict`` works), a ``LibraryClaim`` (every point's
   epsilon in [0, inf], delta in [0, 1)), a ``PrivacyClaim`` (``epsilon(d)`` in [0, inf] and ``delta(e)`` in
-  [0, 1] at a spread of arguments), an accountant (the same queries), an ``(epsilon, delta)`` pair, or a
-  ``[(mechanism, count), ...]`` ledger with positive integer counts;
+  [0, 1] at a spread of arguments), an accountant (the same queries), an ``(epsilon, delta)`` pair, a
+  ``[(mechanism, count), ...]`` ledger with positive integer counts, or an array of finite floats (scores);
 * or raises ``ValueError`` / ``TypeError`` whose message names one of the call's arguments (or the library
   object's attribute it read) -- never a bare ``'float' object is not iterable``; a library's own exception
   raised inside a sampler reaches the caller as a ``ChunkError`` that names the sampler.
@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -63,9 +64,19 @@ def check_library_claim(c) -> None:
     c.to_dict()
 
 
-def check_curve(obj) -> None:
-    """``epsilon(delta)`` in [0, inf] and ``delta(epsilon)`` in [0, 1], each non-increasing."""
-    eps = [obj.epsilon(d) for d in DELTAS]
+def _query(fn, arg, name):
+    """``fn(arg)``, or None when it refuses with a ValueError naming ``name`` (a claim that cannot answer there)."""
+    try:
+        return fn(arg)
+    except ValueError as err:
+        assert name in str(err), err
+        return None
+
+
+def check_curve(obj, deltas=DELTAS) -> None:
+    """``epsilon(delta)`` in [0, inf] and ``delta(epsilon)`` in [0, 1], each non-increasing (a query may also
+    refuse with a ValueError naming its argument)."""
+    eps = [e for e in (_query(obj.epsilon, d, "delta") for d in deltas) if e is not None]
     for e in eps:
         assert isinstance(e, float) and not math.isnan(e) and 0.0 <= e <= math.inf, eps
     dls = [obj.delta(e) for e in EPSILONS]
@@ -74,17 +85,22 @@ def check_curve(obj) -> None:
     assert all(a >= b for a, b in zip(dls, dls[1:])), dls
 
 
-def check_value(r) -> None:
+def check_value(r, deltas=DELTAS) -> None:
     """Whatever an adapter returns, valid for its kind (module docstring)."""
     if isinstance(r, AuditResult):
         check_audit_result(r)
     elif isinstance(r, LibraryClaim):
         check_library_claim(r)
     elif isinstance(r, PrivacyClaim) or (hasattr(r, "epsilon") and hasattr(r, "delta") and callable(r.epsilon)):
-        check_curve(r)
+        check_curve(r, deltas)
     elif isinstance(r, tuple) and len(r) == 2 and all(isinstance(v, float) for v in r):
         eps, d = r
         assert not math.isnan(eps) and 0.0 <= eps <= math.inf and 0.0 <= d < 1.0, r
+    elif callable(r) and hasattr(r, "canary_norm"):  # a canary training (OpacusCanaries, JaxCanaries): validated
+        assert isinstance(r.m, int) and r.m >= 1 and r.noise_multiplier >= 0.0, vars(r)
+        assert math.isfinite(r.max_grad_norm) and r.canary_norm >= r.max_grad_norm > 0.0, vars(r)
+    elif isinstance(r, np.ndarray):  # a training's scores, a sampler's outputs of numbers
+        assert r.dtype.kind == "f" and np.isfinite(r).all(), r
     elif isinstance(r, list):  # a ledger from from_dp_event
         for mech, count in r:
             assert isinstance(count, int) and count > 0 and hasattr(mech, "describe"), (mech, count)
@@ -96,12 +112,12 @@ def names_one_of(msg: str, names) -> bool:
     return any(n in msg for n in names) and "Traceback" not in msg
 
 
-def check_call(call, names, *, allowed_warnings: tuple = (), library_errors: tuple = ()):
+def check_call(call, names, *, allowed_warnings: tuple = (), library_errors: tuple = (), deltas=DELTAS):
     """Run ``call()`` with every warning an error (but ``allowed_warnings``); return its value or the error.
 
     A ``ValueError``/``TypeError`` must name one of ``names``. A ``ChunkError`` (a sampler failed inside the
     audit) must name the sampler, and its cause be a ``ValueError``/``TypeError`` or one of ``library_errors``
-    (the library's own refusal of an input it does not take)."""
+    (the library's own refusal of an input it does not take). A claim's curve is queried at ``deltas``."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for w in allowed_warnings:
@@ -116,7 +132,7 @@ def check_call(call, names, *, allowed_warnings: tuple = (), library_errors: tup
         except (ValueError, TypeError) as err:
             assert names_one_of(str(err), names), f"{type(err).__name__}: {err}"
             return err
-        check_value(r)  # the value's own queries (a claim's epsilon(delta), ...) under the same rule
+        check_value(r, deltas)  # the value's own queries (a claim's epsilon(delta), ...) under the same rule
     return r
 
 
