@@ -96,6 +96,8 @@ def check_value(r, deltas=DELTAS) -> None:
     elif isinstance(r, tuple) and len(r) == 2 and all(isinstance(v, float) for v in r):
         eps, d = r
         assert not math.isnan(eps) and 0.0 <= eps <= math.inf and 0.0 <= d < 1.0, r
+    elif callable(r) and str(getattr(r, "__name__", "")).endswith("]"):  # a library's sampler, "lib[mechanism]"
+        pass
     elif callable(r) and hasattr(r, "canary_norm"):  # a canary training (OpacusCanaries, JaxCanaries): validated
         assert isinstance(r.m, int) and r.m >= 1 and r.noise_multiplier >= 0.0, vars(r)
         assert math.isfinite(r.max_grad_norm) and r.canary_norm >= r.max_grad_norm > 0.0, vars(r)

@@ -31,7 +31,8 @@ from dpaudit.audit.mechanism import audit_mechanism
 from dpaudit.core.seeds import pin_seed, seed_record, spawn
 from dpaudit.core.validation import check_confidence
 
-__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message"]
+__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message",
+           "release"]
 
 class LibraryRNGWarning(UserWarning):
     """A library's own random generator is used: the audit is not reproducible from dpaudit's seed."""
@@ -48,6 +49,21 @@ def unseeded_message(library: str, what: str) -> str:
 
 def warn_unseeded(library: str, what: str, stacklevel: int = 3) -> None:
     warnings.warn(unseeded_message(library, what), LibraryRNGWarning, stacklevel=stacklevel)
+
+
+def release(sampler_name: str, call, x):
+    """``call(x)``: one release of a library's mechanism inside a sampler. An input the library refuses (its own
+    exception: diffprivlib's ``TypeError``, OpenDP's ``OpenDPException``, PyDP's ``RuntimeError``, ...) becomes a
+    ``TypeError``/``ValueError`` that names the sampler, the input and what the library said, with the
+    library's exception as its cause (an audit reports it through its ``ChunkError``)."""
+    try:
+        return call(x)
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:
+        cls = TypeError if isinstance(exc, TypeError) else ValueError
+        raise cls(f"sampler {sampler_name}: the library refused the input x={x!r:.80}: {type(exc).__name__}: "
+                  f"{exc}") from exc
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    release,
     unseeded_message,
     warn_unseeded,
 )
@@ -78,7 +79,7 @@ class _MeasurementSampler:
         self.__name__ = f"opendp[{_measure_name(meas)}]"
 
     def __call__(self, x, rng, size):
-        out = [self.meas(x) for _ in range(int(size))]
+        out = [release(self.__name__, self.meas, x) for _ in range(int(size))]
         if self.output is not None:
             out = [self.output(o) for o in out]
         try:

@@ -37,6 +37,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    release,
     unseeded_message,
     warn_unseeded,
 )
@@ -91,7 +92,7 @@ class _MeasurementSampler:
         self.__name__ = f"tumult[{type(meas).__name__}]"
 
     def _draw(self, x, size):
-        out = [self.meas(x) for _ in range(int(size))]
+        out = [release(self.__name__, self.meas, x) for _ in range(int(size))]
         return [self.output(o) for o in out] if self.output is not None else out
 
     def __call__(self, x, rng, size):
