@@ -37,6 +37,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    check_deltas,
     release,
     unseeded_message,
     warn_unseeded,
@@ -57,6 +58,7 @@ def _rng_module():
 
 def measurement_claim(meas, d_in=1, *, deltas=ZCDP_DELTAS) -> LibraryClaim:
     """The guarantee a Tumult measurement states at input distance ``d_in`` (module docstring)."""
+    deltas = check_deltas(deltas)
     try:
         name = type(meas.output_measure).__name__
         d_out = meas.privacy_function(d_in)
