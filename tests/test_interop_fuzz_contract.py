@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from dpaudit.accounting.claim import PrivacyClaim
 from dpaudit.audit import AuditResult
@@ -44,6 +45,23 @@ ODD_VALUES = (None, "a", "1.0", b"x", -1.0, -0.0, 0.0, 1e-300, 0.5, 1.0, 2, True
               [1.0], (), 1 + 1j)
 DELTAS = (1e-12, 1e-6, 0.1, 0.5, 0.9, 1 - 1e-12)
 EPSILONS = (0.0, 1e-9, 0.5, 1.0, 10.0, 1e3, 1e300)
+
+
+#: an audit's own options: legal values, and values of every illegal form
+LEGAL_OPTIONS = {"trials": (2, 20, 40, 40, 100), "confidence": (1e-12, 0.5, 0.95, 1 - 1e-12),
+                 "statistic": ("auto", "value", "empirical-lr")}
+ODD_OPTIONS = {"trials": (0, 1, -1, 2.5, None, "10", math.inf), "confidence": (0.0, 1.0, math.nan, "x", None, -0.5),
+               "statistic": ("nonsense", None, 3, ())}
+
+
+def options(legal=None, odd=None):
+    """Keyword options for a call: all legal, or all legal but one of an illegal form (half the examples each),
+    so that the fuzz reaches real audits as often as refusals (independent odd draws would refuse nearly all)."""
+    legal = {**LEGAL_OPTIONS, **(legal or {})}
+    odd = {**ODD_OPTIONS, **(odd or {})}
+    base = st.fixed_dictionaries({k: st.sampled_from(v) for k, v in legal.items()})
+    one_odd = st.sampled_from(sorted(odd)).flatmap(lambda k: st.tuples(st.just(k), st.sampled_from(odd[k])))
+    return st.one_of(base, st.builds(lambda d, kv: {**d, kv[0]: kv[1]}, base, one_odd))
 
 
 def check_audit_result(r) -> None:

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call
+from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call, options
 
 from dpaudit.interop.library import LibraryClaim, audit_library_claim, check_deltas, release
 
-NAMES = ("epsilon", "delta", "rho", "deltas", "claim", "confidence", "trials", "sampler")
+NAMES = ("epsilon", "delta", "rho", "deltas", "claim", "confidence", "trials", "sampler", "statistic")
 DELTA_SETS = ((1e-3, 1e-6), (1e-9,), (), None, "x", (0.0,), (1.0,), (math.nan,), ("a",), [0.5], np.array([1e-6]))
 
 
@@ -53,28 +53,24 @@ def _claim(kind):
             "zcdp1": LibraryClaim.zcdp(0.5, (1e-6,)), "none": None, "tuple": (1.0, 0.0), "float": 1.0}[kind]
 
 
-def _audit_case(kind, trials, confidence, extra):
-    opts = {"epsilon": 1.0} if extra == "epsilon" else {"delta": 0.1} if extra == "delta" else {}
-    check_call(lambda: audit_library_claim(_sampler, 0.0, 1.0, _claim(kind), trials=trials, confidence=confidence,
-                                           seed=0, **opts), NAMES)
+def _audit_case(kind, opts):
+    check_call(lambda: audit_library_claim(_sampler, 0.0, 1.0, _claim(kind), seed=0, **opts), NAMES)
 
 
-audit_args = dict(kind=claim_kinds, trials=st.sampled_from((2, 10, 40, 0, None)),
-                  confidence=st.sampled_from((1e-12, 0.95, 1 - 1e-12, 0.0, 1.0, math.nan)),
-                  extra=st.sampled_from((None, None, "epsilon", "delta")))
+audit_args = dict(kind=claim_kinds, opts=options(odd={"epsilon": (1.0,), "delta": (0.1,)}))
 
 
 @FAST
 @given(**audit_args)
-def test_fuzz_audit_library_claim(kind, trials, confidence, extra):
-    _audit_case(kind, trials, confidence, extra)
+def test_fuzz_audit_library_claim(kind, opts):
+    _audit_case(kind, opts)
 
 
 @pytest.mark.slow
 @DEEP
 @given(**audit_args)
-def test_fuzz_audit_library_claim_deep(kind, trials, confidence, extra):
-    _audit_case(kind, trials, confidence, extra)
+def test_fuzz_audit_library_claim_deep(kind, opts):
+    _audit_case(kind, opts)
 
 
 class LibraryFailure(Exception):

@@ -14,7 +14,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call
+from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call, options
 
 from dpaudit.interop.library import LibraryRNGWarning
 from dpaudit.interop.opendp import audit_opendp, measurement_claim, measurement_sampler
@@ -47,37 +47,34 @@ def measurement(kind):
 audit_args = dict(
     kind=st.sampled_from(("laplace", "gaussian", "geometric", "rr", "profile")),
     x=st.sampled_from(INPUTS), x_prime=st.sampled_from(INPUTS),
-    d_in=st.sampled_from((1, 1.0, 1, 1.0, 2, 0, -1, 0.5, math.nan, "one", None, True)),
-    deltas=st.sampled_from(((1e-3, 1e-6), (1e-6,), (1e-6,), (), (0.0,), (1.0,), (math.nan,), None, "x")),
-    trials=st.sampled_from((2, 10, 40, 40, 0, 2.5, None)),
-    confidence=st.sampled_from((1e-12, 0.95, 0.95, 1 - 1e-12, 0.0, 1.0, math.nan)),
-    statistic=st.sampled_from(("auto", "auto", "value", "nonsense")))
+    opts=options({"d_in": (1, 1.0, 2), "deltas": ((1e-3, 1e-6), (1e-6,))},
+                 {"d_in": (0, -1, 0.5, math.nan, "one", None, True), "deltas": ((), (0.0,), (1.0,), (math.nan,), None,
+                                                                             "x")}))
 
 
-def _audit_case(kind, x, x_prime, d_in, deltas, trials, confidence, statistic):
+def _audit_case(kind, x, x_prime, opts):
     meas = measurement(kind)
-    check_call(lambda: audit_opendp(meas, x, x_prime, d_in=d_in, deltas=deltas, trials=trials,
-                                    confidence=confidence, seed=0, statistic=statistic), NAMES, allowed_warnings=RNG)
+    check_call(lambda: audit_opendp(meas, x, x_prime, seed=0, **opts), NAMES, allowed_warnings=RNG)
 
 
 @FAST
 @given(**audit_args)
-def test_fuzz_audit_opendp(kind, x, x_prime, d_in, deltas, trials, confidence, statistic):
-    _audit_case(kind, x, x_prime, d_in, deltas, trials, confidence, statistic)
+def test_fuzz_audit_opendp(kind, x, x_prime, opts):
+    _audit_case(kind, x, x_prime, opts)
 
 
 @pytest.mark.slow
 @DEEP
 @given(**audit_args)
-def test_fuzz_audit_opendp_deep(kind, x, x_prime, d_in, deltas, trials, confidence, statistic):
-    _audit_case(kind, x, x_prime, d_in, deltas, trials, confidence, statistic)
+def test_fuzz_audit_opendp_deep(kind, x, x_prime, opts):
+    _audit_case(kind, x, x_prime, opts)
 
 
 @pytest.mark.parametrize("x", INPUTS)
 @pytest.mark.parametrize("kind", ["laplace", "geometric", "rr"])
 def test_every_input_form_once(kind, x):
-    _audit_case(kind, x, {"rr": True, "geometric": 1}.get(kind, 1.0), 1 if kind != "laplace" else 1.0, (1e-6,), 40,
-                0.95, "auto")
+    _audit_case(kind, x, {"rr": True, "geometric": 1}.get(kind, 1.0),
+                {"d_in": 1 if kind != "laplace" else 1.0, "deltas": (1e-6,), "trials": 40})
 
 
 @FAST

@@ -14,7 +14,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call
+from test_interop_fuzz_contract import DEEP, FAST, ODD_VALUES, check_call, options
 
 from dpaudit.audit.floating import check_floating_point
 from dpaudit.interop.library import LibraryRNGWarning
@@ -43,36 +43,32 @@ def target(kind):
 
 audit_args = dict(
     kind=st.sampled_from(("laplace", "gaussian", "count")),
-    i=st.integers(0, len(INPUTS) - 1), j=st.integers(0, len(INPUTS) - 1),
-    trials=st.sampled_from((2, 10, 40, 40, 0, 2.5, None)),
-    confidence=st.sampled_from((1e-12, 0.95, 0.95, 1 - 1e-12, 0.0, 1.0, math.nan)),
-    statistic=st.sampled_from(("auto", "auto", "value", "nonsense")))
+    i=st.integers(0, len(INPUTS) - 1), j=st.integers(0, len(INPUTS) - 1), opts=options())
 
 
-def _audit_case(kind, i, j, trials, confidence, statistic):
+def _audit_case(kind, i, j, opts):
     pool = DATASETS if kind == "count" else INPUTS
     x, xp = pool[i % len(pool)], pool[j % len(pool)]
-    check_call(lambda: audit_pydp(target(kind), x, xp, trials=trials, confidence=confidence, seed=0,
-                                  statistic=statistic), NAMES, allowed_warnings=RNG)
+    check_call(lambda: audit_pydp(target(kind), x, xp, seed=0, **opts), NAMES, allowed_warnings=RNG)
 
 
 @FAST
 @given(**audit_args)
-def test_fuzz_audit_pydp(kind, i, j, trials, confidence, statistic):
-    _audit_case(kind, i, j, trials, confidence, statistic)
+def test_fuzz_audit_pydp(kind, i, j, opts):
+    _audit_case(kind, i, j, opts)
 
 
 @pytest.mark.slow
 @DEEP
 @given(**audit_args)
-def test_fuzz_audit_pydp_deep(kind, i, j, trials, confidence, statistic):
-    _audit_case(kind, i, j, trials, confidence, statistic)
+def test_fuzz_audit_pydp_deep(kind, i, j, opts):
+    _audit_case(kind, i, j, opts)
 
 
 @pytest.mark.parametrize("i", range(len(INPUTS)))
 @pytest.mark.parametrize("kind", ["laplace", "count"])
 def test_every_input_form_once(kind, i):
-    _audit_case(kind, i, 1, 40, 0.95, "auto")
+    _audit_case(kind, i, 1, {"trials": 40})
 
 
 class Fake:
