@@ -62,12 +62,18 @@ class PrivacyClaim:
 
     # -- queries -------------------------------------------------------------------------
     def epsilon(self, delta: float) -> float:
-        """Upper bound on epsilon for the given delta."""
-        return float(self._epsilon_fn(check_delta("delta", delta)))
+        """Upper bound on epsilon for the given delta, in [0, inf].
+
+        A source may answer below 0 (Opacus' RDP conversion gives epsilon = -0.69 at delta 0.5 for weak
+        compositions): epsilon = 0 is then the bound it proves (every epsilon >= 0 holds whenever a negative one
+        does). NaN (no answer) reads as inf, no guarantee."""
+        eps = float(self._epsilon_fn(check_delta("delta", delta)))
+        return math.inf if math.isnan(eps) else max(eps, 0.0)
 
     def delta(self, epsilon: float) -> float:
-        """Upper bound on delta for the given epsilon."""
-        return float(self._delta_fn(check_epsilon("epsilon", epsilon)))
+        """Upper bound on delta for the given epsilon, in [0, 1] (clipped likewise; NaN reads as 1)."""
+        d = float(self._delta_fn(check_epsilon("epsilon", epsilon)))
+        return 1.0 if math.isnan(d) else min(max(d, 0.0), 1.0)
 
     def rdp(self, orders) -> np.ndarray:
         """RDP curve of the claim (``inf`` everywhere when the claim is not an RDP statement)."""

@@ -20,7 +20,11 @@ DEFAULT_CANARY_NORM_FACTOR = 10.0
 
 def training_arrays(X, y):
     """``(X as float32, y)`` with one row per target (``ValueError`` naming the shapes otherwise)."""
-    X = np.asarray(X, dtype=np.float32)
+    try:
+        X = np.asarray(X, dtype=np.float32)
+    except (TypeError, ValueError) as exc:  # strings, ragged rows, objects
+        raise ValueError(f"X must be an array of numbers (one row per target), got {type(X).__name__}: {exc}") \
+            from None
     y = np.asarray(y)
     if X.ndim < 2 or X.shape[0] != y.shape[0] or X.shape[0] < 1:
         raise ValueError(f"X must have one row per target in y, got shapes {X.shape} and {y.shape}")

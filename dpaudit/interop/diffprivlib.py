@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from dpaudit.audit.mechanism import audit_mechanism
-from dpaudit.interop.library import LibraryRNGWarning
+from dpaudit.interop.library import LibraryRNGWarning, release
 
 __all__ = ["LibraryRNGWarning", "mechanism_sampler", "tool_sampler", "mechanism_claim", "audit_diffprivlib"]
 
@@ -81,7 +81,7 @@ class _MechanismSampler:
             mech = copy.copy(mech)
             mech.random_state = np.random.RandomState(_library_seed(rng))
             mech._rng = mech.random_state  # what diffprivlib's DPMechanism.__init__ sets from random_state
-        out = [mech.randomise(x) for _ in range(int(size))]
+        out = [release(self.__name__, mech.randomise, x) for _ in range(int(size))]
         try:
             return np.asarray(out, dtype=float)
         except (TypeError, ValueError):
@@ -119,7 +119,7 @@ class _ToolSampler:
         return self.output(res) if self.output is not None else res
 
     def __call__(self, x, rng, size):
-        out = [self._call(x, rng) for _ in range(int(size))]
+        out = [release(self.__name__, lambda v: self._call(v, rng), x) for _ in range(int(size))]
         try:
             return np.asarray(out, dtype=float)
         except (TypeError, ValueError):

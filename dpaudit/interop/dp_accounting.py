@@ -41,8 +41,11 @@ event, the exponential mechanism included, so a converted ledger is charged coun
 
 A sampled event needs a single base mechanism: a composition of Gaussians inside it is
 collapsed exactly into one Gaussian with sigma = (sum sigma_i^-2)^(-1/2) (a composition of
-Gaussian mechanisms on the same query is one Gaussian mechanism; Dong, Roth, Su 2019, Cor. 3.3); other
-compositions inside a sampled event are refused. A Gaussian with ``noise_multiplier == 0`` is
+Gaussian mechanisms on the same query is one Gaussian mechanism; Dong, Roth, Su 2019, Cor. 3.3); a
+composition with a non-private step in it (``noise_multiplier == 0``, ``NonPrivateDpEvent``, ...) is
+exactly that non-private step (its pair is mutually singular whatever else is released), so the sampled
+event is the sampled non-private step, (0, q)-DP; other compositions inside a sampled event are refused.
+``ZCDpEvent(0, 0)`` costs nothing. A Gaussian with ``noise_multiplier == 0`` is
 non-private and one with ``noise_multiplier == inf`` costs nothing; degenerate events map to
 zero cost (sampling probability 0, sample size 0, count 0). Out-of-range parameters raise
 ValueError naming the event attribute. Anything else raises
@@ -95,7 +98,12 @@ def _base(event, neighbouring: str):
         cls = M.Gaussian if name == "GaussianDpEvent" else M.Laplace
         return cls(nm, 1.0, neighbouring)
     if name == "ZCDpEvent":
-        return ZCDPMechanism(float(_attr(event, "rho")), float(getattr(event, "xi", 0.0) or 0.0), neighbouring)
+        rho = check_nonnegative("rho", _attr(event, "rho"), allow_inf=True)
+        xi = getattr(event, "xi", 0.0)  # dp_accounting's default; None reads as 0 too
+        xi = 0.0 if xi is None else check_nonnegative("xi", xi, allow_inf=True)
+        if rho == 0.0 and xi == 0.0:
+            return _ZERO_COST  # (0, 0)-zCDP: the output law does not depend on the record
+        return ZCDPMechanism(rho, xi, neighbouring)
     if name == "RandomizedResponseDpEvent":
         p = check_probability("noise_parameter", _attr(event, "noise_parameter"))
         k = check_count("num_buckets", _attr(event, "num_buckets"), minimum=1)
@@ -126,12 +134,16 @@ def _base(event, neighbouring: str):
 
 
 def _collapse_gaussians(pairs):
-    """One Gaussian equivalent to the composition of Gaussian mechanisms (sensitivity 1 each)."""
+    """One Gaussian equivalent to the composition of Gaussian mechanisms (sensitivity 1 each); a composition
+    with a non-private step in it is that non-private step (its pair is already mutually singular)."""
 
     if not pairs:
         return None
     if len(pairs) == 1 and pairs[0][1] == 1:
         return pairs[0][0]
+    leaky = [m for m, _ in pairs if m.non_private()]
+    if leaky:
+        return leaky[0]
     if all(type(m).__name__ == "Gaussian" for m, _ in pairs):
         prec = sum(c * (m.sensitivity / m.sigma) ** 2 for m, c in pairs)
         return Gaussian(1.0 / math.sqrt(prec), 1.0, pairs[0][0].neighbouring)
@@ -152,7 +164,10 @@ def _walk(event, count: int, neighbouring: str, out: dict):
         _walk(_attr(event, "event"), count * check_count("count", _attr(event, "count")), neighbouring, out)
         return
     if name == "ComposedDpEvent":
-        for sub in _attr(event, "events"):
+        events = _attr(event, "events")
+        if isinstance(events, (str, bytes)) or not hasattr(events, "__iter__"):
+            raise TypeError(f"ComposedDpEvent.events must be a sequence of DpEvents, got {events!r}")
+        for sub in events:
             _walk(sub, count, neighbouring, out)
         return
     if name == "PoissonSampledDpEvent":

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from dpaudit.accounting.conversions import zcdp_to_dp
 from dpaudit.audit.mechanism import audit_mechanism
 from dpaudit.core.seeds import pin_seed, seed_record, spawn
-from dpaudit.core.validation import check_confidence
+from dpaudit.core.validation import check_confidence, check_delta, check_nonnegative, check_real
 
-__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message"]
+__all__ = ["LibraryRNGWarning", "LibraryClaim", "ZCDP_DELTAS", "audit_library_claim", "warn_unseeded", "unseeded_message",
+           "release", "check_deltas"]
 
 class LibraryRNGWarning(UserWarning):
     """A library's own random generator is used: the audit is not reproducible from dpaudit's seed."""
@@ -50,6 +51,32 @@ def warn_unseeded(library: str, what: str, stacklevel: int = 3) -> None:
     warnings.warn(unseeded_message(library, what), LibraryRNGWarning, stacklevel=stacklevel)
 
 
+def check_deltas(deltas) -> tuple:
+    """``deltas`` as a non-empty tuple of floats in (0, 1) (a ValueError naming ``deltas`` otherwise)."""
+    try:
+        ds = tuple(check_delta("deltas", d) for d in deltas)
+    except (TypeError, ValueError):
+        ds = ()
+    if not ds:
+        raise ValueError(f"deltas must be a non-empty sequence of numbers in (0, 1), got {deltas!r}")
+    return ds
+
+
+def release(sampler_name: str, call, x):
+    """``call(x)``: one release of a library's mechanism inside a sampler. An input the library refuses (its own
+    exception: diffprivlib's ``TypeError``, OpenDP's ``OpenDPException``, PyDP's ``RuntimeError``, ...) becomes a
+    ``TypeError``/``ValueError`` that names the sampler, the input and what the library said, with the
+    library's exception as its cause (an audit reports it through its ``ChunkError``)."""
+    try:
+        return call(x)
+    except (MemoryError, RecursionError):
+        raise
+    except Exception as exc:
+        cls = TypeError if isinstance(exc, TypeError) else ValueError
+        raise cls(f"sampler {sampler_name}: the library refused the input x={x!r:.80}: {type(exc).__name__}: "
+                  f"{exc}") from exc
+
+
 @dataclass(frozen=True)
 class LibraryClaim:
     """A library's stated guarantee as the (epsilon, delta) points dpaudit audits (module docstring)."""
@@ -61,28 +88,20 @@ class LibraryClaim:
 
     @classmethod
     def pure(cls, epsilon: float, description: str = "") -> LibraryClaim:
-        eps = float(epsilon)
-        if math.isnan(eps) or eps < 0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        eps = check_nonnegative("epsilon", epsilon, allow_inf=True)
         return cls("pure", ((eps, 0.0),), eps, description or f"{eps:g}-DP")
 
     @classmethod
     def approx(cls, epsilon: float, delta: float, description: str = "") -> LibraryClaim:
-        eps, d = float(epsilon), float(delta)
-        if math.isnan(eps) or eps < 0:
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        eps, d = check_nonnegative("epsilon", epsilon, allow_inf=True), check_real("delta", delta)
         if not 0.0 <= d < 1.0:
             raise ValueError(f"delta must be in [0, 1), got {delta!r}")
         return cls("approx", ((eps, d),), (eps, d), description or f"({eps:g}, {d:g})-DP")
 
     @classmethod
     def zcdp(cls, rho: float, deltas=ZCDP_DELTAS, description: str = "") -> LibraryClaim:
-        r = float(rho)
-        if math.isnan(r) or r < 0:
-            raise ValueError(f"rho must be >= 0, got {rho!r}")
-        ds = tuple(float(d) for d in deltas)
-        if not ds or any(not 0.0 < d < 1.0 for d in ds):
-            raise ValueError(f"deltas must be a non-empty sequence of numbers in (0, 1), got {deltas!r}")
+        r = check_nonnegative("rho", rho, allow_inf=True)
+        ds = check_deltas(deltas)
         pts = tuple((float(zcdp_to_dp(r, d)), d) for d in ds)
         return cls("zcdp", pts, r, description or f"{r:g}-zCDP, checked at delta in {list(ds)}")
 

@@ -29,6 +29,8 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    check_deltas,
+    release,
     unseeded_message,
     warn_unseeded,
 )
@@ -47,6 +49,7 @@ def _measure_name(meas) -> str:
 def measurement_claim(meas, d_in=1, *, deltas=ZCDP_DELTAS) -> LibraryClaim:
     """The guarantee a measurement states at input distance ``d_in`` (its privacy map; module docstring)."""
     name = _measure_name(meas)
+    deltas = check_deltas(deltas)
     try:
         d_out = meas.map(d_in)
     except Exception as exc:  # OpenDP raises its own OpenDPException for a d_in of the wrong type
@@ -78,7 +81,7 @@ class _MeasurementSampler:
         self.__name__ = f"opendp[{_measure_name(meas)}]"
 
     def __call__(self, x, rng, size):
-        out = [self.meas(x) for _ in range(int(size))]
+        out = [release(self.__name__, self.meas, x) for _ in range(int(size))]
         if self.output is not None:
             out = [self.output(o) for o in out]
         try:

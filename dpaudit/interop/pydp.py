@@ -28,6 +28,7 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    release,
     unseeded_message,
     warn_unseeded,
 )
@@ -66,7 +67,7 @@ class _MechanismSampler:
         self.__name__ = f"pydp[{type(mech).__name__}]"
 
     def __call__(self, x, rng, size):
-        return _as_array([self.mech.add_noise(x) for _ in range(int(size))])
+        return _as_array([release(self.__name__, self.mech.add_noise, x) for _ in range(int(size))])
 
 
 def mechanism_sampler(mech):
@@ -88,7 +89,8 @@ class _AlgorithmSampler:
         self.__name__ = f"pydp[{type(probe).__name__}]"
 
     def __call__(self, x, rng, size):
-        return _as_array([self.factory().quick_result(list(x)) for _ in range(int(size))])
+        return _as_array([release(self.__name__, lambda v: self.factory().quick_result(list(v)), x)
+                          for _ in range(int(size))])
 
 
 def algorithm_sampler(factory):

@@ -37,6 +37,8 @@ from dpaudit.interop.library import (
     LibraryClaim,
     LibraryRNGWarning,
     audit_library_claim,
+    check_deltas,
+    release,
     unseeded_message,
     warn_unseeded,
 )
@@ -56,6 +58,7 @@ def _rng_module():
 
 def measurement_claim(meas, d_in=1, *, deltas=ZCDP_DELTAS) -> LibraryClaim:
     """The guarantee a Tumult measurement states at input distance ``d_in`` (module docstring)."""
+    deltas = check_deltas(deltas)
     try:
         name = type(meas.output_measure).__name__
         d_out = meas.privacy_function(d_in)
@@ -91,7 +94,7 @@ class _MeasurementSampler:
         self.__name__ = f"tumult[{type(meas).__name__}]"
 
     def _draw(self, x, size):
-        out = [self.meas(x) for _ in range(int(size))]
+        out = [release(self.__name__, self.meas, x) for _ in range(int(size))]
         return [self.output(o) for o in out] if self.output is not None else out
 
     def __call__(self, x, rng, size):

@@ -319,8 +319,9 @@ class DiscretePair(LossPair):
         self.minf_mass = float(minf_mass)
         if self.losses.size:
             self.support = (float(self.losses[0]), float(self.losses[-1]))
-            mean = float(np.dot(self.p, self.losses)) / max(float(np.sum(self.p)), 1e-300)
-            var = float(np.dot(self.p, (self.losses - mean) ** 2)) / max(float(np.sum(self.p)), 1e-300)
+            with np.errstate(over="ignore", invalid="ignore"):  # losses near 1e308: the spread is inf
+                mean = float(np.dot(self.p, self.losses)) / max(float(np.sum(self.p)), 1e-300)
+                var = float(np.dot(self.p, (self.losses - mean) ** 2)) / max(float(np.sum(self.p)), 1e-300)
             self.scale = math.sqrt(var) if var > 0 else math.inf  # one point: nothing to resolve
         else:
             self.support = (0.0, 0.0)

@@ -529,8 +529,13 @@ def default_features(train):
 
 class _Standardise:
     def __init__(self, X):
-        self.mu = X.mean(axis=0)
-        sd = X.std(axis=0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.mu = X.mean(axis=0)
+            sd = X.std(axis=0)
+        if not (np.isfinite(self.mu).all() and np.isfinite(sd).all()):  # outputs near 1e308: squares overflow
+            scale = np.max(np.abs(X), axis=0) if X.size else np.ones(X.shape[1:])
+            scale = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+            self.mu, sd = (X / scale).mean(axis=0) * scale, (X / scale).std(axis=0) * scale
         self.sd = np.where(sd > 0, sd, 1.0)
 
     def __call__(self, X):

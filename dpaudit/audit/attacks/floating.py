@@ -64,10 +64,24 @@ def _float_bit_codes_block(x):
         # field - 1022, the significand is the mantissa with its hidden bit, whose trailing zeros are the
         # set bits below its lowest set bit; ((e + 1100) * 64 + 53 - tz) * 2 + sign in one expression
         sig = (u & _MANTISSA) | _HIDDEN
-        with np.errstate(over="ignore"):
-            tz = np.bitwise_count((sig & (~sig + np.uint64(1))) - np.uint64(1)).astype(np.int64)
+        tz = _trailing_zeros(sig)
         return field.astype(np.int64) * 128 + (u >> np.uint64(63)).astype(np.int64) + 10090 - 2 * tz
     return _float_bit_codes_of_any(x)
+
+
+def _trailing_zeros(sig):
+    """Trailing zero bits of nonzero uint64 integers below 2^53: the set bits below the lowest set bit
+    (``numpy.bitwise_count``, numpy >= 2.0), or the exponent of the lowest set bit, a power of two that a double
+    holds exactly (numpy 1.x: the same numbers)."""
+    with np.errstate(over="ignore"):
+        low = sig & (~sig + np.uint64(1))  # lowest set bit (two's complement trick on uint64)
+    if _BITWISE_COUNT is not None:
+        return _BITWISE_COUNT(low - np.uint64(1)).astype(np.int64)
+    return np.frexp(low.astype(np.float64))[1].astype(np.int64) - 1
+
+
+#: ``numpy.bitwise_count`` where numpy has it (2.0 and later); dpaudit supports numpy 1.23 and later
+_BITWISE_COUNT = getattr(np, "bitwise_count", None)
 
 
 def _float_bit_codes_of_any(x):

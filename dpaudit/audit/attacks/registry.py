@@ -33,8 +33,8 @@ def resolve_families(statistic) -> list[AttackFamily]:
     "auto-real" (those but the bit-level ones: the outputs are read as real numbers, so the audit is of the
     mathematical mechanism, not of its floating-point implementation), a family name, or a list of names, families
     and "auto"/"auto-real" (``["auto", "mlp"]`` adds the optional neural network)."""
-    if isinstance(statistic, str):
-        statistic = [statistic]
+    if isinstance(statistic, (str, AttackFamily)) or not hasattr(statistic, "__iter__"):  # one name, or a number:
+        statistic = [statistic]  # refused below by name (was "'int' object is not iterable")
     out = []
     for f in statistic:
         if isinstance(f, AttackFamily):
