@@ -26,11 +26,11 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
 from PIL import Image  # noqa: E402
 
 import dpaudit  # noqa: E402
 from dpaudit.report import compare_accountants, plots  # noqa: E402
+from tests.support.figures import drawn_texts, overlapping, texts_outside  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -120,53 +120,15 @@ def test_renyi_figure_is_drawn_once_with_its_title_inside(monkeypatch, alphas):
     monkeypatch.undo()
     fig = captured["fig"]
     assert "\n" in fig.get_suptitle() or len(alphas) == 3  # wrapped where one line would not fit
-    texts, width, height = drawn_texts(fig)
+    texts, width, height = drawn_texts(fig, plots.DPI)
     assert texts_outside(texts, width, height) == []
     assert overlapping(texts) == []
-
-
-def drawn_texts(fig):
-    """(the texts ``fig`` draws -- visible and non-empty -- with their boxes in pixels, canvas width, height).
-
-    Only what is drawn counts: a tick outside the view keeps its label object, but is never drawn."""
-    canvas = FigureCanvasAgg(fig)
-    fig.set_dpi(plots.DPI)
-    seen = []
-    real = Text.draw
-
-    def record(self, renderer):
-        if self.get_visible() and self.get_text().strip():
-            seen.append(self)
-        return real(self, renderer)
-
-    Text.draw = record  # type: ignore[method-assign]
-    try:
-        canvas.draw()
-    finally:
-        Text.draw = real  # type: ignore[method-assign]
-    renderer = canvas.get_renderer()
-    width, height = canvas.get_width_height()
-    return [(t.get_text(), t.get_window_extent(renderer)) for t in seen], width, height
-
-
-def texts_outside(texts, width, height) -> list:
-    return [(s, tuple(round(v) for v in bb.extents)) for s, bb in texts
-            if bb.x0 < -0.5 or bb.y0 < -0.5 or bb.x1 > width + 0.5 or bb.y1 > height + 0.5]
-
-
-def overlapping(texts) -> list:
-    out = []
-    for i, (sa, a) in enumerate(texts):
-        for sb, b in texts[i + 1:]:
-            if a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5:
-                out.append((sa, sb))
-    return out
 
 
 @pytest.mark.parametrize("linear", [True, False])
 def test_roc_labels_inside_the_figure_and_apart(audits, linear):
     for audit in audits.values():
-        texts, width, height = drawn_texts(plots.draw_roc(audit, linear))
+        texts, width, height = drawn_texts(plots.draw_roc(audit, linear), plots.DPI)
         assert len(texts) > 15  # tick labels, axis labels, title, legend entries
         assert texts_outside(texts, width, height) == []
         assert overlapping(texts) == []
@@ -174,7 +136,7 @@ def test_roc_labels_inside_the_figure_and_apart(audits, linear):
 
 
 def test_accountants_labels_apart(accountants):
-    texts, _, _ = drawn_texts(plots.draw_accountants(accountants))
+    texts, _, _ = drawn_texts(plots.draw_accountants(accountants), plots.DPI)
     assert overlapping(texts) == []
 
 
@@ -183,10 +145,10 @@ def test_the_overlap_check_sees_an_overlap():
     ax = fig.add_subplot()
     ax.text(0.5, 0.5, "one label")
     ax.text(0.52, 0.5, "another label")
-    texts, _, _ = drawn_texts(fig)
+    texts, _, _ = drawn_texts(fig, plots.DPI)
     assert ("one label", "another label") in overlapping(texts)
     fig.suptitle("a title far wider than a three-inch figure can hold on one single line of ten-point text")
-    texts, width, height = drawn_texts(fig)
+    texts, width, height = drawn_texts(fig, plots.DPI)
     assert [s for s, _ in texts_outside(texts, width, height)] == [fig.get_suptitle()]
 
 

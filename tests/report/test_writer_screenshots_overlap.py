@@ -23,6 +23,7 @@ pytest.importorskip("matplotlib")
 import dpaudit  # noqa: E402
 from dpaudit.cli.demo import audit_both, write_demo_report  # noqa: E402
 from dpaudit.report import compare_accountants, plots, write_report  # noqa: E402
+from tests.support.figures import drawn_texts, overlapping, texts_outside  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHROMIUM = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
@@ -117,47 +118,11 @@ def test_the_browser_check_sees_an_overlap(tmp_path):
     assert "overlap: claim 1 | proved 0.9" in problems and "outside its svg: cut off" in problems
 
 
-def drawn_texts(fig):
-    """(the texts ``fig`` draws, each with its box in pixels; canvas width; height): only what is drawn counts (a tick
-    outside the view keeps its label object, never drawn). Same as in test_report_plots_cost.py (kept apart: test
-    files do not import each other)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.text import Text
-
-    canvas = FigureCanvasAgg(fig)
-    fig.set_dpi(plots.DPI)
-    seen = []
-    real = Text.draw
-
-    def record(self, renderer):
-        if self.get_visible() and self.get_text().strip():
-            seen.append(self)
-        return real(self, renderer)
-
-    Text.draw = record  # type: ignore[method-assign]
-    try:
-        canvas.draw()
-    finally:
-        Text.draw = real  # type: ignore[method-assign]
-    renderer = canvas.get_renderer()
-    width, height = canvas.get_width_height()
-    return [(t.get_text(), t.get_window_extent(renderer)) for t in seen], width, height
-
-
-def texts_outside(texts, width, height) -> list:
-    return [s for s, bb in texts if bb.x0 < -0.5 or bb.y0 < -0.5 or bb.x1 > width + 0.5 or bb.y1 > height + 0.5]
-
-
-def overlapping(texts) -> list:
-    return [(sa, sb) for i, (sa, a) in enumerate(texts) for sb, b in texts[i + 1:]
-            if a.x0 < b.x1 - 0.5 and b.x0 < a.x1 - 0.5 and a.y0 < b.y1 - 0.5 and b.y0 < a.y1 - 0.5]
-
-
 @pytest.mark.parametrize("name", ["demo", "optimizer", "inconclusive", "close numbers"])
 def test_figure_labels_apart_and_inside(reports, name):
     for result in reports[1][name]:
         d = result.to_dict()
         for linear in (True, False):
-            texts, width, height = drawn_texts(plots.draw_roc(d, linear))
+            texts, width, height = drawn_texts(plots.draw_roc(d, linear), plots.DPI)
             assert texts_outside(texts, width, height) == []
             assert overlapping(texts) == []
