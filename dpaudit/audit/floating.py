@@ -60,6 +60,7 @@ from dpaudit.audit.protocol.two_sample import SamplerAudit, candidate_pairs
 from dpaudit.core.execution import Execution
 from dpaudit.core.jsonable import to_jsonable
 from dpaudit.core.seeds import as_seed_sequence, make_rng, pin_seed, seed_record, spawn
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_count
 
 __all__ = ["check_floating_point", "FloatingPointResult", "MODELS"]
@@ -203,6 +204,7 @@ def _precision_attack(sampler, x, x_prime, *, eps, delta, trials, confidence, fa
                                preflight_runs=probe_runs)
 
 
+@blas_limited
 def check_floating_point(sampler, x, x_prime, *, claim=1.0, trials: int = 20_000, seed=None,
                          model: str = "auto", scale: float | None = None, values=None,
                          confidence: float = 0.95) -> FloatingPointResult:

@@ -41,6 +41,7 @@ from dpaudit.audit.stats.rules import RULE_NAMES, threshold_rule
 from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_count, check_nonnegative, check_real
 
 __all__ = ["audit_mechanism", "METHODS", "DEPRECATED_KEYWORDS"]
@@ -82,6 +83,7 @@ def _moved_keywords(legacy: dict, statistic, threshold):
     return choice, threshold
 
 
+@blas_limited
 def audit_mechanism(sampler, x, x_prime, *, epsilon: float, delta: float = 0.0, trials: int = 10_000,
                     confidence: float = 0.95, statistic="auto", seed=None, method: str = "threshold",
                     threshold="auto", selection_fraction: float = 0.3, pairs=None, encode=None, neighbouring=None,

@@ -68,6 +68,7 @@ from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import audit_memory, check_memory, open_executor, output_bytes, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_count, check_delta, check_real
 from dpaudit.optimizers import make_optimizer
 from dpaudit.optimizers.base import Optimizer
@@ -301,6 +302,7 @@ def _threshold_option(threshold, options: dict):
     return threshold_rule(threshold)
 
 
+@blas_limited
 def audit_optimizer(name_or_optimizer, *, trials: int = 10_000, confidence: float = 0.95, seed=None,
                     delta: float | None = None, method: str = "threshold", threshold="heldout",
                     selection_fraction: float = 0.3, n: int = 20, dim: int | None = None, canaries: int | None = None,

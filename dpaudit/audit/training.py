@@ -53,6 +53,7 @@ from dpaudit.core.execution import Execution, resolve_execution
 from dpaudit.core.progress import reporting as progress_reporting
 from dpaudit.core.runner import Job, audit_memory, check_memory, check_picklable, concat_chunks, open_executor, run_jobs
 from dpaudit.core.seeds import as_seed_sequence, pin_seed, seed_record
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_count, check_real
 
 __all__ = ["audit_one_run", "audit_training", "MODES", "DEFAULT_CANARIES", "DEFAULT_TRIALS"]
@@ -121,6 +122,7 @@ def _pick(checks: list) -> int:
     return next((i for i, c in enumerate(checks) if c["epsilon_lower"] > c["epsilon_claimed"]), 0)
 
 
+@blas_limited
 def audit_one_run(run, *, canaries: int = DEFAULT_CANARIES, claim=None, delta=None, confidence: float = 0.95,
                   seed=None, repeats: int = 1, calibration_canaries: int | None = None, guesses=None,
                   bound: str = "auto", execution: Execution | None = None, **deprecated) -> AuditResult:
@@ -306,6 +308,7 @@ def _audit_many_runs(train_fn, *, trials, cl, confidence, seed, threshold, selec
     return replace(out, confidence=float(confidence), violation=any(r.violation for r in results))
 
 
+@blas_limited
 def audit_training(train_fn, *, canaries: int | None = None, claim=None, delta=None, mode: str = "one_run",
                    trials: int | None = None, confidence: float = 0.95, seed=None, repeats: int = 1, guesses=None,
                    calibration_canaries: int | None = None, bound: str = "auto", threshold="heldout",

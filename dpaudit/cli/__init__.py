@@ -33,6 +33,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from dpaudit.core.threads import one_blas_thread
+
 SUBCOMMANDS = ("demo", "account", "audit", "renyi", "proofs", "report")
 
 EXIT_OK = 0
@@ -147,7 +149,8 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return int(args.run(args) or 0)
+        with one_blas_thread():  # (inside: a bad DPAUDIT_BLAS_THREADS is one line and exit 2)
+            return int(args.run(args) or 0)
     except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - every error becomes one line + a status
         return report_error(args.command, exc)
 

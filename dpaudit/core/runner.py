@@ -67,6 +67,7 @@ import numpy as np
 
 from dpaudit.core import progress as progress_bar
 from dpaudit.core.seeds import as_seed_sequence, child, copy_seed
+from dpaudit.core.threads import one_blas_thread
 from dpaudit.core.validation import check_count
 
 __all__ = [
@@ -545,8 +546,10 @@ class Counts:
 def _call_chunk(fn, size, seed_seq, attempt):
     """What executors run: ``fn(size, seed_seq)``. ``attempt`` only makes the call of a retry
     distinct for executors that cache calls by their arguments (a Dask client with
-    ``pure=True``, its default, would otherwise hand back the failed task)."""
-    return fn(size, seed_seq)
+    ``pure=True``, its default, would otherwise hand back the failed task). The chunk runs with one BLAS
+    thread wherever it runs (:mod:`dpaudit.core.threads`)."""
+    with one_blas_thread():
+        return fn(size, seed_seq)
 
 
 def _default_count(result):

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from dpaudit.audit.protocol.verdict import GDP_LABEL, VERDICTS, advice_lines, explain, verdict_of
 from dpaudit.core.display import bound_text, number_text, percent_text
+from dpaudit.core.threads import blas_limited
 from dpaudit.report import plots
 from dpaudit.report.summary import (
     audited_rows,
@@ -268,6 +269,7 @@ def _svg_width(svg: bytes) -> int | None:
     return None if m is None else round(float(m.group(1)) * plots.DPI / 72.0)
 
 
+@blas_limited
 def render_report(*, audit=None, renyi=None, accountants=None, fmt: str = "html", title: str | None = None,
                   image_dir: str = "report_files", mechanism=None, steps: int | None = None,
                   upper: dict | None = None) -> tuple[str, dict]:
@@ -634,6 +636,7 @@ def _gdp_row(audit_d) -> list:
     return [[f"GDP estimate (NOT a bound: {GDP_LABEL}; never sets the verdict)", _f(eps)]]
 
 
+@blas_limited
 def write_report(path, *, audit=None, renyi=None, accountants=None, fmt: str | None = None,
                  title: str | None = None, mechanism=None, steps: int | None = None,
                  upper: dict | None = None) -> Path:

@@ -74,6 +74,10 @@ def interrupt(monkeypatch, tmp_path):
     monkeypatch.setattr(opt_mod, "audit_optimizer", stop)
 
 
+def bad_blas_threads(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPAUDIT_BLAS_THREADS", "two")
+
+
 # name (as in docs/cli.md) -> (status, argv, setup, what stdout / the stderr line must contain)
 PATHS = {
     "success": (0, ["account", "gaussian", "--sigma", "1", "--delta", "1e-5", "--accountant", "rdp"], None,
@@ -101,6 +105,8 @@ PATHS = {
                               {"err": "no scheduler answers"}),
     "missing optional dependency": (2, ["audit", "dp-gd", "--plot", "{tmp}/x.png"], no_matplotlib,
                                     {"err": "pip install"}),
+    "bad DPAUDIT_BLAS_THREADS": (2, ["account", "gaussian", "--sigma", "1", "--delta", "1e-5"], bad_blas_threads,
+                                 {"err": "DPAUDIT_BLAS_THREADS"}),
     "not enough memory": (2, ["audit", "dp-gd", "--trials", str(2**53)], None, {"err": "memory"}),
     "internal error": (2, ["audit", "dp-gd", "--trials", "300"], internal_error,
                        {"err": "internal error: RuntimeError: boom"}),

@@ -135,6 +135,7 @@ from dpaudit.accounting.pld.distribution import (
 )
 from dpaudit.accounting.rdp import RDPAccountant
 from dpaudit.core.numeric import round_down, round_up
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import (
     UnsupportedMechanismError,
     check_count,
@@ -631,6 +632,7 @@ class PLDAccountant(Accountant):
         return _LowerSet(self, steps, [], 1.0, 0, dirs)  # pragma: no cover - the cap reaches 1 well within the loop
 
     @property
+    @blas_limited
     def effective_discretization(self) -> float | None:
         """Grid spacing actually used (``None`` when the answer is exact: pure Gaussian or empty)."""
         if self._exact_path():
@@ -700,6 +702,7 @@ class PLDAccountant(Accountant):
                 out = max(out, round_down(q * v))
         return out
 
+    @blas_limited
     def _epsilon_interval(self, delta: float, want_lower: bool) -> tuple[float, float]:
         if self._exact_path():
             if not self._gauss:
@@ -786,6 +789,7 @@ class PLDAccountant(Accountant):
         self.details["upper_source"] = "rdp"
         return r
 
+    @blas_limited
     def _delta_interval(self, epsilon: float, want_lower: bool) -> tuple[float, float]:
         if self._exact_path():
             if not self._gauss:

@@ -73,6 +73,7 @@ from dpaudit.audit.stats.thresholds import ORIENTATIONS, as_scores, oriented_cou
 from dpaudit.core.deprecation import warn_deprecated_spelling
 from dpaudit.core.numeric import round_down
 from dpaudit.core.runner import Job, concat_chunks, run_jobs
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_nonnegative
 
 __all__ = ["audit_scores", "audit_scored_runs", "audit_sampler", "SamplerAudit", "AttackChunk", "run_pair", "split_trials",
@@ -225,6 +226,7 @@ def _gdp_record(g: dict, delta: float) -> dict:
     return gdp
 
 
+@blas_limited
 def audit_scores(sel0, sel1, eval0=None, eval1=None, *, epsilon: float, delta: float = 0.0,
                  confidence: float = 0.95, method: str = "threshold", threshold="heldout", trials: int | None = None,
                  details: dict | None = None, fpr_levels=DEFAULT_FPR_LEVELS, selection=None,

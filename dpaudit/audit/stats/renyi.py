@@ -74,6 +74,7 @@ from dpaudit.core.gaussian_divergence import renyi_gaussians_moments
 from dpaudit.core.noncentral import invert_noncentrality, noncentrality_interval
 from dpaudit.core.numeric import round_down, round_up
 from dpaudit.core.seeds import as_seed_sequence
+from dpaudit.core.threads import blas_limited
 from dpaudit.core.validation import check_confidence, check_count, check_positive, check_real
 
 __all__ = ["renyi_divergence", "gaussian_renyi", "bernoulli_renyi", "RENYI_METHODS", "equal_interval",
@@ -533,6 +534,7 @@ def _nonparametric(P, Q, alpha, beta, rng, selection_fraction):
     )
 
 
+@blas_limited
 def renyi_divergence(samples_p, samples_q, alpha: float, *, method: str = "gaussian", confidence: float = 0.95,
                      seed=None, sigma: float | None = None, selection_fraction: float = 0.5) -> Estimate:
     """Estimate D_alpha(P || Q) from i.i.d. samples of P and Q, with a confidence interval.
