@@ -162,7 +162,8 @@ def cost_table(rows, trials: int, cli_trials: int | None, cold: int, warm: int) 
         for name, calls in (("cold", first), ("warm", later)):
             if calls:
                 a, r = min(c["audit"] for c in calls), min(c["report"] for c in calls)
-                entry[name] = {"audit": a, "report": r, "ratio": r / a}
+                aw, rw = min(c["audit_wall"] for c in calls), min(c["report_wall"] for c in calls)
+                entry[name] = {"audit": a, "report": r, "ratio": r / a, "wall_ratio": rw / aw}
         table.append(entry)
     return table
 
@@ -195,13 +196,16 @@ def _load() -> str:
 
 
 def print_cost_table(table) -> None:
-    print("| row | what | cold audit s | cold report s | cold ratio | warm audit s | warm report s | warm ratio |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| row | what | cold audit s | cold report s | cold ratio | warm audit s | warm report s | warm ratio "
+          "| wall ratios (cold, warm) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for e in table:
-        cells = []
+        cells, walls = [], []
         for name in ("cold", "warm"):
             m = e.get(name)
             cells += ([f"{m['audit']:.2f}", f"{m['report']:.2f}", f"{m['ratio']:.2f}"] if m else ["-", "-", "-"])
+            walls.append(f"{m['wall_ratio']:.2f}" if m and "wall_ratio" in m else "-")
+        cells.append(", ".join(walls))
         print(f"| {e['row']} | {e['what']} | " + " | ".join(cells) + " |", flush=True)
 
 
@@ -237,7 +241,8 @@ def main(argv=None) -> int:
         parser.error(f"unknown rows {unknown}; choose among {','.join(ROWS)}")
     print(f"cores: {os.cpu_count()}, load average before: {_load()}")
     print(f"report against audit, CPU seconds, best of {args.cold} fresh processes (cold) and of "
-          f"{args.cold * args.warm} later calls (warm); rows a, b at {args.trials:,} trials")
+          f"{args.cold * args.warm} later calls (warm); rows a, b at {args.trials:,} trials; the last column: the "
+          "same ratios in wall seconds")
     print_cost_table(cost_table(rows, args.trials, args.cli_trials, args.cold, args.warm))
     if not args.no_findings:
         print(f"\nthe second finding: audit_mechanism on Laplace(1.0) at {args.findings_trials:,} trials, "

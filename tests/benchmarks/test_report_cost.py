@@ -44,10 +44,11 @@ def test_findings_rows_say_which_audit_has_two_findings():
 
 
 def test_tables_print_one_line_a_row(capsys):
-    table = [{"row": "d", "what": report_cost.ROWS["d"], "cold": {"audit": 0.5, "report": 0.4, "ratio": 0.8}}]
+    table = [{"row": "d", "what": report_cost.ROWS["d"],
+              "cold": {"audit": 0.5, "report": 0.4, "ratio": 0.8, "wall_ratio": 0.75}}]
     report_cost.print_cost_table(table)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == "| d | dpaudit demo --report | 0.50 | 0.40 | 0.80 | - | - | - |"
+    assert lines[-1] == "| d | dpaudit demo --report | 0.50 | 0.40 | 0.80 | - | - | - | 0.75, - |"
 
 
 def test_unknown_row_is_refused():
