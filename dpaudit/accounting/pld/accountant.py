@@ -722,7 +722,8 @@ class PLDAccountant(Accountant):
                 self.details["upper_source"] = "none (count beyond the FFT range)"
             else:
                 ups = {k: epsilon_for_delta(v, delta) for k, v in built.items()}
-                up = round_up(max(ups.values()))
+                up = max(ups.values())
+                up = round_up(up) if up != 0.0 else 0.0  # (a 0 is certified exactly: delta is met at epsilon 0)
                 self.details["directions"] = sorted(built)
                 self._cache["dir_order"] = sorted(ups, key=lambda x: -ups[x])
             self.details["pld_upper"] = up

@@ -840,13 +840,15 @@ def compose_atomic(pair: LossPair, k: int, d: float, tail: float, pessimistic: b
     with np.errstate(under="ignore"):
         w = pmf * fk
     p = np.bincount(idx - lo, weights=w * scale, minlength=hi - lo + 1)
-    inf = -math.expm1(k * math.log1p(-inf1)) if 0 < inf1 < 1 else inf1
+    # (one step: the pair's own mass at +inf, exactly -- an (epsilon, delta) step then answers
+    # epsilon(delta) = epsilon instead of inf; k steps: 1 - (1 - P(L = inf))^k, rounded outwards)
+    inf = -math.expm1(k * math.log1p(-inf1)) if 0 < inf1 < 1 and k > 1 else inf1
     if pessimistic:
         p[0] += left * fk * (1.0 + 1e-13)  # the mass below the window, at the lowest atom
-        inf = inf * (1.0 + 4.0 * _U) + right * fk * (1.0 + 1e-13)  # the mass above, at +inf
+        inf = (inf if k == 1 else inf * (1.0 + 4.0 * _U)) + right * fk * (1.0 + 1e-13)  # the mass above, at +inf
         return DiscretePLD(d, lo, p, min(inf, 1.0), True, 0.0)
     # optimistic: the mass outside the window is dropped (a sub-probability PLD stays a lower end)
-    return DiscretePLD(d, lo, p, inf * (1.0 - 4.0 * _U), False, 0.0,
+    return DiscretePLD(d, lo, p, inf if k == 1 else inf * (1.0 - 4.0 * _U), False, 0.0,
                        -math.expm1(k * math.log1p(-pair.q_deficit())) * (1.0 - 4.0 * _U) if pair.q_deficit() < 1 else 1.0)
 
 

@@ -1142,8 +1142,9 @@ def spectral_compose(factors, tail_mass: float, pessimistic: bool, max_bins: int
 def delta_for_epsilon(pld, epsilon: float) -> float:
     """Equation (1) at ``epsilon`` (any real), with the summation allowance and the slack.
 
-    Pessimistic: an upper bound, inflated by ``1e-12`` relative. Optimistic: a lower bound,
-    deflated by the same factor minus ``slack`` (never below 0). A :class:`SpectralPLD` is
+    Pessimistic: an upper bound, the sum of the finite terms inflated by ``1e-12`` relative (the
+    mass at +inf is an upper value of its own). Optimistic: a lower bound, deflated by the same
+    factor minus ``slack`` (never below 0). A :class:`SpectralPLD` is
     evaluated by Parseval with its certified error bound.
     """
     if isinstance(pld, SpectralPLD):
@@ -1152,9 +1153,18 @@ def delta_for_epsilon(pld, epsilon: float) -> float:
     sel = losses > epsilon
     with np.errstate(over="ignore"):
         terms = pld.p[sel] * -np.expm1(epsilon - losses[sel])
-    val = pld.inf + float(np.sum(terms))
+    fin = float(np.sum(terms))
     if pld.pessimistic:
-        return val * (1.0 + _SUM_REL)
+        # the allowance covers the summation of the finite terms; the mass at +inf is a certified
+        # upper value of its own (exact for one (epsilon, delta) step), and the one addition is
+        # rounded up by an ulp: with nothing finite above epsilon the curve is the mass at +inf
+        if not fin > 0.0:
+            return pld.inf
+        if pld.inf == 0.0:
+            return fin * (1.0 + _SUM_REL)
+        # (never above the former (inf + sum)(1 + allowance), itself a valid upper value)
+        return min(math.nextafter(pld.inf + fin * (1.0 + _SUM_REL), math.inf), (pld.inf + fin) * (1.0 + _SUM_REL))
+    val = pld.inf + fin
     return max(val * (1.0 - _SUM_REL) - pld.slack, 0.0)
 
 
@@ -1169,16 +1179,89 @@ def epsilon_for_delta(pld, delta: float) -> float:
     """
     if isinstance(pld, SpectralPLD):
         return _spectral_epsilon(pld, delta)
+    return _certified_crossing(pld, delta, _crossing(pld, delta))
+
+
+#: bisection steps of :func:`_certified_crossing` inside one grid bin (2^-60 of the bin)
+_CROSSING_STEPS = 60
+
+
+def _meets(pld, epsilon: float, delta: float) -> bool:
+    """Whether the estimate's own query (:func:`delta_for_epsilon`, a sum of non-negative terms: no
+    cancellation) puts epsilon on the right side: pessimistic, the upper curve at epsilon is <= delta;
+    optimistic, the lower curve there is >= delta."""
+    val = delta_for_epsilon(pld, epsilon)
+    return val <= delta if pld.pessimistic else val >= delta
+
+
+def _certified_crossing(pld, delta: float, eps: float) -> float:
+    """``eps`` from the closed form of :func:`_crossing`, checked by the direct sum and moved when it
+    fails: the closed form subtracts sums of nearly equal size (the mass above a loss and its
+    discounted value) when ``delta`` is far below the mass just above the crossing, and can land a
+    few of that mass's ulps on the wrong side (pessimistically below the crossing: an upper end too
+    small). Then the first grid loss on the right side is found by bisection over the losses and the
+    crossing inside its bin by :data:`_CROSSING_STEPS` bisection steps, keeping the end that passed the
+    check. Pessimistic ends move up, optimistic ones down; 0 and inf stay."""
+    if not math.isfinite(eps) or (eps == 0.0 and not pld.pessimistic):
+        return eps
+    if _meets(pld, eps, delta):
+        return eps
+    losses = pld.losses
     if pld.pessimistic:
-        target = delta / (1.0 + _SUM_REL)
+        cand = losses[losses > eps]
+        if cand.size == 0 or not _meets(pld, float(cand[-1]), delta):
+            return math.inf  # (not reached: beyond the last loss only the mass at +inf, checked before)
+        lo_i, hi_i = 0, cand.size - 1  # the first candidate loss meeting delta
+        while lo_i < hi_i:
+            mid = (lo_i + hi_i) // 2
+            if _meets(pld, float(cand[mid]), delta):
+                hi_i = mid
+            else:
+                lo_i = mid + 1
+        good, bad = float(cand[hi_i]), (float(cand[hi_i - 1]) if hi_i > 0 else eps)
     else:
-        target = (delta + pld.slack) / (1.0 - _SUM_REL)
-    if pld.inf >= target:
-        return math.inf
+        cand = losses[(losses < eps) & (losses > 0)]
+        if cand.size == 0 or not _meets(pld, float(cand[0]), delta):
+            return 0.0
+        lo_i, hi_i = 0, cand.size - 1  # the last candidate loss (below eps) meeting delta
+        while lo_i < hi_i:
+            mid = (lo_i + hi_i + 1) // 2
+            if _meets(pld, float(cand[mid]), delta):
+                lo_i = mid
+            else:
+                hi_i = mid - 1
+        good, bad = float(cand[lo_i]), (float(cand[lo_i + 1]) if lo_i + 1 < cand.size else eps)
+    for _ in range(_CROSSING_STEPS):
+        mid = 0.5 * (good + bad)
+        if mid == good or mid == bad:
+            break
+        if _meets(pld, mid, delta):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _crossing(pld, delta: float) -> float:
+    """The crossing of :func:`epsilon_for_delta` in closed form (before its check)."""
     losses = pld.losses
     pos = losses > 0
     p = pld.p[pos]
     lpos = losses[pos]
+    if pld.pessimistic:
+        # (as in delta_for_epsilon) the finite part F(epsilon) must satisfy
+        # inf + F (1 + allowance) <= delta: the search below runs on F alone, with room for the
+        # rounding of delta - inf; at no room, F must vanish, i.e. epsilon is the largest finite loss
+        if pld.inf > delta:
+            return math.inf
+        if pld.inf == delta:
+            nz = lpos[p > 0]
+            return float(nz.max()) if nz.size else 0.0
+        base, target = 0.0, (delta - pld.inf) * (1.0 - 4.0 * _U) / (1.0 + _SUM_REL)
+    else:
+        base, target = pld.inf, (delta + pld.slack) / (1.0 - _SUM_REL)
+        if pld.inf >= target:
+            return math.inf
     if p.size == 0:
         return 0.0
     # reverse cumulative sums over i >= j
@@ -1187,17 +1270,17 @@ def epsilon_for_delta(pld, delta: float) -> float:
         logw_terms = np.log(p) - lpos
     logW = np.logaddexp.accumulate(logw_terms[::-1])[::-1]
     # value of (1) at epsilon = 0 and at each positive loss L_j (sum over i > j)
-    d0 = pld.inf + U[0] - math.exp(logW[0]) if np.isfinite(logW[0]) else pld.inf + U[0]
+    d0 = base + U[0] - math.exp(logW[0]) if np.isfinite(logW[0]) else base + U[0]
     if d0 <= target:
         return 0.0
     U_next = np.append(U[1:], 0.0)
     logW_next = np.append(logW[1:], -np.inf)
     # exp(L_j) W_{j+1} = sum_{i>j} p_i e^{L_j - L_i} <= U_{j+1}, formed in log space
     with np.errstate(over="ignore", invalid="ignore"):
-        at_loss = pld.inf + U_next - np.where(np.isfinite(logW_next), np.exp(np.minimum(lpos + logW_next, 700.0)), 0.0)
+        at_loss = base + U_next - np.where(np.isfinite(logW_next), np.exp(np.minimum(lpos + logW_next, 700.0)), 0.0)
     j = int(np.argmax(at_loss <= target))  # first bin whose loss already gives delta <= target
     # the crossing lies in (L_{j-1}, L_j] (or (0, L_0]); there (1) = inf + U_j - e^eps W_j
-    num = pld.inf + U[j] - target
+    num = base + U[j] - target
     if not num > 0 or not np.isfinite(logW[j]):
         return float(lpos[j])
     eps = math.log(num) - float(logW[j])

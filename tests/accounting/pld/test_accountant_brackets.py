@@ -137,6 +137,69 @@ def test_approx_dp_zero_epsilon_delta_at_zero():
     assert lo <= exact <= up and up - lo < 1e-10
 
 
+@pytest.mark.parametrize("eps, delta", [(1.0, 1e-6), (0.5, 1e-3), (2.0, 1e-10), (0.0, 1e-3), (5.0, 0.25)])
+def test_one_approx_dp_step_at_its_own_delta(eps, delta):
+    # epsilon(delta) of one (eps, delta)-DP step at exactly its delta is eps; it was inf (the mass at
+    # +inf, delta, was inflated by the summation allowance, so the upper curve never reached delta)
+    acc = PLDAccountant().compose(ApproxDP(eps, delta))
+    lo, up = acc.epsilon_interval(delta)
+    assert lo <= eps <= up <= eps + 2 * acc.discretization
+    if eps == 0.0:
+        assert up == 0.0  # (a certified 0 is not rounded up to a subnormal)
+    dlo, dup = acc.delta_interval(eps)
+    assert dlo <= delta <= dup <= delta * (1 + 1e-12)
+    # below its delta there is no guarantee at any epsilon, as before
+    assert acc.epsilon(delta * (1 - 1e-9)) == math.inf
+
+
+def _random_pessimistic_pld(data):
+    from dpaudit.accounting.pld.distribution import DiscretePLD
+
+    n = data.draw(st.integers(1, 60))
+    lo = data.draw(st.integers(-40, 40))
+    d = data.draw(st.sampled_from([1e-4, 1e-2, 0.1, 0.5]))
+    w = np.array(data.draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n)))
+    if not w.sum() > 0:
+        w[-1] = 1.0
+    inf = data.draw(st.sampled_from([0.0, 1e-12, 1e-6, 0.01, 0.3]))
+    p = w / w.sum() * (1.0 - inf)
+    return DiscretePLD(d, lo, p, inf, True, 0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_pessimistic_queries_agree_and_never_rise(data):
+    """The pessimistic delta(epsilon) charges the summation allowance to the finite terms only: never
+    above the former (inf + sum)(1 + 1e-12), at least the exact sum, and epsilon(delta) is a point
+    where delta(epsilon) <= delta (the two queries agree)."""
+    from dpaudit.accounting.pld.distribution import epsilon_for_delta
+
+    pld = _random_pessimistic_pld(data)
+    eps = data.draw(st.floats(-1.0, 30.0))
+    losses = pld.losses
+    sel = losses > eps
+    exact = pld.inf + math.fsum((pld.p[sel] * -np.expm1(eps - losses[sel])).tolist())
+    got = delta_for_epsilon(pld, eps)
+    former = (pld.inf + float(np.sum(pld.p[sel] * -np.expm1(eps - losses[sel])))) * (1.0 + 1e-12)
+    assert exact <= got <= former
+    delta = data.draw(st.sampled_from([pld.inf, pld.inf * 1.5 + 1e-9, 1e-3, 0.1, 0.5]))
+    e = epsilon_for_delta(pld, delta)
+    if math.isfinite(e):
+        assert delta_for_epsilon(pld, e) <= delta  # (this failed before: the closed form landed short)
+        sel = losses > e
+        assert pld.inf + math.fsum((pld.p[sel] * -np.expm1(e - losses[sel])).tolist()) <= delta
+    else:
+        assert pld.inf > delta
+    # the optimistic estimate with the same masses: its epsilon is a point where its lower curve is still
+    # >= delta (a lower end never beyond the crossing)
+    from dpaudit.accounting.pld.distribution import DiscretePLD
+
+    opt = DiscretePLD(pld.d, pld.lo, pld.p, pld.inf, False, 0.0)
+    e = epsilon_for_delta(opt, delta)
+    if 0.0 < e < math.inf:
+        assert delta_for_epsilon(opt, e) >= delta
+
+
 def test_exponential_mechanism_interval_not_inverted():
     # was (9.9988, 8.0624): the lower end came from the randomized-response pair of eps, which
     # no eps-bounded-range mechanism attains; the upper end (RDP / bounded range) was valid
