@@ -285,6 +285,10 @@ class _ManyRuns:
         return float(self.training(np.array([bool(include)]), rng)[0])
 
 
+#: the largest step count handed to Opacus' accountants (integers up to 2^53 are exact in its float arithmetic)
+_MAX_OPACUS_STEPS = 2**53
+
+
 def opacus_claim(*, noise_multiplier: float, sample_rate: float, steps: int, accountant: str = "prv") -> PrivacyClaim:
     """What Opacus states for DP-SGD with these settings: ``epsilon(delta)`` from its ``"prv"`` (default), ``"rdp"``
     or ``"gdp"`` accountant (add/remove neighbours, Poisson sampling). Needs opacus when queried."""
@@ -293,6 +297,8 @@ def opacus_claim(*, noise_multiplier: float, sample_rate: float, steps: int, acc
     if q > 1.0:
         raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate}")
     steps = check_count("steps", steps, minimum=1)
+    if steps > _MAX_OPACUS_STEPS:  # Opacus' GDP takes np.sqrt of the int: beyond int64 numpy raises a bare TypeError
+        raise ValueError(f"steps must be an integer in [1, 2^53] for Opacus' accountants, got {steps:.3g}")
     if accountant not in ("prv", "rdp", "gdp"):
         raise ValueError(f"accountant must be 'prv', 'rdp' or 'gdp', got {accountant!r}")
 

@@ -65,5 +65,6 @@ def test_main_prints_both_tables(capsys):
     assert [r[2] for r in rows] == ["a", "b", "c", "d"]
     for r in rows:
         cells = [c.strip() for c in r.split("|")[1:-1]]
-        assert all(float(x) > 0 for x in cells[2:])
+        assert all(float(x) > 0 for x in cells[2:-1])
+        assert all(float(x) > 0 for x in cells[-1].split(", "))  # the wall ratios, cold and warm
     assert sum(line.startswith(("| sample |", "| sample_textbook |")) for line in out.splitlines()) == 6

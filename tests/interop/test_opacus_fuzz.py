@@ -71,6 +71,14 @@ def test_fuzz_opacus_claim_deep(sigma, q, steps, accountant):
     _claim_case(sigma, q, steps, accountant)
 
 
+@pytest.mark.parametrize("steps", [1e308, 2**53 + 2, 10**30])
+@pytest.mark.parametrize("accountant", ["prv", "rdp", "gdp"])
+def test_step_counts_beyond_2_to_53_are_refused_by_name(steps, accountant):
+    # found by the deep fuzz: steps=1e308 with "gdp" reached Opacus, whose np.sqrt of the int raised a bare TypeError
+    with pytest.raises(ValueError, match="steps"):
+        opacus_claim(noise_multiplier=1.0, sample_rate=1e-3, steps=steps, accountant=accountant)
+
+
 @pytest.mark.parametrize("accountant", ["prv", "rdp", "gdp"])
 def test_opacus_claim_at_large_delta_is_zero_not_negative(accountant):
     """Opacus' RDP conversion answers epsilon = -0.693 at delta 0.5 (sigma 5, q 0.01, one step); its PRV
