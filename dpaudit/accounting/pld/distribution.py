@@ -1184,6 +1184,11 @@ def epsilon_for_delta(pld, delta: float) -> float:
 
 #: bisection steps of :func:`_certified_crossing` inside one grid bin (2^-60 of the bin)
 _CROSSING_STEPS = 60
+#: its gallop: first step (relative to the crossing's scale), steps (x4 each: up to 2^-2 of the scale),
+#: and the halvings of the bracket found
+_GALLOP_START = 2.0**-50
+_GALLOP_STEPS = 24
+_REFINE_STEPS = 12
 
 
 def _meets(pld, epsilon: float, delta: float) -> bool:
@@ -1206,6 +1211,19 @@ def _certified_crossing(pld, delta: float, eps: float) -> float:
         return eps
     if _meets(pld, eps, delta):
         return eps
+    # the miss is a few ulps of the crossing's scale: gallop outwards from 2^-50 of it (x4 a step),
+    # then bisect the last bracket a few times; the search over the losses is the fallback
+    sign = 1.0 if pld.pessimistic else -1.0
+    step = max(abs(eps), pld.d) * _GALLOP_START
+    bad = eps
+    for _ in range(_GALLOP_STEPS):
+        trial = eps + sign * step
+        if not pld.pessimistic and trial <= 0.0:
+            break
+        if _meets(pld, trial, delta):
+            return _bisect_crossing(pld, delta, trial, bad, _REFINE_STEPS)
+        bad = trial
+        step *= 4.0
     losses = pld.losses
     if pld.pessimistic:
         cand = losses[losses > eps]
@@ -1231,7 +1249,13 @@ def _certified_crossing(pld, delta: float, eps: float) -> float:
             else:
                 hi_i = mid - 1
         good, bad = float(cand[lo_i]), (float(cand[lo_i + 1]) if lo_i + 1 < cand.size else eps)
-    for _ in range(_CROSSING_STEPS):
+    return _bisect_crossing(pld, delta, good, bad, _CROSSING_STEPS)
+
+
+def _bisect_crossing(pld, delta: float, good: float, bad: float, steps: int) -> float:
+    """Bisection between a point that meets delta (:func:`_meets`) and one that does not, at most
+    ``steps`` halvings; returns the end that meets it."""
+    for _ in range(steps):
         mid = 0.5 * (good + bad)
         if mid == good or mid == bad:
             break
