@@ -22,14 +22,14 @@ def blas_threads() -> set[int]:
     return {lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"}
 
 
-def restored(before: dict) -> bool:
-    """Every BLAS library loaded before is back at its thread count (one loaded since keeps its own)."""
-    now = {lib["filepath"]: lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"}
-    return all(now[k] == v for k, v in before.items())
-
-
 def by_library() -> dict:
     return {lib["filepath"]: lib["num_threads"] for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"}
+
+
+def restored(before: dict) -> bool:
+    """Every BLAS library loaded before is back at its thread count (one loaded since keeps its own)."""
+    now = by_library()
+    return all(now[k] == v for k, v in before.items())
 
 
 @pytest.fixture

@@ -1204,9 +1204,11 @@ def _certified_crossing(pld, delta: float, eps: float) -> float:
     fails: the closed form subtracts sums of nearly equal size (the mass above a loss and its
     discounted value) when ``delta`` is far below the mass just above the crossing, and can land a
     few of that mass's ulps on the wrong side (pessimistically below the crossing: an upper end too
-    small). Then the first grid loss on the right side is found by bisection over the losses and the
-    crossing inside its bin by :data:`_CROSSING_STEPS` bisection steps, keeping the end that passed the
-    check. Pessimistic ends move up, optimistic ones down; 0 and inf stay."""
+    small). Then it gallops outwards from 2^-50 of the crossing's scale (x4 a step) and halves the
+    bracket found :data:`_REFINE_STEPS` times; if no step within :data:`_GALLOP_STEPS` passes, the first
+    grid loss on the right side is found by bisection over the losses and the crossing inside its bin by
+    :data:`_CROSSING_STEPS` halvings. The end that passed the check is kept: pessimistic ends move up,
+    optimistic ones down; 0 and inf stay (proofs_checks/pld_crossing.py)."""
     if not math.isfinite(eps) or (eps == 0.0 and not pld.pessimistic):
         return eps
     if _meets(pld, eps, delta):
